@@ -1,0 +1,54 @@
+/* The CUDA backend of the exact non-uniform DFTs, behind a plain C interface. When mrirecon is
+ * built without CUDA (MR_CUDA=OFF or no nvcc), gpu/gpu_stub.c provides these functions: the count
+ * is 0 and everything else returns MR_ENODEV.
+ *
+ * Same sums as solver/nudft.h:  out[v] = sum_m a_m exp(+i 2 pi k_m . r_v)  over an mr_grid. */
+#ifndef MR_GPU_H
+#define MR_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../io/kspace.h"
+#include "../io/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Number of usable CUDA devices. 0 when built without CUDA, when there is no driver or no device
+ * (that is an answer, not an error). Never fails. */
+int mr_gpu_count(void);
+
+/* "NVIDIA H200 (132 SMs, 139 GiB)" */
+mr_status mr_gpu_describe(int device, char *buf, size_t size);
+
+/* Kernel variants: the book's optimisation ladder. MR_GPU_BEST is what the operator uses. */
+typedef enum {
+    MR_GPU_NAIVE = 0,  /* samples read from global memory, accurate sincosf */
+    MR_GPU_CONSTANT,   /* samples streamed through __constant__ memory in chunks, accurate sincosf */
+    MR_GPU_SFU,        /* + hardware __sincosf after range reduction */
+    MR_GPU_TUNED,      /* + the tuned block size / chunk / unroll */
+    MR_GPU_MULTIVOXEL, /* + several voxels along x per thread by complex rotation */
+    MR_GPU_BEST = MR_GPU_MULTIVOXEL
+} mr_gpu_variant;
+
+typedef struct mr_gpu_nudft mr_gpu_nudft;
+
+/* Upload the trajectory [M][3] once; device buffers are kept and reused across calls.
+ * *out owned by the caller (mr_gpu_nudft_destroy). */
+mr_status mr_gpu_nudft_create(mr_gpu_nudft **out, int device, const float *traj, int64_t m);
+void mr_gpu_nudft_destroy(mr_gpu_nudft *p);
+
+/* out[v] = sum_m a_m e^{+i2pi k_m.r_v} on grid g; a complex [M][2] or real [M]; out [n][2] host
+ * memory. Voxels are split into passes when device memory is short. */
+mr_status mr_gpu_nudft_adjoint(mr_gpu_nudft *p, const mr_grid *g, const float *a, int real_weights, float *out,
+                               mr_gpu_variant variant);
+
+/* Time of the last kernel work in milliseconds (CUDA events), for the benchmark. */
+double mr_gpu_nudft_last_ms(const mr_gpu_nudft *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

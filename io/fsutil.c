@@ -1,0 +1,80 @@
+#include "fsutil.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+mr_status mr_tmp_name(const char *final_path, char *tmp, size_t tmp_size)
+{
+    const char *slash = strrchr(final_path, '/');
+    int dirlen = slash ? (int)(slash - final_path + 1) : 0;
+    const char *base = slash ? slash + 1 : final_path;
+    int n = snprintf(tmp, tmp_size, "%.*s.%s.tmp%ld", dirlen, final_path, base, (long)getpid());
+    if (n < 0 || (size_t)n >= tmp_size)
+        return mr_error(MR_EINVAL, "%s: path too long", final_path);
+    return MR_OK;
+}
+
+mr_status mr_commit_file(const char *tmp, const char *final_path)
+{
+    if (rename(tmp, final_path) != 0) {
+        int e = errno;
+        remove(tmp);
+        return mr_error(MR_EIO, "%s: cannot move the finished file into place: %s", final_path, strerror(e));
+    }
+    return MR_OK;
+}
+
+mr_status mr_open_tmp(const char *final_path, char *tmp, size_t tmp_size, FILE **out)
+{
+    *out = NULL;
+    mr_status st = mr_tmp_name(final_path, tmp, tmp_size);
+    if (st != MR_OK)
+        return st;
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return mr_error(MR_EIO, "%s: cannot create: %s", final_path, strerror(errno));
+    *out = f;
+    return MR_OK;
+}
+
+mr_status mr_close_commit(FILE *f, const char *tmp, const char *final_path)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        remove(tmp);
+        return mr_error(MR_EIO, "%s: write failed", final_path);
+    }
+    return mr_commit_file(tmp, final_path);
+}
+
+mr_status mr_mkdir_p(const char *dir)
+{
+    char buf[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof buf)
+        return mr_error(MR_EINVAL, "bad directory name '%s'", dir);
+    memcpy(buf, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == '\0') {
+            char c = buf[i];
+            buf[i] = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return mr_error(MR_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
+            buf[i] = c;
+        }
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return mr_error(MR_EIO, "%s: not a directory", dir);
+    return MR_OK;
+}
+
+mr_status mr_path_join(char *buf, size_t size, const char *dir, const char *name)
+{
+    int n = snprintf(buf, size, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= size)
+        return mr_error(MR_EINVAL, "path too long: %s/%s", dir, name);
+    return MR_OK;
+}

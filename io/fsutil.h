@@ -1,0 +1,36 @@
+/* Files that appear whole or not at all: write to a temporary name in the same directory, then
+ * rename over the final name (rename(2) is atomic within one file system). */
+#ifndef MR_FSUTIL_H
+#define MR_FSUTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* tmp := "<dir of final>/.<basename of final>.tmp<pid>" */
+mr_status mr_tmp_name(const char *final_path, char *tmp, size_t tmp_size);
+
+/* rename(tmp, final); on failure removes tmp and returns MR_EIO with a message. */
+mr_status mr_commit_file(const char *tmp, const char *final_path);
+
+/* Open a temporary file for `final_path` for writing ("wb"); fills tmp with its name. */
+mr_status mr_open_tmp(const char *final_path, char *tmp, size_t tmp_size, FILE **out);
+
+/* fclose(f) and commit tmp to final_path; on any error removes tmp. */
+mr_status mr_close_commit(FILE *f, const char *tmp, const char *final_path);
+
+/* mkdir -p */
+mr_status mr_mkdir_p(const char *dir);
+
+/* Join "dir/name" into buf; MR_EINVAL if it does not fit. */
+mr_status mr_path_join(char *buf, size_t size, const char *dir, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,36 @@
+/* Reconstructed images as HDF5 (docs/FORMAT.md, "Image files"). */
+#ifndef MR_IMAGE_H5_H
+#define MR_IMAGE_H5_H
+
+#include <stdint.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    const char *key; /* attribute name, e.g. "time_solve_s" */
+    double value;
+} mr_image_attr;
+
+typedef struct {
+    const char *method;         /* "cg", "gridding-kb", ... */
+    int iterations;             /* 0 for direct methods */
+    const mr_image_attr *attrs; /* borrowed; extra numeric attributes (timings, lambda, ...) */
+    int nattrs;
+} mr_image_meta;
+
+/* Write /image float32 [Nz][Ny][Nx][2] (complex) with attributes matrix, method, iterations and
+ * the numeric attrs. Atomic (temporary name + rename). img is borrowed. */
+mr_status mr_image_h5_write(const char *path, const float *img, const int64_t matrix[3], const mr_image_meta *meta);
+
+/* Read /image back; *img (malloc'd, [n][2]) is owned by the caller. Validates like the k-space
+ * reader. */
+mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

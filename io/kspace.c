@@ -1,0 +1,83 @@
+#include "kspace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+mr_status mr_matrix_check(const int64_t matrix[3], const char *what)
+{
+    int64_t prod = 1;
+    for (int i = 0; i < 3; i++) {
+        if (matrix[i] < 1 || matrix[i] > MR_MAX_MATRIX_EDGE)
+            return mr_error(MR_EFORMAT, "%s: matrix[%d] = %lld is outside 1..%d", what, i,
+                            (long long)matrix[i], MR_MAX_MATRIX_EDGE);
+        prod *= matrix[i]; /* edges <= 4096, so the product of three fits in int64 */
+    }
+    if (prod > MR_MAX_VOXELS)
+        return mr_error(MR_EFORMAT, "%s: matrix %lldx%lldx%lld has %lld voxels, more than %lld", what,
+                        (long long)matrix[0], (long long)matrix[1], (long long)matrix[2], (long long)prod,
+                        (long long)MR_MAX_VOXELS);
+    return MR_OK;
+}
+
+static void *zalloc(size_t n, size_t size)
+{
+    return calloc(n ? n : 1, size);
+}
+
+mr_status mr_kspace_create(mr_kspace **out, const int64_t matrix[3], int64_t nsamples, int64_t ncoils)
+{
+    *out = NULL;
+    mr_status st = mr_matrix_check(matrix, "k-space");
+    if (st != MR_OK)
+        return st;
+    if (nsamples < 1 || nsamples > MR_MAX_SAMPLES)
+        return mr_error(MR_EINVAL, "k-space: %lld samples is outside 1..%lld", (long long)nsamples,
+                        (long long)MR_MAX_SAMPLES);
+    if (ncoils < 1 || ncoils > MR_MAX_COILS)
+        return mr_error(MR_EINVAL, "k-space: %lld coils is outside 1..%d", (long long)ncoils, MR_MAX_COILS);
+    mr_kspace *ks = zalloc(1, sizeof *ks);
+    if (!ks)
+        return mr_error(MR_ENOMEM, "k-space: out of memory");
+    memcpy(ks->matrix, matrix, sizeof ks->matrix);
+    ks->nsamples = nsamples;
+    ks->ncoils = ncoils;
+    ks->noise_sigma = -1.0;
+    ks->traj = zalloc((size_t)nsamples * 3, sizeof(float));
+    ks->data = zalloc((size_t)(ncoils * nsamples) * 2, sizeof(float));
+    if (!ks->traj || !ks->data) {
+        mr_kspace_free(ks);
+        return mr_error(MR_ENOMEM, "k-space: out of memory for %lld samples x %lld coils", (long long)nsamples,
+                        (long long)ncoils);
+    }
+    *out = ks;
+    return MR_OK;
+}
+
+mr_status mr_kspace_alloc_weights(mr_kspace *ks)
+{
+    if (!ks->weights)
+        ks->weights = zalloc((size_t)ks->nsamples, sizeof(float));
+    return ks->weights ? MR_OK : mr_error(MR_ENOMEM, "k-space: out of memory for weights");
+}
+
+mr_status mr_kspace_alloc_truth(mr_kspace *ks)
+{
+    size_t n = (size_t)mr_kspace_voxels(ks);
+    if (!ks->truth)
+        ks->truth = zalloc(n, sizeof(float));
+    if (!ks->truth_bl)
+        ks->truth_bl = zalloc(n, sizeof(float));
+    return (ks->truth && ks->truth_bl) ? MR_OK : mr_error(MR_ENOMEM, "k-space: out of memory for truth images");
+}
+
+void mr_kspace_free(mr_kspace *ks)
+{
+    if (!ks)
+        return;
+    free(ks->traj);
+    free(ks->data);
+    free(ks->weights);
+    free(ks->truth);
+    free(ks->truth_bl);
+    free(ks);
+}

@@ -1,0 +1,23 @@
+/* The HDF5 k-space file (docs/FORMAT.md). */
+#ifndef MR_KSPACE_H5_H
+#define MR_KSPACE_H5_H
+
+#include "kspace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Read and validate a scan. Every size, rank, type and count is checked before anything is
+ * allocated; on failure *out is NULL and the message names the file and dataset. *out is owned by
+ * the caller (mr_kspace_free). */
+mr_status mr_kspace_read(const char *path, mr_kspace **out);
+
+/* Write a scan (traj, data, optional weights, optional truth images, attributes). The file
+ * appears under `path` only when complete (temporary name + rename). */
+mr_status mr_kspace_write(const char *path, const mr_kspace *ks);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,34 @@
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+static mr_log_level current_level = MR_LOG_INFO;
+
+void mr_log_set_level(mr_log_level level) { current_level = level; }
+
+mr_log_level mr_log_get_level(void) { return current_level; }
+
+void mr_log(mr_log_level level, const char *fmt, ...)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    if (level > current_level)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    /* one fputs per line so lines from worker threads or processes do not interleave */
+    char out[2100];
+    snprintf(out, sizeof out, "mrirecon: %s: %s\n", names[level], line);
+    fputs(out, stderr);
+}
+
+double mr_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

@@ -1,0 +1,57 @@
+/* Status codes shared by every layer of mrirecon.
+ *
+ * Library functions return an mr_status; on failure they also record a human-readable message
+ * (naming the file, dataset, option or value at fault) with mr_error(), which the caller may read
+ * back with mr_last_error() until the next failure on the same thread. Only main() turns a status
+ * into an exit code. */
+#ifndef MR_STATUS_H
+#define MR_STATUS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(name, text): one table makes the enum and mr_strerror(). */
+#define MR_STATUS_TABLE(X)                                              \
+    X(OK, "success")                                                    \
+    X(EINVAL, "invalid argument")                                       \
+    X(ENOMEM, "out of memory")                                          \
+    X(EIO, "input/output error")                                        \
+    X(EFORMAT, "malformed input file")                                  \
+    X(ENODEV, "no usable GPU")                                          \
+    X(ECUDA, "CUDA error")                                              \
+    X(EFFT, "FFT planning failed")                                      \
+    X(ENOTSUP, "not supported")                                         \
+    X(EINTR, "interrupted")                                             \
+    X(EINTERNAL, "internal error")
+
+typedef enum {
+#define MR_STATUS_ENUM(name, text) MR_##name,
+    MR_STATUS_TABLE(MR_STATUS_ENUM)
+#undef MR_STATUS_ENUM
+    MR_STATUS_COUNT
+} mr_status;
+
+/* Static text for a status ("invalid argument"); never NULL. */
+const char *mr_strerror(mr_status s);
+
+/* Record a printf-style message for the current thread and return s unchanged, so that
+ * `return mr_error(MR_EFORMAT, "%s: /kspace/traj has rank %d, expected 2", path, rank);`
+ * is the one way to fail. The message is truncated at 1023 characters. */
+mr_status mr_error(mr_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* The message of the last mr_error() on this thread ("" when none). Borrowed: valid until the
+ * next mr_error() on this thread. */
+const char *mr_last_error(void);
+
+/* Forget the last message on this thread. */
+void mr_clear_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

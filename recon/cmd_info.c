@@ -1,0 +1,13 @@
+/* mrirecon info: placeholder until its issue lands; owned by the engineer who implements it. */
+#include <stdio.h>
+
+#include "commands.h"
+#include "opts.h"
+
+int mr_cmd_info(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "mrirecon info: not implemented yet\n");
+    return MR_EXIT_FAILURE;
+}

@@ -1,0 +1,215 @@
+#include "opts.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../io/log.h"
+
+static const mr_opt *find_long(const mr_cmd_spec *s, const char *name, size_t len)
+{
+    for (int i = 0; i < s->nopts; i++)
+        if (strlen(s->opts[i].name) == len && strncmp(s->opts[i].name, name, len) == 0)
+            return &s->opts[i];
+    return NULL;
+}
+
+static const mr_opt *find_short(const mr_cmd_spec *s, char c)
+{
+    for (int i = 0; i < s->nopts; i++)
+        if (s->opts[i].short_name == c)
+            return &s->opts[i];
+    return NULL;
+}
+
+static int usage_error(const mr_cmd_spec *s, const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "mrirecon %s: ", s->name);
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\nTry 'mrirecon %s --help'.\n", s->name);
+    return MR_EXIT_USAGE;
+}
+
+static int set_value(const mr_cmd_spec *s, const mr_opt *o, const char *val)
+{
+    char *end = NULL;
+    switch (o->type) {
+    case MR_OPT_FLAG:
+        *(int *)o->dest = 1;
+        return 0;
+    case MR_OPT_INT: {
+        errno = 0;
+        long v = strtol(val, &end, 10);
+        if (errno || end == val || *end)
+            return usage_error(s, "--%s expects an integer, got '%s'", o->name, val);
+        if (o->min <= o->max && (v < o->min || v > o->max)) {
+            char range[96];
+            snprintf(range, sizeof range, "%s is outside %.17g..%.17g", val, o->min, o->max);
+            return usage_error(s, "--%s: %s", o->name, range);
+        }
+        *(int *)o->dest = (int)v;
+        return 0;
+    }
+    case MR_OPT_DOUBLE: {
+        errno = 0;
+        double v = strtod(val, &end);
+        if (errno || end == val || *end || !isfinite(v))
+            return usage_error(s, "--%s expects a finite number, got '%s'", o->name, val);
+        if (o->min <= o->max && (v < o->min || v > o->max)) {
+            char range[96];
+            snprintf(range, sizeof range, "%s is outside %.17g..%.17g", val, o->min, o->max);
+            return usage_error(s, "--%s: %s", o->name, range);
+        }
+        *(double *)o->dest = v;
+        return 0;
+    }
+    case MR_OPT_STRING:
+        *(const char **)o->dest = val;
+        return 0;
+    case MR_OPT_CHOICE:
+        for (const char *const *c = o->choices; *c; c++)
+            if (strcmp(*c, val) == 0) {
+                *(const char **)o->dest = *c;
+                return 0;
+            }
+        return usage_error(s, "--%s: '%s' is not one of the choices (see --help)", o->name, val);
+    case MR_OPT_LIST: {
+        mr_opt_list *l = o->dest;
+        const char **items = realloc(l->items, (size_t)(l->count + 1) * sizeof *items);
+        if (!items)
+            return usage_error(s, "%s%s", "out of memory", "");
+        items[l->count++] = val;
+        l->items = items;
+        return 0;
+    }
+    }
+    return MR_EXIT_USAGE;
+}
+
+int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *res)
+{
+    memset(res, 0, sizeof *res);
+    char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    if (!pos)
+        return usage_error(s, "%s%s", "out of memory", "");
+    res->positional = pos;
+    res->owned = pos;
+    int only_positional = 0;
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        if (only_positional || a[0] != '-' || a[1] == '\0') {
+            pos[res->npositional++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_positional = 1;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            mr_opts_help(s, stdout);
+            return -1;
+        }
+        const mr_opt *o;
+        const char *inline_val = NULL;
+        if (a[1] == '-') {
+            const char *name = a + 2;
+            const char *eq = strchr(name, '=');
+            o = find_long(s, name, eq ? (size_t)(eq - name) : strlen(name));
+            if (eq)
+                inline_val = eq + 1;
+        } else {
+            if (a[2] != '\0')
+                inline_val = a + 2; /* -ofoo */
+            o = find_short(s, a[1]);
+        }
+        if (!o)
+            return usage_error(s, "unknown option '%s'%s", a, "");
+        if (o->type == MR_OPT_FLAG) {
+            if (inline_val)
+                return usage_error(s, "option '%s' takes no value%s", a, "");
+            set_value(s, o, NULL);
+            continue;
+        }
+        const char *val = inline_val;
+        if (!val) {
+            if (i + 1 >= argc)
+                return usage_error(s, "option '%s' needs a value%s", a, "");
+            val = argv[++i];
+        }
+        int rc = set_value(s, o, val);
+        if (rc)
+            return rc;
+    }
+    if (res->npositional < s->min_positional)
+        return usage_error(s, "missing argument: expected %s%s", s->args ? s->args : "arguments", "");
+    if (s->max_positional >= 0 && res->npositional > s->max_positional)
+        return usage_error(s, "unexpected argument '%s'%s", pos[s->max_positional], "");
+    return MR_EXIT_OK;
+}
+
+void mr_opts_free(mr_opts_result *res)
+{
+    free(res->owned);
+    res->owned = NULL;
+    res->positional = NULL;
+}
+
+static void print_default(const mr_opt *o, FILE *out)
+{
+    switch (o->type) {
+    case MR_OPT_INT:
+        fprintf(out, " (default %d)", *(int *)o->dest);
+        break;
+    case MR_OPT_DOUBLE:
+        fprintf(out, " (default %g)", *(double *)o->dest);
+        break;
+    case MR_OPT_STRING:
+    case MR_OPT_CHOICE: {
+        const char *v = *(const char **)o->dest;
+        if (v)
+            fprintf(out, " (default %s)", v);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void mr_opts_help(const mr_cmd_spec *s, FILE *out)
+{
+    fprintf(out, "Usage: mrirecon %s [OPTIONS]%s%s\n\n%s\n", s->name, s->args ? " " : "", s->args ? s->args : "",
+            s->summary);
+    if (s->description)
+        fprintf(out, "\n%s\n", s->description);
+    fprintf(out, "\nOptions:\n");
+    for (int i = 0; i < s->nopts; i++) {
+        const mr_opt *o = &s->opts[i];
+        char lhs[96];
+        int n = 0;
+        if (o->short_name)
+            n = snprintf(lhs, sizeof lhs, "  -%c, --%s", o->short_name, o->name);
+        else
+            n = snprintf(lhs, sizeof lhs, "      --%s", o->name);
+        if (o->metavar && n > 0 && (size_t)n < sizeof lhs)
+            snprintf(lhs + n, sizeof lhs - (size_t)n, " %s", o->metavar);
+        fprintf(out, "%-30s %s", lhs, o->help);
+        if (o->type == MR_OPT_CHOICE) {
+            fprintf(out, " [");
+            for (const char *const *c = o->choices; *c; c++)
+                fprintf(out, "%s%s", c == o->choices ? "" : "|", *c);
+            fprintf(out, "]");
+        }
+        if ((o->type == MR_OPT_INT || o->type == MR_OPT_DOUBLE) && o->min <= o->max)
+            fprintf(out, " {%g..%g}", o->min, o->max);
+        print_default(o, out);
+        fputc('\n', out);
+    }
+    fprintf(out, "%-30s %s\n", "  -h, --help", "show this help and exit");
+    fprintf(out, "\nExit status: 0 success, 1 run-time failure, 2 usage error.\n");
+}
+
+void mr_opts_apply_verbosity(int verbose, int quiet)
+{
+    mr_log_set_level(quiet ? MR_LOG_WARN : (verbose ? MR_LOG_DEBUG : MR_LOG_INFO));
+}

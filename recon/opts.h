@@ -1,0 +1,66 @@
+/* Declarative command-line options: each command describes its options in one table, and the same
+ * table drives parsing, validation and --help. Exit-code convention of every command:
+ * 0 success (and --help), 1 run-time failure, 2 usage error. */
+#ifndef MR_OPTS_H
+#define MR_OPTS_H
+
+#include <stdio.h>
+
+#define MR_EXIT_OK 0
+#define MR_EXIT_FAILURE 1
+#define MR_EXIT_USAGE 2
+
+typedef enum {
+    MR_OPT_FLAG,   /* int*: set to 1 when present */
+    MR_OPT_INT,    /* int*, range-checked against [min, max] */
+    MR_OPT_DOUBLE, /* double*, range-checked against [min, max] */
+    MR_OPT_STRING, /* const char**: points into argv */
+    MR_OPT_CHOICE, /* const char**: must be one of `choices` (NULL-terminated) */
+    MR_OPT_LIST    /* mr_opt_list*: repeatable string option */
+} mr_opt_type;
+
+typedef struct {
+    const char **items; /* points into argv; owned by the parser (freed with mr_opts_free) */
+    int count;
+} mr_opt_list;
+
+typedef struct {
+    const char *name;    /* long name without dashes: "iters" -> --iters */
+    char short_name;     /* 'o' -> -o; 0 for none */
+    mr_opt_type type;
+    void *dest;          /* see mr_opt_type; its initial value is the default shown in --help */
+    const char *metavar; /* "N", "FILE"; NULL for flags */
+    const char *help;
+    const char *const *choices; /* for MR_OPT_CHOICE */
+    double min, max;            /* for INT/DOUBLE; min > max means unchecked */
+} mr_opt;
+
+typedef struct {
+    const char *name;        /* "recon" */
+    const char *args;        /* positional synopsis: "SCAN.h5" */
+    const char *summary;     /* one line */
+    const char *description; /* paragraphs printed after the usage line; may be NULL */
+    const mr_opt *opts;
+    int nopts;
+    int min_positional, max_positional; /* max < 0: unlimited */
+} mr_cmd_spec;
+
+typedef struct {
+    char **positional; /* borrowed from argv */
+    int npositional;
+    void *owned; /* internal */
+} mr_opts_result;
+
+/* Parse argv (argv[0] is the command name). Returns MR_EXIT_OK on success, -1 when --help was
+ * printed to stdout (caller exits 0), MR_EXIT_USAGE after printing a message to stderr. Options
+ * that are absent keep the value their dest already holds. */
+int mr_opts_parse(const mr_cmd_spec *spec, int argc, char **argv, mr_opts_result *res);
+void mr_opts_free(mr_opts_result *res);
+
+/* Print the usage/help text generated from the table. */
+void mr_opts_help(const mr_cmd_spec *spec, FILE *out);
+
+/* Standard -v/-q handling shared by every command: sets the log level. */
+void mr_opts_apply_verbosity(int verbose, int quiet);
+
+#endif

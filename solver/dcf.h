@@ -1,0 +1,24 @@
+/* Density compensation weights, scaled as the k-space area (2D, (cycles/FOV)^2) or volume (3D)
+ * each sample stands for, so that gridding images come out in the phantom's intensity units. */
+#ifndef MR_DCF_H
+#define MR_DCF_H
+
+#include <stdint.h>
+
+#include "../io/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* |k| (2D radial) or |k|^2 (3D radial) weights, scaled as above. */
+mr_status mr_dcf_analytic(const int64_t matrix[3], const float *traj, int64_t m, float *w);
+
+/* Pipe-Menon iterative weights from the trajectory alone (any trajectory), scaled as above.
+ * iters <= 0: the default count. threads <= 0: all cores. */
+mr_status mr_dcf_pipe(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

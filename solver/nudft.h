@@ -1,0 +1,37 @@
+/* Exact non-uniform DFTs on the CPU: the two sums every reconstruction is built from.
+ *
+ *   adjoint:  out[v] = sum_m a_m exp(+i 2 pi k_m . r_v)            (F^H d with a = conj(Phi) w d / N,
+ *                                                                  Q with a = |Phi|^2 w / N^2, real)
+ *   forward:  out[m] = sum_v x_v exp(-i 2 pi k_m . r_v)
+ *
+ * r_v runs over an mr_grid (io/kspace.h). Complex arrays are interleaved float (re, im).
+ * traj is [M][3] cycles/FOV. All pointers are borrowed for the call only. */
+#ifndef MR_NUDFT_H
+#define MR_NUDFT_H
+
+#include <stdint.h>
+
+#include "../io/kspace.h"
+#include "../io/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fast float32 CPU kernels (OpenMP over voxels, SIMD over samples, complex rotation along x).
+ * a is complex [M][2] when real_weights == 0, real [M] otherwise. threads <= 0: all cores.
+ * Deterministic: the same inputs and thread count give the same bits. */
+mr_status mr_nudft_adjoint(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
+                           float *out, int threads);
+mr_status mr_nudft_forward(const mr_grid *g, const float *traj, const float *x, int64_t m, float *out, int threads);
+
+/* The plain textbook loops in float64 (one sin/cos per pair, double accumulators): the reference
+ * every fast kernel (CPU and GPU) is tested against. Outputs are double, interleaved. */
+void mr_nudft_adjoint_ref(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
+                          double *out);
+void mr_nudft_forward_ref(const mr_grid *g, const float *traj, const float *x, int64_t m, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,47 @@
+/* Status table and error messages; option-table parsing. */
+#include <string.h>
+
+#include "io/status.h"
+#include "recon/opts.h"
+#include "testutil.h"
+
+int main(void)
+{
+    CHECK(strcmp(mr_strerror(MR_OK), "success") == 0);
+    for (int s = 0; s < MR_STATUS_COUNT; s++)
+        CHECK(strlen(mr_strerror((mr_status)s)) > 0);
+    CHECK(mr_error(MR_EFORMAT, "file %s: bad %d", "x.h5", 3) == MR_EFORMAT);
+    CHECK(strcmp(mr_last_error(), "file x.h5: bad 3") == 0);
+
+    int iters = 60, flag = 0;
+    double lambda = 0;
+    const char *method = "cg";
+    static const char *const methods[] = {"cg", "gridding-kb", NULL};
+    const mr_opt opts[] = {
+        {"iters", 0, MR_OPT_INT, &iters, "N", "iterations", NULL, 1, 100000},
+        {"lambda", 0, MR_OPT_DOUBLE, &lambda, "L", "weight", NULL, 0, 1e30},
+        {"method", 'm', MR_OPT_CHOICE, &method, "M", "method", methods, 0, -1},
+        {"verbose", 'v', MR_OPT_FLAG, &flag, NULL, "more output", NULL, 0, -1},
+    };
+    const mr_cmd_spec spec = {"t", "FILE", "test", NULL, opts, 4, 1, 1};
+    char *ok_argv[] = {"t", "--iters", "5", "--lambda=0.5", "-m", "gridding-kb", "-v", "f.h5", NULL};
+    mr_opts_result r;
+    CHECK(mr_opts_parse(&spec, 8, ok_argv, &r) == MR_EXIT_OK);
+    CHECK(iters == 5 && lambda == 0.5 && strcmp(method, "gridding-kb") == 0 && flag == 1);
+    CHECK(r.npositional == 1 && strcmp(r.positional[0], "f.h5") == 0);
+    mr_opts_free(&r);
+
+    char *bad1[] = {"t", "--iters", "0", "f", NULL};
+    CHECK(mr_opts_parse(&spec, 4, bad1, &r) == MR_EXIT_USAGE);
+    mr_opts_free(&r);
+    char *bad2[] = {"t", "--method", "nope", "f", NULL};
+    CHECK(mr_opts_parse(&spec, 4, bad2, &r) == MR_EXIT_USAGE);
+    mr_opts_free(&r);
+    char *bad3[] = {"t", NULL};
+    CHECK(mr_opts_parse(&spec, 1, bad3, &r) == MR_EXIT_USAGE);
+    mr_opts_free(&r);
+    char *bad4[] = {"t", "--lambda", "1e", "f", NULL};
+    CHECK(mr_opts_parse(&spec, 4, bad4, &r) == MR_EXIT_USAGE);
+    mr_opts_free(&r);
+    return test_finish("test_status");
+}
