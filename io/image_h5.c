@@ -1,0 +1,106 @@
+/* Reconstructed images as HDF5 (docs/FORMAT.md, "Image files"):
+ *   /image float32 [Nz][Ny][Nx][2] (re, im), attributes matrix int32[3] {Nx, Ny, Nz}, method
+ *   (string), iterations (int32) and one float64 scalar per mr_image_meta attr. */
+#include "image_h5.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5util.h"
+#include "kspace.h"
+
+#define DS_IMAGE "/image"
+
+static int reserved_name(const char *key)
+{
+    return strcmp(key, "matrix") == 0 || strcmp(key, "method") == 0 || strcmp(key, "iterations") == 0;
+}
+
+mr_status mr_image_h5_write(const char *path, const float *img, const int64_t matrix[3], const mr_image_meta *meta)
+{
+    char what[1100];
+    snprintf(what, sizeof what, "%s: image", path);
+    mr_status st = mr_matrix_check(matrix, what);
+    if (st != MR_OK)
+        return mr_error(MR_EINVAL, "%s", mr_last_error());
+    if (!img)
+        return mr_error(MR_EINVAL, "%s: no image to write", path);
+    if (meta)
+        for (int i = 0; i < meta->nattrs; i++) {
+            const char *key = meta->attrs[i].key;
+            if (!key || !key[0] || reserved_name(key) || strchr(key, '/'))
+                return mr_error(MR_EINVAL, "%s: bad image attribute name '%s'", path, key ? key : "(null)");
+            for (int j = 0; j < i; j++)
+                if (strcmp(meta->attrs[j].key, key) == 0)
+                    return mr_error(MR_EINVAL, "%s: image attribute '%s' given twice", path, key);
+        }
+    const hsize_t dims[4] = {(hsize_t)matrix[2], (hsize_t)matrix[1], (hsize_t)matrix[0], 2};
+    const int32_t m32[3] = {(int32_t)matrix[0], (int32_t)matrix[1], (int32_t)matrix[2]};
+    char tmp[4096];
+    hid_t file, ds = H5I_INVALID_HID;
+    if ((st = mr_h5_create_tmp(path, tmp, sizeof tmp, &file)) != MR_OK)
+        return st;
+    if ((st = mr_h5_write_f32(file, path, DS_IMAGE, 4, dims, img)) != MR_OK)
+        goto done;
+    ds = H5Dopen2(file, DS_IMAGE, H5P_DEFAULT);
+    if (ds < 0) {
+        st = mr_error(MR_EIO, "%s: %s: cannot reopen to add attributes", path, DS_IMAGE);
+        goto done;
+    }
+    st = mr_h5_attr_write(ds, path, "matrix", H5T_STD_I32LE, H5T_NATIVE_INT32, m32, 3);
+    if (st == MR_OK && meta && meta->method && meta->method[0])
+        st = mr_h5_attr_write_string(ds, path, "method", meta->method);
+    if (st == MR_OK && meta) {
+        const int32_t iters = meta->iterations;
+        st = mr_h5_attr_write(ds, path, "iterations", H5T_STD_I32LE, H5T_NATIVE_INT32, &iters, 0);
+    }
+    for (int i = 0; st == MR_OK && meta && i < meta->nattrs; i++)
+        st = mr_h5_attr_write(ds, path, meta->attrs[i].key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta->attrs[i].value,
+                              0);
+done:
+    mr_h5_close(&ds);
+    return mr_h5_close_commit(file, tmp, path, st);
+}
+
+mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3])
+{
+    *img = NULL;
+    hid_t file, ds = H5I_INVALID_HID;
+    hsize_t dims[4];
+    float *buf = NULL;
+    mr_status st = mr_h5_open_read(path, &file);
+    if (st != MR_OK)
+        return st;
+    int64_t m[3];
+    if ((st = mr_h5_open_f32(file, path, DS_IMAGE, 4, &ds, dims)) != MR_OK)
+        goto done;
+    if ((st = mr_h5_attr_read(ds, path, DS_IMAGE, "matrix", H5T_INTEGER, H5T_NATIVE_INT64, m, 3, NULL)) != MR_OK)
+        goto done;
+    char what[1100];
+    snprintf(what, sizeof what, "%s: %s attribute 'matrix'", path, DS_IMAGE);
+    if ((st = mr_matrix_check(m, what)) != MR_OK)
+        goto done;
+    if (dims[0] != (hsize_t)m[2] || dims[1] != (hsize_t)m[1] || dims[2] != (hsize_t)m[0] || dims[3] != 2) {
+        st = mr_error(MR_EFORMAT, "%s: %s: dims %llux%llux%llux%llu do not match [Nz][Ny][Nx][2] of matrix %lldx%lldx%lld",
+                      path, DS_IMAGE, (unsigned long long)dims[0], (unsigned long long)dims[1],
+                      (unsigned long long)dims[2], (unsigned long long)dims[3], (long long)m[0], (long long)m[1],
+                      (long long)m[2]);
+        goto done;
+    }
+    buf = malloc((size_t)(m[0] * m[1] * m[2]) * 2 * sizeof(float));
+    if (!buf) {
+        st = mr_error(MR_ENOMEM, "%s: out of memory for the image", path);
+        goto done;
+    }
+    st = mr_h5_read_f32(ds, path, DS_IMAGE, 4, dims, buf);
+done:
+    mr_h5_close(&ds);
+    mr_h5_close(&file);
+    if (st != MR_OK) {
+        free(buf);
+        return st;
+    }
+    memcpy(matrix, m, sizeof m);
+    *img = buf;
+    return MR_OK;
+}
