@@ -48,6 +48,46 @@ mr_status mr_gpu_nudft_adjoint(mr_gpu_nudft *p, const mr_grid *g, const float *a
 /* Time of the last kernel work in milliseconds (CUDA events), for the benchmark. */
 double mr_gpu_nudft_last_ms(const mr_gpu_nudft *p);
 
+/* ---- added by the GPU engineer (issue 5): explicit kernel configurations for the tuning sweep,
+ * the ladder of `mrirecon bench` and the tests. ------------------------------------------------ */
+
+/* How a kernel reads the samples and evaluates e^{i 2 pi t}. */
+typedef enum {
+    MR_GPU_MODE_GLOBAL = 0, /* samples from global memory, accurate sincosf */
+    MR_GPU_MODE_CONST = 1,  /* samples from __constant__ chunks, accurate sincosf */
+    MR_GPU_MODE_SFU = 2,    /* samples from __constant__ chunks, float phase reduced to [-1/2, 1/2] turns,
+                               hardware __sincosf */
+    MR_GPU_MODE_SFU_FIXED = 3 /* as MR_GPU_MODE_SFU with the phase in 32-bit fixed-point turns: integer
+                                 arithmetic modulo one turn is the range reduction (exact) */
+} mr_gpu_mode;
+
+/* One compiled instantiation of the kernel template (gpu/nudft.cu). */
+typedef struct {
+    int threads; /* threads per block */
+    int chunk;   /* samples per __constant__ chunk (one upload each) */
+    int unroll;  /* samples per unrolled step of the inner loop */
+    int voxels;  /* consecutive voxels along x per thread */
+    int rotate;  /* 0: one sincos per (voxel, sample) pair; 1: one per sample for the first voxel, the
+                    other voxels by complex rotation (MR_GPU_MULTIVOXEL) */
+    int mode;    /* mr_gpu_mode */
+} mr_gpu_config;
+
+/* The compiled configurations: i in [0, mr_gpu_config_count()). 0 configurations without CUDA. */
+int mr_gpu_config_count(void);
+mr_status mr_gpu_config_get(int i, mr_gpu_config *cfg);
+
+/* The configuration a ladder variant runs for real (Q) or complex (F^H d) weights. */
+void mr_gpu_variant_config(mr_gpu_variant variant, int real_weights, mr_gpu_config *cfg);
+
+/* mr_gpu_nudft_adjoint with an explicit configuration (one of mr_gpu_config_get's); MR_EINVAL when
+ * it was not compiled. */
+mr_status mr_gpu_nudft_adjoint_config(mr_gpu_nudft *p, const mr_grid *g, const float *a, int real_weights,
+                                      float *out, const mr_gpu_config *cfg);
+
+/* Cap the voxels of one pass (0 = no cap, the default); passes are otherwise only used when device
+ * memory is short. For tests of the multi-pass path. */
+void mr_gpu_nudft_set_max_pass(mr_gpu_nudft *p, int64_t voxels);
+
 #ifdef __cplusplus
 }
 #endif

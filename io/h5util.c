@@ -104,7 +104,13 @@ mr_status mr_h5_create_tmp(const char *path, char *tmp, size_t tmp_size, hid_t *
     if (st != MR_OK)
         return st;
     errno = 0;
-    hid_t id = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* no object timestamps, so the same content always gives the same bytes */
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (fcpl >= 0)
+        H5Pset_obj_track_times(fcpl, 0);
+    hid_t id = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl >= 0 ? fcpl : H5P_DEFAULT, H5P_DEFAULT);
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
     if (id < 0) {
         int e = errno;
         remove(tmp);
@@ -326,8 +332,13 @@ mr_status mr_h5_write_f32(hid_t loc, const char *path, const char *name, int ran
 {
     mr_status st = MR_OK;
     hid_t space = H5Screate_simple(rank, dims, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (dcpl >= 0)
+        H5Pset_obj_track_times(dcpl, 0); /* reproducible bytes */
     hid_t ds = space < 0 ? H5I_INVALID_HID
-                         : H5Dcreate2(loc, name, H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+                         : H5Dcreate2(loc, name, H5T_IEEE_F32LE, space, H5P_DEFAULT,
+                                      dcpl >= 0 ? dcpl : H5P_DEFAULT, H5P_DEFAULT);
+    mr_h5_close(&dcpl);
     if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
         h5_reason r;
         st = mr_error(MR_EIO, "%s: %s: write failed%s", path, name, h5_why(&r));
@@ -503,4 +514,14 @@ mr_status mr_h5_attr_write_string(hid_t obj, const char *path, const char *attr,
         st = mr_h5_attr_write(obj, path, attr, type, type, s, 0);
     mr_h5_close(&type);
     return st;
+}
+
+hid_t mr_h5_create_group(hid_t file, const char *name)
+{
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    if (gcpl >= 0)
+        H5Pset_obj_track_times(gcpl, 0); /* reproducible bytes */
+    hid_t g = H5Gcreate2(file, name, H5P_DEFAULT, gcpl >= 0 ? gcpl : H5P_DEFAULT, H5P_DEFAULT);
+    mr_h5_close(&gcpl);
+    return g;
 }

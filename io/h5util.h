@@ -83,6 +83,9 @@ mr_status mr_h5_attr_write(hid_t obj, const char *path, const char *attr, hid_t 
                            const void *buf, int n);
 
 /* Write a scalar fixed-length (NUL-padded, strlen(s) bytes) string attribute. */
+/* H5Gcreate2 without object timestamps (reproducible bytes); < 0 on failure. */
+hid_t mr_h5_create_group(hid_t file, const char *name);
+
 mr_status mr_h5_attr_write_string(hid_t obj, const char *path, const char *attr, const char *s);
 
 /* H5Dclose / H5Gclose / H5Fclose when *id >= 0, then set *id to H5I_INVALID_HID. */

@@ -19,7 +19,8 @@ mr_status mr_png_write_rgb(const char *path, const uint8_t *rgb, int w, int h);
 
 /* Magnitude picture of a volume given as magnitudes mag[Nz][Ny][Nx]: 2D -> the image; 3D -> a
  * montage of the three central orthogonal slices (axial z=Nz/2 | coronal y=Ny/2 | sagittal x=Nx/2)
- * side by side. Window [lo, hi]; hi <= lo means [0, max]. */
+ * side by side (top-aligned, 4 black columns apart; layout in image_png.c and docs/FORMAT.md).
+ * Window [lo, hi]; hi <= lo means [0, max]. */
 mr_status mr_png_write_volume(const char *path, const float *mag, const int64_t matrix[3], double lo, double hi,
                               int bitdepth);
 

@@ -301,7 +301,7 @@ mr_status mr_kspace_write(const char *path, const mr_kspace *ks)
     hid_t file, grp = H5I_INVALID_HID, tgrp = H5I_INVALID_HID;
     if ((st = mr_h5_create_tmp(path, tmp, sizeof tmp, &file)) != MR_OK)
         return st;
-    grp = H5Gcreate2(file, "/kspace", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    grp = mr_h5_create_group(file, "/kspace");
     if (grp < 0) {
         st = mr_error(MR_EIO, "%s: cannot create group /kspace", path);
         goto done;
@@ -312,7 +312,7 @@ mr_status mr_kspace_write(const char *path, const mr_kspace *ks)
         (ks->weights && (st = mr_h5_write_f32(file, path, DS_WEIGHTS, 1, wdims, ks->weights)) != MR_OK))
         goto done;
     if (ks->truth || ks->truth_bl) {
-        tgrp = H5Gcreate2(file, "/truth", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        tgrp = mr_h5_create_group(file, "/truth");
         if (tgrp < 0) {
             st = mr_error(MR_EIO, "%s: cannot create group /truth", path);
             goto done;

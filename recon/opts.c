@@ -158,12 +158,23 @@ void mr_opts_free(mr_opts_result *res)
 static void print_default(const mr_opt *o, FILE *out)
 {
     switch (o->type) {
-    case MR_OPT_INT:
-        fprintf(out, " (default %d)", *(int *)o->dest);
+    /* a numeric default outside the accepted range means "chosen automatically" */
+    case MR_OPT_INT: {
+        int v = *(int *)o->dest;
+        if (o->min <= o->max && (v < o->min || v > o->max))
+            fprintf(out, " (default: automatic)");
+        else
+            fprintf(out, " (default %d)", v);
         break;
-    case MR_OPT_DOUBLE:
-        fprintf(out, " (default %g)", *(double *)o->dest);
+    }
+    case MR_OPT_DOUBLE: {
+        double v = *(double *)o->dest;
+        if (o->min <= o->max && (v < o->min || v > o->max))
+            fprintf(out, " (default: automatic)");
+        else
+            fprintf(out, " (default %g)", v);
         break;
+    }
     case MR_OPT_STRING:
     case MR_OPT_CHOICE: {
         const char *v = *(const char **)o->dest;
@@ -206,10 +217,24 @@ void mr_opts_help(const mr_cmd_spec *s, FILE *out)
         fputc('\n', out);
     }
     fprintf(out, "%-30s %s\n", "  -h, --help", "show this help and exit");
-    fprintf(out, "\nExit status: 0 success, 1 run-time failure, 2 usage error.\n");
+    /* a command whose description documents its own exit statuses replaces the standard line */
+    if (!s->description || !strstr(s->description, "Exit status"))
+        fprintf(out, "\nExit status: 0 success, 1 run-time failure, 2 usage error.\n");
 }
 
 void mr_opts_apply_verbosity(int verbose, int quiet)
 {
     mr_log_set_level(quiet ? MR_LOG_WARN : (verbose ? MR_LOG_DEBUG : MR_LOG_INFO));
+}
+
+int mr_opts_begin(const mr_cmd_spec *spec, int argc, char **argv, mr_opts_result *res, const int *verbose,
+                  const int *quiet)
+{
+    int rc = mr_opts_parse(spec, argc, argv, res);
+    if (rc != MR_EXIT_OK) {
+        mr_opts_free(res);
+        return rc < 0 ? MR_EXIT_OK : rc;
+    }
+    mr_opts_apply_verbosity(verbose ? *verbose : 0, quiet ? *quiet : 0);
+    return MR_OPTS_GO;
 }

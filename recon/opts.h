@@ -63,4 +63,12 @@ void mr_opts_help(const mr_cmd_spec *spec, FILE *out);
 /* Standard -v/-q handling shared by every command: sets the log level. */
 void mr_opts_apply_verbosity(int verbose, int quiet);
 
+/* The start every command shares: mr_opts_parse, then -v/-q from the flags the table filled
+ * (verbose, quiet may be NULL). Returns MR_OPTS_GO when the command should run (res holds the
+ * positionals; free with mr_opts_free), otherwise the exit code to return at once (0 after --help,
+ * 2 after a usage error) with res already freed. */
+#define MR_OPTS_GO (-1)
+int mr_opts_begin(const mr_cmd_spec *spec, int argc, char **argv, mr_opts_result *res, const int *verbose,
+                  const int *quiet);
+
 #endif

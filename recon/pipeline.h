@@ -16,6 +16,8 @@
 #include "../io/status.h"
 #include "../solver/op.h"
 
+struct mr_report; /* recon/report.h */
+
 typedef struct {
     const char *method; /* "cg" (default), "gridding-bilinear", "gridding-kb", "all" */
     int iters;          /* CG iterations, default 60, >= 1 */
@@ -27,6 +29,10 @@ typedef struct {
                            "file", "analytic", "pipe" */
     double oversample;  /* KB gridding grid oversampling, default 2 */
     int kernel_width;   /* KB kernel width in grid cells, default 6 */
+    /* Optional (default NULL): called once after a successful run with everything the report
+     * files hold (recon/report.h); the report is borrowed for the duration of the call. */
+    void (*on_report)(void *ctx, const struct mr_report *report);
+    void *on_report_ctx;
 } mr_recon_opts;
 
 void mr_recon_opts_default(mr_recon_opts *o);

@@ -1,0 +1,36 @@
+/* A simulated scan: trajectory + analytic Shepp-Logan k-space + optional noise, weights and truth
+ * images, assembled into an mr_kspace (the job behind `mrirecon phantom` and the standard suite). */
+#ifndef MR_SCAN_H
+#define MR_SCAN_H
+
+#include "../io/kspace.h"
+#include "traj.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    mr_traj_params traj; /* kind and matrix pick the phantom: 2D kinds -> shepp-logan-2d */
+    double snr_db;       /* used when noise != 0 */
+    int noise;           /* 1: add complex Gaussian noise at snr_db, seeded by seed */
+    uint64_t seed;       /* noise seed (the random trajectory uses traj.seed) */
+    int truth;           /* 1: fill truth and truth_bl */
+    int weights;         /* 1: analytic density compensation (mr_traj_weights) */
+    double fov_mm;       /* per axis (z too for 3D); <= 0: unknown */
+} mr_scan_params;
+
+/* Defaults: noise off, seed 1, truth on, weights on, fov 240 mm. traj is left untouched. */
+void mr_scan_params_default(mr_scan_params *p);
+
+/* Build the scan; *out is owned by the caller (mr_kspace_free); NULL on failure. */
+mr_status mr_scan_simulate(const mr_scan_params *p, mr_kspace **out);
+
+/* One summary line for a written scan into buf: "PATH: 2D 128x128, 51456 samples, radial2d,
+ * shepp-logan-2d, noiseless" (or "SNR 30 dB (sigma ..., seed ...)"). */
+void mr_scan_describe(const mr_kspace *ks, const char *path, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,108 @@
+/* `mrirecon batch`: many scans, one child process each, with progress, summaries and resume
+ * (docs/BATCH.md is the user-facing description).
+ *
+ * Layout of OUTDIR:
+ *   <name>/                 one finished scan (what the job wrote) + .done (completion marker)
+ *   .<name>.partial/        a scan in progress; renamed to <name>/ only when complete
+ *   .logs/<name>.log        stderr and stdout of the scan's child process
+ *   summary.csv, summary.md, summary.html
+ *
+ * The library part knows nothing about reconstruction: the job is a callback run in a forked
+ * child, so the runner can be tested with jobs that crash, hang or fail.
+ *
+ * Ownership: mr_batch_list owns its scans and strings (mr_batch_list_free). */
+#ifndef MR_BATCH_H
+#define MR_BATCH_H
+
+#include <stddef.h>
+
+#include "../io/status.h"
+
+/* The marker file in each finished scan folder. */
+#define MR_BATCH_DONE ".done"
+/* Thumbnails written by the job into the scan folder (optional; used by summary.html). */
+#define MR_BATCH_THUMB ".thumb.png"
+#define MR_BATCH_ERRMAP ".error.png"
+
+typedef enum {
+    MR_BATCH_PENDING = 0, /* not started */
+    MR_BATCH_DONE_NOW,    /* finished in this run */
+    MR_BATCH_RESUMED,     /* finished in an earlier run, left untouched */
+    MR_BATCH_FAILED,      /* the job failed, crashed or timed out; see reason */
+    MR_BATCH_INTERRUPTED  /* killed because the batch was interrupted */
+} mr_batch_state;
+
+typedef struct {
+    char *path;     /* input file as resolved (relative list entries joined to the list's folder) */
+    char *name;     /* unique output folder name (basename without .h5, disambiguated) */
+    mr_batch_state state;
+    char reason[512]; /* why it failed */
+    double seconds;   /* wall time of the child (or the earlier run's, when resumed) */
+} mr_batch_scan;
+
+typedef struct {
+    mr_batch_scan *scans;
+    int count;
+} mr_batch_list;
+
+/* Expand inputs into scans, in input order: a directory contributes its *.h5 files (not
+ * recursive, sorted by name); "@FILE" or a file ending in .txt/.lst is a list (one path per line,
+ * relative paths relative to the list's folder, '#' starts a comment, blank lines ignored; an
+ * entry may be a scan file or a directory, not another list); anything else is a scan file (it
+ * need not exist: a missing file fails as a scan, with its reason). The same file given twice
+ * (same device and inode) is kept once. Names: the basename without ".h5"; a name taken by an
+ * earlier scan, or reserved (summary.*, names starting with '.'), gets "-2", "-3", ... */
+mr_status mr_batch_collect(const char *const *inputs, int ninputs, mr_batch_list *out);
+void mr_batch_list_free(mr_batch_list *l);
+
+/* What one child gets to know about where it runs. */
+typedef struct {
+    int worker;    /* 0..jobs-1 */
+    int gpu;       /* device index, or -1 for the CPU */
+    int threads;   /* CPU threads for this worker */
+} mr_batch_slot;
+
+/* The job run in a child process: reconstruct `scan` into the existing, empty folder `outdir`.
+ * Returning non-OK fails the scan with mr_last_error() as its reason. */
+typedef mr_status (*mr_batch_job)(const char *scan, const char *outdir, const mr_batch_slot *slot, void *ctx);
+
+typedef enum { MR_BATCH_FRESH = 0, MR_BATCH_RESUME, MR_BATCH_FORCE } mr_batch_mode;
+
+typedef struct {
+    const char *outdir;
+    mr_batch_mode mode;
+    int jobs;            /* workers >= 1 */
+    const int *gpus;     /* gpus[w] = device of worker w, or NULL for CPU workers */
+    int threads;         /* threads per worker */
+    double timeout;      /* seconds per scan, 0 = none */
+    const char *fingerprint; /* options that change results; stored in .done, compared on resume */
+    int progress;        /* 0 none, 1 lines per finished scan, 2 redrawn bar (terminal) */
+    mr_batch_job job;
+    void *ctx;
+} mr_batch_config;
+
+/* Prepare OUTDIR: FRESH refuses a non-empty existing OUTDIR (MR_EINVAL); RESUME and FORCE remove
+ * stale .partial folders. Then run every scan not already finished (with RESUME: final folder
+ * with a .done that matches the input's size and mtime and the fingerprint), `jobs` at a time,
+ * each in its own child. Sets each scan's state. *interrupted is set when SIGINT or SIGTERM
+ * stopped the batch (children killed, partial folders removed). Returns non-OK only for errors of
+ * the batch itself (OUTDIR unusable, fork failed); failing scans are not errors. */
+mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *list, int *interrupted);
+
+/* Write summary.csv, summary.md and summary.html into outdir from the scans' states and their
+ * folders' metrics.csv and thumbnails. `title` heads the pages. */
+mr_status mr_batch_write_summary(const char *outdir, const mr_batch_list *list, const char *title);
+
+/* The thumbnails of one finished scan for summary.html (MR_BATCH_THUMB, MR_BATCH_ERRMAP in
+ * outdir): magnitude of image_cg.h5 (else the first image_*.h5) and, when the scan has a truth,
+ * |I - I0| against /truth/image (else /truth/bandlimited), at most 128 pixels a side. */
+mr_status mr_batch_thumbnails(const char *scan, const char *outdir);
+
+/* Number of usable GPUs, asked in a short-lived child so that this process never initialises
+ * CUDA (a CUDA context does not survive fork). 0 on any failure. */
+int mr_batch_gpu_count(void);
+
+/* Base64 of n bytes into a malloc'd NUL-terminated string (NULL when out of memory). */
+char *mr_base64(const unsigned char *data, size_t n);
+
+#endif

@@ -1,0 +1,634 @@
+/* `mrirecon bench`: the ladder of the exact sums (CPU | GPU naive | + constant memory | + SFU trig |
+ * + tuned | + multi-voxel) for Q and F^H d, the GPU tuning sweep and the end-to-end reconstruction.
+ * Timings are medians of o->reps runs after one warm-up: CUDA events for the GPU rows
+ * (mr_gpu_nudft_last_ms: chunk uploads and kernels, not the host packing or the result copy), wall
+ * clock for the CPU rows. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gpu/gpu.h"
+#include "../io/fsutil.h"
+#include "../io/kspace_h5.h"
+#include "../io/log.h"
+#include "../phantoms/scan.h"
+#include "../solver/nudft.h"
+#include "pipeline.h"
+#include "report.h"
+
+#define BENCH_MAX_ROWS 64
+
+typedef enum { IMPL_CPU = 0, IMPL_NAIVE, IMPL_CONSTANT, IMPL_SFU, IMPL_TUNED, IMPL_MULTIVOXEL, IMPL_COUNT } bench_impl;
+
+static const char *const impl_names[IMPL_COUNT] = {"cpu", "gpu naive", "gpu +constant", "gpu +sfu trig",
+                                                   "gpu +tuned", "gpu +multi-voxel"};
+
+typedef struct {
+    char kernel[8];   /* "Q" or "FHd" */
+    char impl[48];
+    char config[64];  /* GPU kernel configuration, "" for the CPU */
+    double ms;        /* median time of the timed part */
+    double scale;     /* whole-grid time = ms * scale (1 when the whole grid was timed) */
+    double pairs;     /* pairs of the whole grid */
+    double rel_l2;    /* vs float64 on the accuracy rows; NAN when not measured */
+} bench_row;
+
+typedef struct {
+    const mr_bench_opts *o;
+    FILE *out;
+    int64_t matrix[3], m;
+    float *traj, *wreal, *wcplx; /* the problem: [M][3], [M], [M][2] */
+    int gpu;                     /* GPU rows requested and a GPU present */
+    char device_desc[256];
+    bench_row rows[BENCH_MAX_ROWS];
+    int nrows;
+    /* end-to-end */
+    int have_e2e[2];
+    double e2e_total[2], e2e_q[2], e2e_fhd[2], e2e_solve[2], e2e_psnr[2], e2e_psnr_bl[2];
+    char e2e_backend[2][128];
+} bench_ctx;
+
+void mr_bench_opts_default(mr_bench_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->problem = "book";
+    o->device = "auto";
+    o->what = "all";
+    o->reps = 5;
+    o->threads = 0;
+    o->cpu_pairs = 2e10;
+    o->gpu_slow_pairs = 6e11;
+    o->accuracy_rows = 4;
+    o->sweep = 0;
+    o->sweep_m = 32768;
+    o->iters = 60;
+    o->scratch = NULL;
+    o->json = NULL;
+    o->seed = 1;
+}
+
+mr_status mr_bench_parse_problem(const char *text, int64_t matrix[3], int64_t *m)
+{
+    if (!text)
+        return mr_error(MR_EINVAL, "--problem: missing");
+    if (strcmp(text, "book") == 0) {
+        matrix[0] = matrix[1] = matrix[2] = 128;
+        *m = 284592; /* 1078 kooshball spokes x 264 readout samples */
+        return MR_OK;
+    }
+    if (strcmp(text, "2d") == 0) {
+        matrix[0] = matrix[1] = 128;
+        matrix[2] = 1;
+        *m = 32768;
+        return MR_OK;
+    }
+    long long nx, ny, nz, mm;
+    char tail;
+    if (sscanf(text, "%lld,%lld,%lld:%lld%c", &nx, &ny, &nz, &mm, &tail) != 4)
+        return mr_error(MR_EINVAL, "--problem '%s': expected book, 2d or NX,NY,NZ:M (e.g. 64,64,1:20000)", text);
+    matrix[0] = nx;
+    matrix[1] = ny;
+    matrix[2] = nz;
+    mr_status st = mr_matrix_check(matrix, "--problem");
+    if (st != MR_OK)
+        return st;
+    if (mm < 1 || mm > MR_MAX_SAMPLES)
+        return mr_error(MR_EINVAL, "--problem '%s': M = %lld outside [1, %lld]", text, mm, (long long)MR_MAX_SAMPLES);
+    *m = mm;
+    return MR_OK;
+}
+
+/* ---- random problem ---------------------------------------------------------------------------- */
+
+static double bench_uniform(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return (double)((x * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Trajectory uniform in the Nyquist box [-N/2, N/2) per axis (kz = 0 in 2D), weights a real in
+ * [0.05, 1.05) (like |Phi|^2 w) and a complex uniform in the unit square. */
+static mr_status bench_problem(bench_ctx *c)
+{
+    const int64_t m = c->m;
+    c->traj = malloc((size_t)m * 3 * sizeof(float));
+    c->wreal = malloc((size_t)m * sizeof(float));
+    c->wcplx = malloc((size_t)m * 2 * sizeof(float));
+    if (!c->traj || !c->wreal || !c->wcplx)
+        return mr_error(MR_ENOMEM, "bench: out of memory for %lld samples", (long long)m);
+    uint64_t s = c->o->seed ? c->o->seed : 1;
+    for (int64_t j = 0; j < m; j++) {
+        for (int a = 0; a < 3; a++)
+            c->traj[3 * j + a] = c->matrix[a] > 1 ? (float)((bench_uniform(&s) - 0.5) * (double)c->matrix[a]) : 0.0f;
+        c->wreal[j] = (float)(0.05 + bench_uniform(&s));
+        c->wcplx[2 * j] = (float)(bench_uniform(&s) - 0.5);
+        c->wcplx[2 * j + 1] = (float)(bench_uniform(&s) - 0.5);
+    }
+    return MR_OK;
+}
+
+/* ---- grids and subsets ------------------------------------------------------------------------- */
+
+/* Rows (iz*ny + iy) r0 .. r0+nr-1 of g as a grid of their own (same positions): whole planes when
+ * nr is a multiple of ny, else nr rows inside one plane. */
+static mr_grid bench_subgrid(const mr_grid *g, int64_t r0, int64_t nr)
+{
+    mr_grid s = *g;
+    const int64_t ny = g->n[1];
+    const int64_t z0 = r0 / ny, y0 = r0 % ny;
+    if (y0 == 0 && nr % ny == 0) {
+        s.n[2] = nr / ny;
+        s.center[2] = g->center[2] - z0;
+    } else {
+        s.n[1] = nr;
+        s.n[2] = 1;
+        s.center[1] = g->center[1] - y0;
+        s.center[2] = g->center[2] - z0;
+    }
+    return s;
+}
+
+/* The timed part of a row: the whole grid, or about max_pairs worth of rows from the middle. */
+static mr_grid bench_timed_grid(const mr_grid *g, int64_t m, double max_pairs, double *scale)
+{
+    const int64_t rows = g->n[1] * g->n[2];
+    const double per_row = (double)g->n[0] * (double)m;
+    *scale = 1.0;
+    if (max_pairs <= 0 || per_row * (double)rows <= max_pairs)
+        return *g;
+    int64_t nr = (int64_t)ceil(max_pairs / per_row);
+    if (nr >= g->n[1]) { /* whole planes */
+        int64_t planes = (nr + g->n[1] - 1) / g->n[1];
+        if (planes >= g->n[2])
+            return *g;
+        nr = planes * g->n[1];
+        const int64_t z0 = (g->n[2] - planes) / 2;
+        *scale = (double)rows / (double)nr;
+        return bench_subgrid(g, z0 * g->n[1], nr);
+    }
+    const int64_t r0 = (g->n[2] / 2) * g->n[1] + (g->n[1] - nr) / 2;
+    *scale = (double)rows / (double)nr;
+    return bench_subgrid(g, r0, nr);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ---- accuracy: a few voxel rows against the float64 reference ---------------------------------- */
+
+typedef struct {
+    int n;
+    mr_grid g[16];
+    double *ref[16];
+} bench_acc;
+
+static void acc_free(bench_acc *a)
+{
+    for (int i = 0; i < a->n; i++)
+        free(a->ref[i]);
+    a->n = 0;
+}
+
+static mr_status acc_prepare(bench_ctx *c, const mr_grid *g, const float *w, int real, bench_acc *a)
+{
+    memset(a, 0, sizeof *a);
+    int n = c->o->accuracy_rows;
+    if (n > 16)
+        n = 16;
+    const int64_t rows = g->n[1] * g->n[2];
+    if (n > rows)
+        n = (int)rows;
+    for (int i = 0; i < n; i++) {
+        const int64_t r = (rows * (2 * i + 1)) / (2 * n); /* spread over the volume */
+        a->g[i] = bench_subgrid(g, r, 1);
+        a->ref[i] = malloc((size_t)g->n[0] * 2 * sizeof(double));
+        if (!a->ref[i]) {
+            acc_free(a);
+            return mr_error(MR_ENOMEM, "bench: out of memory for the reference rows");
+        }
+        a->n = i + 1;
+        mr_nudft_adjoint_ref(&a->g[i], c->traj, w, real, c->m, a->ref[i]);
+    }
+    return MR_OK;
+}
+
+/* Relative L2 of an implementation on the accuracy rows. */
+static mr_status acc_measure(bench_ctx *c, const bench_acc *a, const float *w, int real, bench_impl impl,
+                             mr_gpu_nudft *gp, double *rel)
+{
+    *rel = NAN;
+    if (a->n == 0)
+        return MR_OK;
+    const int64_t nx = a->g[0].n[0];
+    float *out = malloc((size_t)nx * 2 * sizeof(float));
+    if (!out)
+        return mr_error(MR_ENOMEM, "bench: out of memory");
+    double num = 0.0, den = 0.0;
+    mr_status st = MR_OK;
+    for (int i = 0; i < a->n && st == MR_OK; i++) {
+        if (impl == IMPL_CPU)
+            st = mr_nudft_adjoint(&a->g[i], c->traj, w, real, c->m, out, c->o->threads);
+        else
+            st = mr_gpu_nudft_adjoint(gp, &a->g[i], w, real, out, (mr_gpu_variant)(impl - IMPL_NAIVE));
+        for (int64_t v = 0; v < 2 * nx && st == MR_OK; v++) {
+            const double d = (double)out[v] - a->ref[i][v];
+            num += d * d;
+            den += a->ref[i][v] * a->ref[i][v];
+        }
+    }
+    free(out);
+    if (st == MR_OK)
+        *rel = den > 0 ? sqrt(num / den) : NAN;
+    return st;
+}
+
+/* ---- one ladder row ---------------------------------------------------------------------------- */
+
+static mr_status bench_time_row(bench_ctx *c, const mr_grid *g, int real, bench_impl impl, mr_gpu_nudft *gp,
+                                const bench_acc *acc)
+{
+    const mr_bench_opts *o = c->o;
+    const float *w = real ? c->wreal : c->wcplx;
+    const double max_pairs =
+        impl == IMPL_CPU ? o->cpu_pairs : (impl == IMPL_NAIVE || impl == IMPL_CONSTANT) ? o->gpu_slow_pairs : 0.0;
+    double scale = 1.0;
+    const mr_grid tg = bench_timed_grid(g, c->m, max_pairs, &scale);
+    const int64_t nv = mr_grid_size(&tg);
+    float *out = malloc((size_t)nv * 2 * sizeof(float));
+    double *t = malloc((size_t)(o->reps + 1) * sizeof(double));
+    if (!out || !t) {
+        free(out);
+        free(t);
+        return mr_error(MR_ENOMEM, "bench: out of memory for %lld voxels", (long long)nv);
+    }
+    if (c->nrows >= BENCH_MAX_ROWS) {
+        free(out);
+        free(t);
+        return mr_error(MR_EINTERNAL, "bench: too many rows");
+    }
+    bench_row *r = &c->rows[c->nrows];
+    memset(r, 0, sizeof *r);
+    snprintf(r->kernel, sizeof r->kernel, "%s", real ? "Q" : "FHd");
+    snprintf(r->impl, sizeof r->impl, "%s", impl_names[impl]);
+    if (impl != IMPL_CPU) {
+        mr_gpu_config cfg;
+        mr_gpu_variant_config((mr_gpu_variant)(impl - IMPL_NAIVE), real, &cfg);
+        snprintf(r->config, sizeof r->config, "T%d C%d U%d V%d%s m%d", cfg.threads, cfg.chunk, cfg.unroll,
+                 cfg.voxels, cfg.rotate ? "rot" : "", cfg.mode);
+    }
+    mr_log(MR_LOG_INFO, "bench: %s %s on %lld voxels x %lld samples", r->kernel, r->impl, (long long)nv,
+           (long long)c->m);
+    mr_status st = MR_OK;
+    for (int i = 0; i <= o->reps && st == MR_OK; i++) { /* i = 0: warm-up */
+        if (impl == IMPL_CPU) {
+            const double t0 = mr_now();
+            st = mr_nudft_adjoint(&tg, c->traj, w, real, c->m, out, o->threads);
+            t[i] = (mr_now() - t0) * 1e3;
+        } else {
+            st = mr_gpu_nudft_adjoint(gp, &tg, w, real, out, (mr_gpu_variant)(impl - IMPL_NAIVE));
+            t[i] = mr_gpu_nudft_last_ms(gp);
+        }
+    }
+    if (st == MR_OK) {
+        r->ms = median(t + 1, o->reps);
+        r->scale = scale;
+        r->pairs = (double)mr_grid_size(g) * (double)c->m;
+        st = acc_measure(c, acc, w, real, impl, gp, &r->rel_l2);
+    }
+    if (st == MR_OK)
+        c->nrows++;
+    free(out);
+    free(t);
+    return st;
+}
+
+static void print_row(FILE *out, const bench_row *r)
+{
+    const double s = r->ms * r->scale * 1e-3;
+    const double flop = strcmp(r->kernel, "Q") == 0 ? MR_BENCH_FLOP_Q : MR_BENCH_FLOP_FHD;
+    char acc[32] = "-";
+    if (!isnan(r->rel_l2))
+        snprintf(acc, sizeof acc, "%.2e", r->rel_l2);
+    fprintf(out, "%-4s %-17s %12.3f %10.3e %10.1f %9s  %s%s\n", r->kernel, r->impl, s * 1e3, r->pairs / s,
+            r->pairs * flop / s * 1e-9, acc, r->config, r->scale > 1.0 ? " (extrapolated)" : "");
+}
+
+static mr_status bench_ladder(bench_ctx *c)
+{
+    const mr_bench_opts *o = c->o;
+    mr_gpu_nudft *gp = NULL;
+    mr_status st = MR_OK;
+    if (c->gpu && (st = mr_gpu_nudft_create(&gp, 0, c->traj, c->m)) != MR_OK)
+        return st;
+    fprintf(c->out, "\n%-4s %-17s %12s %10s %10s %9s  %s\n", "sum", "implementation", "time_ms", "pairs/s", "GFLOP/s",
+            "rel_L2", "config");
+    for (int real = 1; real >= 0 && st == MR_OK; real--) {
+        const mr_grid g = real ? mr_grid_q(c->matrix) : mr_grid_image(c->matrix);
+        bench_acc acc;
+        memset(&acc, 0, sizeof acc);
+        mr_log(MR_LOG_INFO, "bench: float64 reference on %d rows of the %s grid", o->accuracy_rows, real ? "Q" : "F^H d");
+        st = acc_prepare(c, &g, real ? c->wreal : c->wcplx, real, &acc);
+        for (int impl = 0; impl < IMPL_COUNT && st == MR_OK; impl++) {
+            if (impl != IMPL_CPU && !c->gpu)
+                break;
+            st = bench_time_row(c, &g, real, (bench_impl)impl, gp, &acc);
+            if (st == MR_OK) {
+                print_row(c->out, &c->rows[c->nrows - 1]);
+                fflush(c->out);
+            }
+        }
+        acc_free(&acc);
+    }
+    mr_gpu_nudft_destroy(gp);
+    return st;
+}
+
+/* ---- the sweep --------------------------------------------------------------------------------- */
+
+static mr_status bench_sweep(bench_ctx *c)
+{
+    const mr_bench_opts *o = c->o;
+    if (!c->gpu)
+        return mr_error(MR_ENODEV, "bench --sweep needs a GPU (--device gpu and a usable CUDA device)");
+    const int64_t msave = c->m;
+    c->m = o->sweep_m < c->m ? o->sweep_m : c->m; /* the first sweep_m samples of the problem */
+    mr_gpu_nudft *gp = NULL;
+    mr_status st = mr_gpu_nudft_create(&gp, 0, c->traj, c->m);
+    if (st != MR_OK) {
+        c->m = msave;
+        return st;
+    }
+    fprintf(c->out, "\nsweep: %lldx%lldx%lld, %lld samples; median of %d runs; pairs/s\n", (long long)c->matrix[0],
+            (long long)c->matrix[1], (long long)c->matrix[2], (long long)c->m, o->reps);
+    fprintf(c->out, "%-30s %12s %12s\n", "config", "Q", "FHd");
+    double best[2][2] = {{0, 0}, {0, 0}}; /* [rotate][real] */
+    int besti[2][2] = {{-1, -1}, {-1, -1}};
+    const mr_grid gq = mr_grid_q(c->matrix), gi = mr_grid_image(c->matrix);
+    float *out = malloc((size_t)mr_grid_size(&gq) * 2 * sizeof(float));
+    double *t = malloc((size_t)(o->reps + 1) * sizeof(double));
+    if (!out || !t)
+        st = mr_error(MR_ENOMEM, "bench: out of memory for the sweep");
+    for (int i = 0; i < mr_gpu_config_count() && st == MR_OK; i++) {
+        mr_gpu_config cfg;
+        if ((st = mr_gpu_config_get(i, &cfg)) != MR_OK)
+            break;
+        if (cfg.mode < MR_GPU_MODE_SFU)
+            continue;
+        double rate[2];
+        for (int real = 1; real >= 0 && st == MR_OK; real--) {
+            const mr_grid *g = real ? &gq : &gi;
+            for (int k = 0; k <= o->reps && st == MR_OK; k++) {
+                st = mr_gpu_nudft_adjoint_config(gp, g, real ? c->wreal : c->wcplx, real, out, &cfg);
+                t[k] = mr_gpu_nudft_last_ms(gp);
+            }
+            if (st != MR_OK)
+                break;
+            rate[real] = (double)mr_grid_size(g) * (double)c->m / (median(t + 1, o->reps) * 1e-3);
+            if (rate[real] > best[cfg.rotate][real]) {
+                best[cfg.rotate][real] = rate[real];
+                besti[cfg.rotate][real] = i;
+            }
+        }
+        if (st != MR_OK)
+            break;
+        char name[64];
+        snprintf(name, sizeof name, "T%d C%d U%d V%d%s m%d", cfg.threads, cfg.chunk, cfg.unroll, cfg.voxels,
+                 cfg.rotate ? "rot" : "", cfg.mode);
+        fprintf(c->out, "%-30s %12.4e %12.4e\n", name, rate[1], rate[0]);
+        fflush(c->out);
+    }
+    for (int rot = 0; rot <= 1 && st == MR_OK; rot++)
+        for (int real = 1; real >= 0; real--) {
+            mr_gpu_config cfg;
+            if (besti[rot][real] < 0 || mr_gpu_config_get(besti[rot][real], &cfg) != MR_OK)
+                continue;
+            fprintf(c->out, "best %-10s %-3s: T%d C%d U%d V%d%s m%d  %.4e pairs/s\n", rot ? "rotation" : "direct",
+                    real ? "Q" : "FHd", cfg.threads, cfg.chunk, cfg.unroll, cfg.voxels, cfg.rotate ? "rot" : "",
+                    cfg.mode, best[rot][real]);
+        }
+    free(out);
+    free(t);
+    mr_gpu_nudft_destroy(gp);
+    c->m = msave;
+    return st;
+}
+
+/* ---- end to end -------------------------------------------------------------------------------- */
+
+static void e2e_capture(void *ctx, const mr_report *r)
+{
+    bench_ctx *c = (bench_ctx *)((void **)ctx)[0];
+    const int k = *(const int *)((void **)ctx)[1];
+    c->have_e2e[k] = 1;
+    c->e2e_total[k] = r->t_total;
+    c->e2e_q[k] = r->t_q;
+    c->e2e_fhd[k] = r->t_fhd;
+    c->e2e_solve[k] = r->t_solve;
+    c->e2e_psnr[k] = r->nmethods > 0 && r->m[0].have_metrics[MR_TRUTH_IMAGE] ? r->m[0].metrics[MR_TRUTH_IMAGE].psnr_db
+                                                                              : NAN;
+    c->e2e_psnr_bl[k] = r->nmethods > 0 && r->m[0].have_metrics[MR_TRUTH_BANDLIMITED]
+                            ? r->m[0].metrics[MR_TRUTH_BANDLIMITED].psnr_db
+                            : NAN;
+    snprintf(c->e2e_backend[k], sizeof c->e2e_backend[k], "%s", r->backend);
+}
+
+static mr_status bench_e2e(bench_ctx *c)
+{
+    const mr_bench_opts *o = c->o;
+    char dir[1024], scan[1100], outdir[1100];
+    if (o->scratch)
+        snprintf(dir, sizeof dir, "%s", o->scratch);
+    else
+        snprintf(dir, sizeof dir, "%s/mrirecon-bench", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    mr_status st = mr_mkdir_p(dir);
+    if (st != MR_OK)
+        return st;
+    const int is3d = c->matrix[2] > 1;
+    if ((st = mr_path_join(scan, sizeof scan, dir, is3d ? "book.h5" : "phantom2d.h5")) != MR_OK)
+        return st;
+    /* the scan: the book's kooshball (3D) or the default radial scan (2D), Shepp-Logan, noiseless */
+    mr_scan_params sp;
+    mr_scan_params_default(&sp);
+    const int64_t mat[3] = {c->matrix[0], c->matrix[1], is3d ? c->matrix[2] : 1};
+    mr_traj_params_default(&sp.traj, is3d ? MR_TRAJ_KOOSHBALL : MR_TRAJ_RADIAL2D, mat);
+    if (is3d && c->matrix[0] == 128 && c->matrix[1] == 128 && c->matrix[2] == 128) {
+        sp.traj.spokes = 1078;
+        sp.traj.readout = 264;
+    }
+    mr_kspace *ks = NULL;
+    double t0 = mr_now();
+    if ((st = mr_scan_simulate(&sp, &ks)) != MR_OK)
+        return st;
+    st = mr_kspace_write(scan, ks);
+    fprintf(c->out, "\nend to end: %s (%lldx%lldx%lld, %lld samples, %s), written in %.1f s\n", scan,
+            (long long)ks->matrix[0], (long long)ks->matrix[1], (long long)ks->matrix[2], (long long)ks->nsamples,
+            ks->traj_kind, mr_now() - t0);
+    mr_kspace_free(ks);
+    if (st != MR_OK)
+        return st;
+    const int nruns = c->gpu ? 2 : 1;
+    for (int k = 0; k < nruns && st == MR_OK; k++) {
+        mr_recon_opts ro;
+        mr_recon_opts_default(&ro);
+        ro.iters = o->iters;
+        ro.method = "cg";
+        ro.op.device = c->gpu ? MR_DEVICE_GPU : MR_DEVICE_CPU;
+        ro.op.threads = o->threads;
+        ro.op.exact_trig = k == 1; /* run 0: SFU trig (the default), run 1: accurate sincosf */
+        void *ctx[2] = {c, &k};
+        ro.on_report = e2e_capture;
+        ro.on_report_ctx = ctx;
+        if ((st = mr_path_join(outdir, sizeof outdir, dir, k ? "recon-libm" : "recon-sfu")) != MR_OK)
+            break;
+        mr_log(MR_LOG_INFO, "bench: end-to-end reconstruction (%s) into %s", k ? "accurate trig" : "SFU trig", outdir);
+        t0 = mr_now();
+        st = mr_recon_run(scan, outdir, &ro);
+        if (st == MR_OK && c->have_e2e[k])
+            fprintf(c->out,
+                    "  %-14s %s: total %.2f s (Q %.2f s, F^H d %.2f s, %d CG iterations %.2f s), PSNR %.2f dB "
+                    "(band-limited truth %.2f dB)\n",
+                    k ? "accurate trig" : "SFU trig", c->e2e_backend[k], c->e2e_total[k], c->e2e_q[k],
+                    c->e2e_fhd[k], o->iters, c->e2e_solve[k], c->e2e_psnr[k], c->e2e_psnr_bl[k]);
+    }
+    if (st == MR_OK && c->have_e2e[0] && c->have_e2e[1])
+        fprintf(c->out, "  PSNR SFU - accurate trig: %+.4f dB (image truth)\n", c->e2e_psnr[0] - c->e2e_psnr[1]);
+    return st;
+}
+
+/* ---- JSON -------------------------------------------------------------------------------------- */
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.6g", v);
+    else
+        fprintf(f, "null");
+}
+
+static mr_status bench_json(const bench_ctx *c, const char *path)
+{
+    char tmp[4096];
+    FILE *f = NULL;
+    mr_status st = mr_open_tmp(path, tmp, sizeof tmp, &f);
+    if (st != MR_OK)
+        return st;
+    fprintf(f, "{\n  \"problem\": \"%s\",\n  \"matrix\": [%lld, %lld, %lld],\n  \"samples\": %lld,\n", c->o->problem,
+            (long long)c->matrix[0], (long long)c->matrix[1], (long long)c->matrix[2], (long long)c->m);
+    fprintf(f, "  \"device\": \"%s\",\n  \"flop_per_pair\": {\"FHd\": %d, \"Q\": %d},\n  \"reps\": %d,\n",
+            c->device_desc, MR_BENCH_FLOP_FHD, MR_BENCH_FLOP_Q, c->o->reps);
+    fprintf(f, "  \"rows\": [");
+    for (int i = 0; i < c->nrows; i++) {
+        const bench_row *r = &c->rows[i];
+        const double s = r->ms * r->scale * 1e-3;
+        fprintf(f, "%s\n    {\"sum\": \"%s\", \"impl\": \"%s\", \"config\": \"%s\", \"seconds\": ", i ? "," : "",
+                r->kernel, r->impl, r->config);
+        json_num(f, s);
+        fprintf(f, ", \"timed_fraction\": ");
+        json_num(f, 1.0 / r->scale);
+        fprintf(f, ", \"pairs\": ");
+        json_num(f, r->pairs);
+        fprintf(f, ", \"pairs_per_s\": ");
+        json_num(f, r->pairs / s);
+        fprintf(f, ", \"rel_l2\": ");
+        json_num(f, r->rel_l2);
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n  ],\n  \"e2e\": [");
+    int first = 1;
+    for (int k = 0; k < 2; k++) {
+        if (!c->have_e2e[k])
+            continue;
+        fprintf(f, "%s\n    {\"trig\": \"%s\", \"backend\": \"%s\", \"total_s\": ", first ? "" : ",",
+                k ? "accurate" : "sfu", c->e2e_backend[k]);
+        json_num(f, c->e2e_total[k]);
+        fprintf(f, ", \"q_s\": ");
+        json_num(f, c->e2e_q[k]);
+        fprintf(f, ", \"fhd_s\": ");
+        json_num(f, c->e2e_fhd[k]);
+        fprintf(f, ", \"solve_s\": ");
+        json_num(f, c->e2e_solve[k]);
+        fprintf(f, ", \"psnr_db\": ");
+        json_num(f, c->e2e_psnr[k]);
+        fprintf(f, ", \"psnr_bandlimited_db\": ");
+        json_num(f, c->e2e_psnr_bl[k]);
+        fprintf(f, "}");
+        first = 0;
+    }
+    fprintf(f, "\n  ]\n}\n");
+    return mr_close_commit(f, tmp, path);
+}
+
+/* ---- entry ------------------------------------------------------------------------------------- */
+
+mr_status mr_bench_run(const mr_bench_opts *o, FILE *out)
+{
+    bench_ctx c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.out = out;
+    if (o->reps < 1)
+        return mr_error(MR_EINVAL, "--reps %d: need at least 1", o->reps);
+    mr_status st = mr_bench_parse_problem(o->problem, c.matrix, &c.m);
+    if (st != MR_OK)
+        return st;
+    int want_gpu = strcmp(o->device, "gpu") == 0;
+    if (strcmp(o->device, "auto") == 0)
+        want_gpu = mr_gpu_count() > 0;
+    else if (!want_gpu && strcmp(o->device, "cpu") != 0)
+        return mr_error(MR_EINVAL, "--device '%s': expected auto, cpu or gpu", o->device);
+    if (want_gpu) {
+        if (mr_gpu_count() <= 0)
+            return mr_error(MR_ENODEV, "--device gpu: no usable GPU (no CUDA device or driver, or built without "
+                                       "CUDA); use --device cpu");
+        if ((st = mr_gpu_describe(0, c.device_desc, sizeof c.device_desc)) != MR_OK)
+            return st;
+        c.gpu = 1;
+    } else {
+        snprintf(c.device_desc, sizeof c.device_desc, "cpu");
+    }
+    const int kernels = strcmp(o->what, "kernels") == 0 || strcmp(o->what, "all") == 0;
+    const int e2e = strcmp(o->what, "e2e") == 0 || strcmp(o->what, "all") == 0;
+    if (!kernels && !e2e)
+        return mr_error(MR_EINVAL, "--what '%s': expected kernels, e2e or all", o->what);
+
+    fprintf(out, "mrirecon bench: problem %s (%lldx%lldx%lld voxels, %lld samples; Q on the %lldx%lldx%lld grid), "
+                 "device %s\n",
+            o->problem, (long long)c.matrix[0], (long long)c.matrix[1], (long long)c.matrix[2], (long long)c.m,
+            (long long)(c.matrix[0] > 1 ? 2 * c.matrix[0] : 1), (long long)(c.matrix[1] > 1 ? 2 * c.matrix[1] : 1),
+            (long long)(c.matrix[2] > 1 ? 2 * c.matrix[2] : 1), c.device_desc);
+    fprintf(out, "random trajectory in the Nyquist box and random weights (seed %llu); median of %d runs after a "
+                 "warm-up;\nGFLOP/s at %d FLOP per pair for F^H d and %d for Q (recon/bench.h); rel_L2 vs float64 "
+                 "on %d voxel rows;\nCPU rows (%s threads) and the GPU naive/constant rows time a band of voxel "
+                 "rows (about %.0e / %.0e pairs)\nand extrapolate linearly to the whole grid where marked.\n",
+            (unsigned long long)o->seed, o->reps, MR_BENCH_FLOP_FHD, MR_BENCH_FLOP_Q, o->accuracy_rows,
+            o->threads > 0 ? "given" : "all", o->cpu_pairs, o->gpu_slow_pairs);
+    if ((st = bench_problem(&c)) == MR_OK) {
+        if (o->sweep)
+            st = bench_sweep(&c);
+        else if (kernels)
+            st = bench_ladder(&c);
+    }
+    if (st == MR_OK && e2e && !o->sweep)
+        st = bench_e2e(&c);
+    if (st == MR_OK && o->json)
+        st = bench_json(&c, o->json);
+    free(c.traj);
+    free(c.wreal);
+    free(c.wcplx);
+    return st;
+}

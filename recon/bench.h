@@ -1,0 +1,48 @@
+/* The measurements behind `mrirecon bench` (recon/cmd_bench.c): the book's optimisation ladder for
+ * the two exact sums (Q on the 2N grid, F^H d on the N grid), the GPU tuning sweep and the
+ * end-to-end reconstruction. Results are printed on `out` (a table) and optionally written as JSON.
+ *
+ * Work per (voxel, sample) pair, as counted for GFLOP/s (range reduction and index arithmetic are
+ * not counted; sin and cos count one each):
+ *   phase k.r:       3 mul + 2 add            = 5
+ *   sin, cos:                                  = 2
+ *   F^H d, complex a: a e^{i t} + accumulate   = 4 mul + 4 add = 8    -> MR_BENCH_FLOP_FHD = 15
+ *   Q, real a:        a e^{i t} + accumulate   = 2 mul + 2 add = 4    -> MR_BENCH_FLOP_Q   = 11 */
+#ifndef MR_BENCH_H
+#define MR_BENCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../io/status.h"
+
+#define MR_BENCH_FLOP_FHD 15
+#define MR_BENCH_FLOP_Q 11
+
+typedef struct {
+    const char *problem;  /* "book" (128^3, 284592 samples), "2d" (128^2, 32768), "NX,NY,NZ:M" */
+    const char *device;   /* "cpu": CPU rows only; "gpu": CPU and GPU rows; "auto": gpu if usable */
+    const char *what;     /* "kernels", "e2e", "all" */
+    int reps;             /* timed runs per row (median), after one warm-up; >= 1 */
+    int threads;          /* CPU threads, 0 = all cores */
+    double cpu_pairs;     /* CPU rows: time a subset of voxel rows of about this many pairs per run
+                             and extrapolate linearly (0: always the whole grid) */
+    double gpu_slow_pairs;/* the same for the naive and constant-memory GPU rows */
+    int accuracy_rows;    /* voxel rows per sum checked against the float64 reference (0: skip) */
+    int sweep;            /* 1: run the tuning sweep instead of the ladder */
+    int64_t sweep_m;      /* samples of the sweep problem (matrix from `problem`) */
+    int iters;            /* CG iterations of the end-to-end run */
+    const char *scratch;  /* directory for the end-to-end scan and outputs */
+    const char *json;     /* write results here (NULL: no JSON) */
+    uint64_t seed;        /* random trajectory and weights */
+} mr_bench_opts;
+
+void mr_bench_opts_default(mr_bench_opts *o);
+
+/* Parse o->problem into a matrix and a sample count; MR_EINVAL naming the text otherwise. */
+mr_status mr_bench_parse_problem(const char *text, int64_t matrix[3], int64_t *m);
+
+/* Run what o asks for; the table goes to `out`, progress to stderr (mr_log). */
+mr_status mr_bench_run(const mr_bench_opts *o, FILE *out);
+
+#endif

@@ -1,0 +1,18 @@
+/* compare.png: the methods side by side. Top row: truth | method 1 | method 2 | ...; bottom row:
+ * the error maps |I - I0| multiplied by `gain` under the same window (empty tile under the
+ * truth). 3D volumes are shown as the central-slice montage of mr_volume_montage. Every tile is
+ * labelled with the built-in font; tiles narrower than 256 pixels are enlarged by an integer factor
+ * (nearest neighbour, at most 8). Without a truth: one row of the methods. */
+#ifndef MR_COMPARE_H
+#define MR_COMPARE_H
+
+#include <stdint.h>
+
+#include "../io/status.h"
+
+/* truth: real [Nz][Ny][Nx] or NULL; imgs[i]: complex [Nz][Ny][Nx][2]; names[i]: tile labels.
+ * Grey levels map [0, window_hi] to 0..255 (clipped). All borrowed. Written atomically. */
+mr_status mr_compare_write(const char *path, const int64_t matrix[3], const float *truth, const float *const *imgs,
+                           const char *const *names, int nimgs, double window_hi, double gain);
+
+#endif

@@ -1,0 +1,34 @@
+/* Small raster graphics for the report: line plots (convergence.png) and text labels drawn with a
+ * built-in 5x7 pixel font (digits, upper-case letters and a few signs; lower case is drawn as upper
+ * case). Pictures are 8-bit RGB, rgb[h][w][3], row 0 at the top; written with mr_png_write_rgb. */
+#ifndef MR_PLOT_H
+#define MR_PLOT_H
+
+#include <stdint.h>
+
+#include "../io/status.h"
+
+typedef struct {
+    const double *y;   /* [n] values at x = 0 .. n-1; borrowed; non-finite values are skipped */
+    int n;
+    uint8_t color[3];
+    int log_scale;     /* axis shows log10(y); values <= 0 are skipped */
+    const char *label; /* axis title, drawn in the series' colour */
+} mr_plot_series;
+
+/* Draw text at (x, y) (top-left corner) with each font pixel as a scale x scale block; pixels
+ * outside the picture are clipped. Returns the width drawn in pixels. */
+int mr_plot_text(uint8_t *rgb, int w, int h, int x, int y, const char *text, const uint8_t color[3], int scale);
+
+/* Fill a w x h picture: white background, a frame, grid lines, and 1 or 2 series against the
+ * index; series 0 uses the left axis, series 1 (optional) the right axis, each with its own
+ * range and tick labels. xlabel names the horizontal axis. MR_EINVAL for ns outside 1..2 or a
+ * picture smaller than 200 x 120. */
+mr_status mr_plot_lines(uint8_t *rgb, int w, int h, const mr_plot_series *s, int ns, const char *xlabel,
+                        const char *title);
+
+/* mr_plot_lines into a new picture, written atomically as PNG to path. */
+mr_status mr_plot_write(const char *path, int w, int h, const mr_plot_series *s, int ns, const char *xlabel,
+                        const char *title);
+
+#endif

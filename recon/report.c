@@ -1,0 +1,363 @@
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../io/fsutil.h"
+
+const char *mr_truth_name(mr_truth_kind t) { return t == MR_TRUTH_BANDLIMITED ? "bandlimited" : "image"; }
+
+/* ---- JSON ------------------------------------------------------------------------------------- */
+
+static void jnum(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+    else
+        fputs("null", f); /* JSON has no inf/nan */
+}
+
+static void jstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* A JSON object being written: fields are separated and indented by the helpers below. */
+typedef struct {
+    FILE *f;
+    int indent; /* of the fields */
+    int n;      /* fields written so far */
+} jobj;
+
+static void jfield(jobj *o, const char *key)
+{
+    fprintf(o->f, "%s%*s", o->n++ ? ",\n" : "\n", o->indent, "");
+    jstr(o->f, key);
+    fputs(": ", o->f);
+}
+
+static void jf_num(jobj *o, const char *key, double v)
+{
+    jfield(o, key);
+    jnum(o->f, v);
+}
+
+static void jf_int(jobj *o, const char *key, long long v)
+{
+    jfield(o, key);
+    fprintf(o->f, "%lld", v);
+}
+
+static void jf_str(jobj *o, const char *key, const char *v)
+{
+    jfield(o, key);
+    jstr(o->f, v);
+}
+
+static void jf_array(jobj *o, const char *key, const double *v, int n)
+{
+    jfield(o, key);
+    fputc('[', o->f);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            fputs(", ", o->f);
+        jnum(o->f, v[i]);
+    }
+    fputc(']', o->f);
+}
+
+/* Open a nested object as field `key` of parent (key NULL: an array element). */
+static jobj jopen(jobj *parent, const char *key)
+{
+    if (key)
+        jfield(parent, key);
+    else
+        fprintf(parent->f, "%s%*s", parent->n++ ? ",\n" : "\n", parent->indent, "");
+    fputc('{', parent->f);
+    jobj o = {parent->f, parent->indent + 2, 0};
+    return o;
+}
+
+static void jclose(jobj *o)
+{
+    if (o->n)
+        fprintf(o->f, "\n%*s}", o->indent - 2, "");
+    else
+        fputc('}', o->f);
+}
+
+static void json_body(FILE *f, const mr_report *r)
+{
+    fputc('{', f);
+    jobj top = {f, 2, 0};
+    jf_str(&top, "input", r->input);
+
+    jobj scan = jopen(&top, "scan");
+    jfield(&scan, "matrix");
+    fprintf(f, "[%lld, %lld, %lld]", (long long)r->matrix[0], (long long)r->matrix[1], (long long)r->matrix[2]);
+    jf_int(&scan, "samples", r->nsamples);
+    jf_int(&scan, "coils", r->ncoils);
+    jf_str(&scan, "trajectory", r->traj_kind);
+    jf_str(&scan, "phantom", r->phantom);
+    jf_num(&scan, "noise_sigma", r->noise_sigma >= 0 ? r->noise_sigma : NAN);
+    jf_int(&scan, "samples_outside_nyquist", r->samples_outside);
+    jfield(&scan, "truth");
+    fprintf(f, "[%s%s%s]", r->has_truth[0] ? "\"image\"" : "", r->has_truth[0] && r->has_truth[1] ? ", " : "",
+            r->has_truth[1] ? "\"bandlimited\"" : "");
+    jclose(&scan);
+
+    jobj set = jopen(&top, "settings");
+    jf_str(&set, "method", r->method);
+    jf_int(&set, "iters", r->iters);
+    jf_num(&set, "tol", r->tol);
+    jf_num(&set, "lambda", r->lambda);
+    jf_str(&set, "reg", r->reg);
+    jf_str(&set, "basis", r->basis);
+    jf_str(&set, "device", r->device);
+    jf_str(&set, "backend", r->backend);
+    jf_int(&set, "threads", r->threads);
+    jf_str(&set, "dcf", r->dcf);
+    jf_num(&set, "oversample", r->oversample);
+    jf_int(&set, "kernel_width", r->kernel_width);
+    jf_num(&set, "normal_diagonal", r->normal_diag);
+    jclose(&set);
+
+    jobj t = jopen(&top, "timings_s");
+    jf_num(&t, "read", r->t_read);
+    jf_num(&t, "operator_create", r->t_op_create);
+    jf_num(&t, "q", r->t_q);
+    jf_num(&t, "plan", r->t_plan);
+    jf_num(&t, "fhd", r->t_fhd);
+    jf_num(&t, "solve", r->t_solve);
+    jf_num(&t, "dcf", r->t_dcf);
+    jf_num(&t, "gridding", r->t_gridding);
+    jf_num(&t, "write", r->t_write);
+    jf_num(&t, "total", r->t_total);
+    jclose(&t);
+    jf_int(&top, "peak_memory_kib", r->peak_rss_kib);
+
+    jobj disp = jopen(&top, "display");
+    const double window[2] = {0, r->window_hi};
+    jf_array(&disp, "window", window, 2);
+    jf_str(&disp, "window_from", r->window_from);
+    jf_num(&disp, "error_gain", r->error_gain);
+    jf_str(&disp, "compare_truth", mr_truth_name(r->compare_truth));
+    jclose(&disp);
+
+    jfield(&top, "methods");
+    fputc('[', f);
+    jobj list = {f, 4, 0};
+    for (int i = 0; i < r->nmethods; i++) {
+        const mr_report_method *m = &r->m[i];
+        jobj mo = jopen(&list, NULL);
+        jf_str(&mo, "method", m->method);
+        jf_num(&mo, "seconds", m->seconds);
+        jobj mm = jopen(&mo, "metrics");
+        for (int k = 0; k < MR_TRUTH_COUNT; k++) {
+            if (!m->have_metrics[k])
+                continue;
+            jobj x = jopen(&mm, mr_truth_name((mr_truth_kind)k));
+            jf_num(&x, "mse", m->metrics[k].mse);
+            jf_num(&x, "psnr_db", m->metrics[k].psnr_db);
+            jf_num(&x, "snr_db", m->metrics[k].snr_db);
+            jf_num(&x, "percent_error", m->metrics[k].percent_error);
+            jf_num(&x, "max_truth", m->metrics[k].max_truth);
+            jclose(&x);
+        }
+        jclose(&mm);
+        jf_int(&mo, "iterations", m->iterations);
+        if (m->rel_resid) {
+            jf_str(&mo, "stop", m->stop);
+            jf_num(&mo, "final_relative_residual", m->final_rel_resid);
+            jf_num(&mo, "time_solve_s", m->t_solve);
+            jf_num(&mo, "time_monitor_s", m->t_monitor);
+            jf_array(&mo, "residual_history", m->rel_resid, m->iterations + 1);
+            if (m->psnr) {
+                jf_str(&mo, "psnr_history_truth", mr_truth_name(m->psnr_truth));
+                jf_array(&mo, "psnr_history_db", m->psnr, m->iterations + 1);
+            }
+        } else {
+            jf_num(&mo, "time_gridding_s", m->t_gridding);
+        }
+        jclose(&mo);
+    }
+    fputs("\n  ]\n}\n", f);
+}
+
+/* ---- CSV -------------------------------------------------------------------------------------- */
+
+static void cnum(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+    else if (isinf(v))
+        fputs(v > 0 ? "inf" : "-inf", f);
+    else
+        fputs("nan", f);
+}
+
+static void csv_body(FILE *f, const mr_report *r)
+{
+    fputs("method,truth,mse,psnr_db,snr_db,percent_error,seconds\n", f);
+    for (int i = 0; i < r->nmethods; i++) {
+        const mr_report_method *m = &r->m[i];
+        int rows = 0;
+        for (int k = 0; k < MR_TRUTH_COUNT; k++) {
+            if (!m->have_metrics[k])
+                continue;
+            const mr_metrics *x = &m->metrics[k];
+            fprintf(f, "%s,%s,", m->method, mr_truth_name((mr_truth_kind)k));
+            cnum(f, x->mse);
+            fputc(',', f);
+            cnum(f, x->psnr_db);
+            fputc(',', f);
+            cnum(f, x->snr_db);
+            fputc(',', f);
+            cnum(f, x->percent_error);
+            fputc(',', f);
+            cnum(f, m->seconds);
+            fputc('\n', f);
+            rows++;
+        }
+        if (!rows) {
+            fprintf(f, "%s,,,,,,", m->method);
+            cnum(f, m->seconds);
+            fputc('\n', f);
+        }
+    }
+}
+
+/* ---- Markdown --------------------------------------------------------------------------------- */
+
+static void mnum(FILE *f, const char *fmt, double v)
+{
+    if (isfinite(v))
+        fprintf(f, fmt, v);
+    else
+        fputs(isinf(v) ? (v > 0 ? "inf" : "-inf") : "n/a", f);
+}
+
+static void md_body(FILE *f, const mr_report *r)
+{
+    fprintf(f, "# mrirecon reconstruction report\n\n");
+    fprintf(f, "Input: `%s`  \n", r->input);
+    fprintf(f, "Scan: matrix %lld x %lld x %lld, %lld samples, %lld coil(s), trajectory `%s`, phantom `%s`",
+            (long long)r->matrix[0], (long long)r->matrix[1], (long long)r->matrix[2], (long long)r->nsamples,
+            (long long)r->ncoils, r->traj_kind[0] ? r->traj_kind : "unknown", r->phantom[0] ? r->phantom : "none");
+    if (r->noise_sigma >= 0)
+        fprintf(f, ", noise sigma %.4g", r->noise_sigma);
+    fprintf(f, "  \nTruth images: %s%s%s\n", r->has_truth[0] ? "/truth/image " : "",
+            r->has_truth[1] ? "/truth/bandlimited" : "", (r->has_truth[0] || r->has_truth[1]) ? "" : "none");
+    if (r->ncoils > 1)
+        fprintf(f, "\nThe %lld coils were reconstructed one by one and combined by root-sum-of-squares; the CG "
+                   "residual is the combined sqrt(sum_c ||r_c||^2 / sum_c ||r_c,0||^2).\n",
+                (long long)r->ncoils);
+    if (r->samples_outside)
+        fprintf(f, "\n**Warning:** %lld samples lie outside the Nyquist box [-N/2, N/2].\n",
+                (long long)r->samples_outside);
+
+    fprintf(f, "\n## Results\n\n| method | truth | MSE | PSNR (dB) | SNR (dB) | error (%%) | seconds |\n"
+               "|---|---|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < r->nmethods; i++) {
+        const mr_report_method *m = &r->m[i];
+        int rows = 0;
+        for (int k = 0; k < MR_TRUTH_COUNT; k++) {
+            if (!m->have_metrics[k])
+                continue;
+            const mr_metrics *x = &m->metrics[k];
+            fprintf(f, "| %s | %s | ", m->method, mr_truth_name((mr_truth_kind)k));
+            mnum(f, "%.4g", x->mse);
+            fputs(" | ", f);
+            mnum(f, "%.2f", x->psnr_db);
+            fputs(" | ", f);
+            mnum(f, "%.2f", x->snr_db);
+            fputs(" | ", f);
+            mnum(f, "%.2f", x->percent_error);
+            fprintf(f, " | %.3f |\n", m->seconds);
+            rows++;
+        }
+        if (!rows)
+            fprintf(f, "| %s | (none) | | | | | %.3f |\n", m->method, m->seconds);
+    }
+    fprintf(f, "\nMetrics are on magnitude images without rescaling: PSNR = 20 log10(max I0 / sqrt(MSE)), "
+               "SNR = 20 log10(RMS(I0) / sqrt(MSE)), error = 100 RMS(I - I0) / RMS(I0). `seconds` is the method's "
+               "own time (CG: operator setup + F^H d + solve; gridding: DCF + gridding).\n");
+
+    for (int i = 0; i < r->nmethods; i++) {
+        const mr_report_method *m = &r->m[i];
+        if (!m->rel_resid)
+            continue;
+        fprintf(f, "\n## CG convergence\n\n%d iterations (stopped by %s), final relative residual "
+                   "||r_k||/||r_0|| = %.3e.",
+                m->iterations, m->stop ? m->stop : "?", m->final_rel_resid);
+        if (m->psnr)
+            fprintf(f, " PSNR per iteration is against the %s truth.", mr_truth_name(m->psnr_truth));
+        fprintf(f, " See convergence.png.\n\n| iteration | relative residual |%s\n|---:|---:|%s\n",
+                m->psnr ? " PSNR (dB) |" : "", m->psnr ? "---:|" : "");
+        int step = m->iterations > 10 ? m->iterations / 10 : 1;
+        for (int k = 0; k <= m->iterations; k += step) {
+            fprintf(f, "| %d | %.3e |", k, m->rel_resid[k]);
+            if (m->psnr) {
+                fputc(' ', f);
+                mnum(f, "%.2f", m->psnr[k]);
+                fputs(" |", f);
+            }
+            fputc('\n', f);
+            if (k != m->iterations && k + step > m->iterations)
+                k = m->iterations - step; /* always end on the last iteration */
+        }
+    }
+
+    fprintf(f, "\n## Stage times (seconds)\n\n| read | operator setup | of which Q | F^H d | solve | DCF | gridding | "
+               "write | total |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+               "| %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
+            r->t_read, r->t_op_create, r->t_q, r->t_fhd, r->t_solve, r->t_dcf, r->t_gridding, r->t_write, r->t_total);
+    fprintf(f, "\nPeak memory (ru_maxrss): %.1f MiB. `write` covers the images and pictures; the report files "
+               "are written after it.\n",
+            r->peak_rss_kib / 1024.0);
+
+    fprintf(f, "\n## Settings\n\n| setting | value |\n|---|---|\n");
+    fprintf(f, "| method | %s |\n| iters | %d |\n| tol | %g |\n| lambda | %g |\n| reg | %s |\n| basis | %s |\n",
+            r->method, r->iters, r->tol, r->lambda, r->reg, r->basis);
+    fprintf(f, "| device | %s |\n| backend | %s |\n| threads | %d |\n| dcf | %s |\n| oversample | %g |\n"
+               "| kernel width | %d |\n",
+            r->device, r->backend, r->threads, r->dcf, r->oversample, r->kernel_width);
+    if (isfinite(r->normal_diag))
+        fprintf(f, "| diag(F^H F) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
+                r->lambda / r->normal_diag);
+
+    fprintf(f, "\n## Pictures\n\nMagnitude PNGs (image_<method>.png%s) map the window [0, %.4g] (%s) to "
+               "black..white, clipped.",
+            r->nmethods > 1 ? ", compare.png" : "", r->window_hi, r->window_from);
+    if (r->nmethods > 1)
+        fprintf(f, " compare.png: top row truth | methods, bottom row error maps |I - I0| against the %s truth, "
+                   "multiplied by a gain of x%g, same window.",
+                mr_truth_name(r->compare_truth), r->error_gain);
+    fputc('\n', f);
+}
+
+/* Write one report file atomically: temporary name, body, rename. */
+static mr_status write_atomic(const char *path, const mr_report *r, void (*body)(FILE *, const mr_report *))
+{
+    char tmp[4200];
+    FILE *f;
+    mr_status st = mr_open_tmp(path, tmp, sizeof tmp, &f);
+    if (st != MR_OK)
+        return st;
+    body(f, r);
+    return mr_close_commit(f, tmp, path);
+}
+
+mr_status mr_report_write_json(const char *path, const mr_report *r) { return write_atomic(path, r, json_body); }
+mr_status mr_report_write_md(const char *path, const mr_report *r) { return write_atomic(path, r, md_body); }
+mr_status mr_report_write_csv(const char *path, const mr_report *r) { return write_atomic(path, r, csv_body); }

@@ -1,0 +1,74 @@
+/* The reconstruction report: everything `mrirecon recon` measured, gathered in one struct by
+ * recon/pipeline.c and written as report.json, report.md and metrics.csv (each atomically).
+ *
+ * Ownership: a mr_report is filled by the pipeline; the history arrays it points to are owned by
+ * the pipeline and valid while the report is (the on_report callback of mr_recon_opts borrows it
+ * for the duration of the call). */
+#ifndef MR_REPORT_H
+#define MR_REPORT_H
+
+#include <stdint.h>
+
+#include "../io/status.h"
+#include "../solver/metrics.h"
+
+#define MR_REPORT_MAX_METHODS 3
+
+/* The truths a scan may carry: /truth/image (voxel-averaged) and /truth/bandlimited. */
+typedef enum { MR_TRUTH_IMAGE = 0, MR_TRUTH_BANDLIMITED = 1, MR_TRUTH_COUNT = 2 } mr_truth_kind;
+const char *mr_truth_name(mr_truth_kind t); /* "image", "bandlimited" */
+
+typedef struct {
+    char method[32];        /* "cg", "gridding-kb", "gridding-bilinear" */
+    double seconds;         /* the method's own time: CG = operator setup (Q, plans) + F^H d + solve;
+                               gridding = DCF + gridding setup and apply */
+    int iterations;         /* CG iterations run; 0 for gridding */
+    const char *stop;       /* CG stop reason; NULL for gridding */
+    double final_rel_resid; /* CG ||r_k|| / ||r_0||; NAN for gridding */
+    const double *rel_resid; /* CG history [iterations + 1]; NULL for gridding */
+    const double *psnr;      /* CG PSNR per iteration [iterations + 1] against psnr_truth; or NULL */
+    mr_truth_kind psnr_truth;
+    double t_solve;    /* CG, without the PSNR monitor */
+    double t_monitor;  /* CG: time in the per-iteration PSNR monitor */
+    double t_gridding; /* gridding: create + apply */
+    int have_metrics[MR_TRUTH_COUNT];
+    mr_metrics metrics[MR_TRUTH_COUNT];
+} mr_report_method;
+
+typedef struct mr_report {
+    const char *input; /* the scan file as given */
+    int64_t matrix[3];
+    int64_t nsamples, ncoils;
+    char traj_kind[64], phantom[64];
+    double noise_sigma;          /* < 0 unknown */
+    int64_t samples_outside;     /* samples outside the Nyquist box [-N/2, N/2] (warned) */
+    int has_truth[MR_TRUTH_COUNT];
+
+    /* settings used */
+    const char *method, *reg, *basis, *device, *dcf;
+    int iters, threads, kernel_width;
+    double tol, lambda, oversample;
+    char backend[128]; /* mr_op_get_info (CG), or "cpu" when only gridding ran */
+    double normal_diag; /* the centre diagonal element of F^H F (scale for lambda); NAN if not computed */
+
+    /* per-stage wall times in seconds (0 when the stage did not run) */
+    double t_read, t_op_create, t_q, t_plan, t_fhd, t_solve, t_dcf, t_gridding, t_write, t_total;
+    long peak_rss_kib; /* getrusage ru_maxrss at the end of the run */
+
+    /* pictures */
+    double window_hi;          /* magnitude PNGs and compare.png map [0, window_hi] to black..white */
+    const char *window_from;   /* "truth image", "bandlimited truth" or "each image's maximum" */
+    double error_gain;         /* compare.png error maps are |I - I0| x gain */
+    mr_truth_kind compare_truth;
+
+    int nmethods;
+    mr_report_method m[MR_REPORT_MAX_METHODS];
+} mr_report;
+
+mr_status mr_report_write_json(const char *path, const mr_report *r);
+mr_status mr_report_write_md(const char *path, const mr_report *r);
+/* header exactly: method,truth,mse,psnr_db,snr_db,percent_error,seconds; one row per (method,
+ * truth), or one row per method with empty metric fields when the scan has no truth. */
+mr_status mr_report_write_csv(const char *path, const mr_report *r);
+
+#endif

@@ -1,0 +1,162 @@
+#include "cg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../io/log.h"
+
+void mr_cg_opts_default(mr_cg_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->iters = 60;
+}
+
+const char *mr_cg_stop_name(mr_cg_stop stop)
+{
+    switch (stop) {
+    case MR_CG_STOP_ITERS:
+        return "iterations";
+    case MR_CG_STOP_TOL:
+        return "tolerance";
+    case MR_CG_STOP_BREAKDOWN:
+        return "breakdown";
+    case MR_CG_STOP_ZERO_RHS:
+        return "zero right-hand side";
+    }
+    return "unknown";
+}
+
+void mr_cg_result_free(mr_cg_result *res)
+{
+    if (!res)
+        return;
+    free(res->rel_resid);
+    free(res->metric);
+    res->rel_resid = NULL;
+    res->metric = NULL;
+}
+
+static double run_metric(const mr_cg_opts *o, const float *x, mr_cg_result *res)
+{
+    double t0 = mr_now();
+    double v = o->metric(o->metric_ctx, x);
+    res->metric_seconds += mr_now() - t0;
+    return v;
+}
+
+/* q = (A + lambda R^H R) p, using t as scratch for R^H R p. */
+static mr_status apply_system(const mr_vecops *ops, int64_t n, const mr_cg_opts *o, const float *p, float *q,
+                              float *t)
+{
+    mr_status st = o->normal(o->normal_ctx, p, q);
+    if (st != MR_OK)
+        return st;
+    if (o->lambda > 0) {
+        if (o->reg) {
+            st = o->reg(o->reg_ctx, p, t);
+            if (st != MR_OK)
+                return st;
+            ops->axpy(ops->ctx, n, q, o->lambda, t);
+        } else {
+            ops->axpy(ops->ctx, n, q, o->lambda, p);
+        }
+    }
+    return MR_OK;
+}
+
+mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x, const mr_cg_opts *o,
+                      mr_cg_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (!o->normal)
+        return mr_error(MR_EINVAL, "cg: no normal operator given");
+    if (o->iters < 1)
+        return mr_error(MR_EINVAL, "cg: iterations = %d, expected >= 1", o->iters);
+    if (!(o->lambda >= 0) || !isfinite(o->lambda))
+        return mr_error(MR_EINVAL, "cg: lambda = %g, expected a finite number >= 0", o->lambda);
+    if (!(o->tol >= 0) || !isfinite(o->tol))
+        return mr_error(MR_EINVAL, "cg: tolerance = %g, expected a finite number >= 0", o->tol);
+    if (n < 1)
+        return mr_error(MR_EINVAL, "cg: vector length %lld, expected >= 1", (long long)n);
+
+    mr_status st = MR_OK;
+    float *r = ops->alloc(ops->ctx, n), *p = ops->alloc(ops->ctx, n), *q = ops->alloc(ops->ctx, n);
+    float *t = (o->lambda > 0 && o->reg) ? ops->alloc(ops->ctx, n) : NULL;
+    res->rel_resid = calloc((size_t)o->iters + 1, sizeof(double));
+    res->metric = o->metric ? calloc((size_t)o->iters + 1, sizeof(double)) : NULL;
+    if (!r || !p || !q || (o->lambda > 0 && o->reg && !t) || !res->rel_resid || (o->metric && !res->metric)) {
+        st = mr_error(MR_ENOMEM, "cg: out of memory for %lld-element work vectors", (long long)n);
+        goto fail;
+    }
+
+    ops->zero(ops->ctx, n, x);
+    ops->copy(ops->ctx, n, r, b); /* r_0 = b - A 0 */
+    ops->copy(ops->ctx, n, p, r);
+    double rr = ops->norm(ops->ctx, n, r);
+    res->r0_norm = rr;
+    rr *= rr;
+    res->rel_resid[0] = 1.0;
+    if (o->metric)
+        res->metric[0] = run_metric(o, x, res);
+    if (!(res->r0_norm > 0)) {
+        if (!isfinite(res->r0_norm)) {
+            st = mr_error(MR_EINVAL, "cg: the right-hand side contains NaN or infinite values");
+            goto fail;
+        }
+        res->rel_resid[0] = 0;
+        res->stop = MR_CG_STOP_ZERO_RHS;
+        goto done;
+    }
+
+    res->stop = MR_CG_STOP_ITERS;
+    for (int k = 1; k <= o->iters; k++) {
+        st = apply_system(ops, n, o, p, q, t);
+        if (st != MR_OK)
+            goto fail;
+        double pq[2];
+        ops->dot(ops->ctx, n, p, q, pq);
+        if (!(pq[0] > 0)) { /* p^H (A + lambda R^H R) p must be > 0 for a positive definite system */
+            if (!isfinite(pq[0])) {
+                st = mr_error(MR_EINTERNAL, "cg: the normal operator returned NaN or infinite values at iteration %d",
+                              k);
+                goto fail;
+            }
+            mr_log(MR_LOG_DEBUG, "cg: stopping at iteration %d: p^H A p = %g", k, pq[0]);
+            res->stop = MR_CG_STOP_BREAKDOWN;
+            break;
+        }
+        double alpha = rr / pq[0];
+        ops->axpy(ops->ctx, n, x, alpha, p);
+        ops->axpy(ops->ctx, n, r, -alpha, q);
+        double rnorm = ops->norm(ops->ctx, n, r);
+        double rr_new = rnorm * rnorm;
+        res->iterations = k;
+        res->rel_resid[k] = rnorm / res->r0_norm;
+        double m = NAN;
+        if (o->metric)
+            m = res->metric[k] = run_metric(o, x, res);
+        if (o->progress)
+            o->progress(o->progress_ctx, k, res->rel_resid[k], m);
+        if ((o->tol > 0 && res->rel_resid[k] <= o->tol) || rr_new == 0) { /* rr_new = 0: exact solution */
+            res->stop = MR_CG_STOP_TOL;
+            break;
+        }
+        ops->xpay(ops->ctx, n, p, rr_new / rr, r); /* p = r + beta p */
+        rr = rr_new;
+    }
+done:
+    res->final_rel_resid = res->rel_resid[res->iterations];
+    ops->release(ops->ctx, r);
+    ops->release(ops->ctx, p);
+    ops->release(ops->ctx, q);
+    ops->release(ops->ctx, t);
+    return MR_OK;
+fail:
+    ops->release(ops->ctx, r);
+    ops->release(ops->ctx, p);
+    ops->release(ops->ctx, q);
+    ops->release(ops->ctx, t);
+    mr_cg_result_free(res);
+    return st;
+}

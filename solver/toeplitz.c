@@ -1,0 +1,336 @@
+/* Toeplitz-embedded normal operator (see toeplitz.h for the maths).
+ *
+ * The 2N-grid FFTs are done as 1D passes over groups of gb adjacent lines that are gathered into
+ * a small per-thread buffer (L1/L2 resident), transformed by one FFTW plan (FFTW_ESTIMATE,
+ * single-threaded, executed with fftwf_execute_dft on each thread's buffer) and scattered back.
+ * Pruning: the padded input is zero beyond N_a along each axis and only the first N_a outputs are
+ * kept, so
+ *   x forward   on the Ny*Nz rows that hold data (zero padding written into the buffer),
+ *   y forward   on the Nz planes that hold data,
+ *   z forward, multiply by H, z inverse    fused per line group (3D; in 2D: y forward, H, y inverse),
+ *   y inverse   on the Nz planes that are kept, writing only the first Ny outputs,
+ *   x inverse   on the Ny*Nz kept rows, writing only the first Nx outputs.
+ * Every line is transformed by the same code whatever thread takes it: results do not depend on
+ * the thread count. OpenMP runs the line groups; FFTW's own threads are not used (one thread pool). */
+#include "toeplitz.h"
+
+#include <fftw3.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* lines per group: buffer [P][gb] complex, line index fastest. Measured here: 8 suits the 2D
+ * passes (256-point lines, small planes), 32 the 3D ones (fewer, larger strided gathers). */
+#define TP_B_2D 8
+#define TP_B_3D 32
+/* Below this many points on the 2N grid one application takes a fraction of a millisecond on one
+ * thread (0.3 ms for 256 x 256); splitting it adds three barriers, which cost far more than they save
+ * when the cores are shared (measured here: 15 ms per application with 2 threads next to another busy
+ * process, 0.3-0.5 ms with 1). */
+#define TP_SERIAL_POINTS (1 << 18)
+
+struct mr_toeplitz {
+    int64_t n[3]; /* Nx, Ny, Nz */
+    int64_t p[3]; /* 2N_a, or 1 where N_a = 1 */
+    int threads;       /* OpenMP threads of the applications (1 on small grids, see TP_SERIAL_POINTS) */
+    int gb;             /* lines per group */
+    fftwf_complex *w1;  /* [Nz][Ny][Px]: after the x pass; after the inverse y pass */
+    fftwf_complex *w2;  /* [Nz][Py][Px] (3D only): after the y pass, then the inverse z pass */
+    fftwf_complex *buf; /* per thread [pmax][gb] */
+    size_t buf_stride;  /* complex elements per thread buffer */
+    float *h;           /* [Pz][Py][Px] real spectrum of c, scaled by 1/(Px Py Pz) */
+    fftwf_plan fx, bx, fy, by, fz, bz;
+};
+
+/* FFTW's planner (and its global nthreads setting) is not thread-safe: every planner call in
+ * mrirecon runs inside the named critical section mr_fftw_planner (OpenMP critical names are global
+ * to the program; solver/gridding.c uses the same one). fftwf_init_threads runs once, inside it. */
+static int fftw_threads_ready; /* guarded by mr_fftw_planner */
+
+static void fftw_planner_prepare(void)
+{
+    if (!fftw_threads_ready) {
+        fftwf_init_threads();
+        fftw_threads_ready = 1;
+    }
+    fftwf_plan_with_nthreads(1); /* our plans are single-threaded; OpenMP splits the lines */
+}
+
+static void destroy_plan(fftwf_plan p)
+{
+    if (!p)
+        return;
+#pragma omp critical(mr_fftw_planner)
+    fftwf_destroy_plan(p);
+}
+
+/* gb transforms of length len: rows of the buffer when contiguous (x pass: [gb][len]),
+ * columns otherwise ([len][gb]). In place. */
+static fftwf_plan plan_group(int64_t len, int gb, int contiguous, fftwf_complex *buf, int sign)
+{
+    fftwf_iodim d, h;
+    d.n = (int)len;
+    d.is = d.os = contiguous ? 1 : gb;
+    h.n = gb;
+    h.is = h.os = contiguous ? (int)len : 1;
+    fftwf_plan p;
+#pragma omp critical(mr_fftw_planner)
+    {
+        fftw_planner_prepare();
+        p = fftwf_plan_guru_dft(1, &d, 1, &h, buf, buf, sign, FFTW_ESTIMATE);
+    }
+    return p;
+}
+
+void mr_toeplitz_destroy(mr_toeplitz *t)
+{
+    if (!t)
+        return;
+    fftwf_plan plans[6] = {t->fx, t->bx, t->fy, t->by, t->fz, t->bz};
+    for (int i = 0; i < 6; i++)
+        destroy_plan(plans[i]);
+    fftwf_free(t->w1);
+    fftwf_free(t->w2);
+    fftwf_free(t->buf);
+    fftwf_free(t->h);
+    free(t);
+}
+
+/* h = Re FFT(c) / (Px Py Pz), c = Q arranged circulantly. */
+static mr_status build_spectrum(mr_toeplitz *t, const float *q)
+{
+    const int64_t px = t->p[0], py = t->p[1], pz = t->p[2];
+    const int64_t ptot = px * py * pz;
+    fftwf_complex *c = fftwf_alloc_complex((size_t)ptot);
+    if (!c)
+        return mr_error(MR_ENOMEM, "toeplitz: out of memory for the %lldx%lldx%lld kernel", (long long)px,
+                        (long long)py, (long long)pz);
+    for (int64_t jz = 0; jz < pz; jz++)
+        for (int64_t jy = 0; jy < py; jy++)
+            for (int64_t jx = 0; jx < px; jx++) {
+                const int64_t j[3] = {jx, jy, jz};
+                int64_t src[3];
+                int unused = 0;
+                for (int a = 0; a < 3; a++) {
+                    if (t->p[a] == 1) { /* the Q grid has n = 1 on this axis too */
+                        src[a] = 0;
+                        continue;
+                    }
+                    /* Q grid index i sits at offset i - N: offset j (j < N) or j - 2N (j > N) */
+                    unused |= j[a] == t->n[a];
+                    src[a] = (j[a] + t->n[a]) % t->p[a];
+                }
+                const float *s = q + 2 * ((src[2] * py + src[1]) * px + src[0]);
+                fftwf_complex *dst = &c[(jz * py + jy) * px + jx];
+                (*dst)[0] = unused ? 0.0f : s[0];
+                (*dst)[1] = unused ? 0.0f : s[1];
+            }
+    /* single-threaded on purpose: the same plan, hence the same H bits, for any thread count */
+    const int dims[3] = {(int)pz, (int)py, (int)px};
+    fftwf_plan full;
+#pragma omp critical(mr_fftw_planner)
+    {
+        fftw_planner_prepare();
+        full = fftwf_plan_dft(3, dims, c, c, FFTW_FORWARD, FFTW_ESTIMATE);
+    }
+    if (!full) {
+        fftwf_free(c);
+        return mr_error(MR_EFFT, "toeplitz: FFTW could not plan the %lldx%lldx%lld kernel transform", (long long)px,
+                        (long long)py, (long long)pz);
+    }
+    fftwf_execute(full);
+    destroy_plan(full);
+    /* c is Hermitian (c[-j] = conj c[j]; the unpaired offsets -N_a are 0), so its spectrum is real */
+    const float scale = (float)(1.0 / (double)ptot);
+    for (int64_t i = 0; i < ptot; i++)
+        t->h[i] = c[i][0] * scale;
+    fftwf_free(c);
+    return MR_OK;
+}
+
+mr_status mr_toeplitz_create(mr_toeplitz **out, const int64_t matrix[3], const float *q, int threads)
+{
+    if (!out)
+        return mr_error(MR_EINVAL, "toeplitz: no output pointer");
+    *out = NULL;
+    if (!q)
+        return mr_error(MR_EINVAL, "toeplitz: no Q array");
+    for (int a = 0; a < 3; a++)
+        if (matrix[a] < 1 || matrix[a] > (1 << 14))
+            return mr_error(MR_EINVAL, "toeplitz: matrix[%d] = %lld is out of range", a, (long long)matrix[a]);
+    mr_toeplitz *t = calloc(1, sizeof *t);
+    if (!t)
+        return mr_error(MR_ENOMEM, "toeplitz: out of memory");
+    t->threads = threads > 0 ? threads : omp_get_max_threads();
+    int64_t pmax = 1;
+    for (int a = 0; a < 3; a++) {
+        t->n[a] = matrix[a];
+        t->p[a] = matrix[a] > 1 ? 2 * matrix[a] : 1;
+        pmax = t->p[a] > pmax ? t->p[a] : pmax;
+    }
+    const int64_t ny = t->n[1], nz = t->n[2], px = t->p[0], py = t->p[1], pz = t->p[2];
+    t->gb = pz > 1 ? TP_B_3D : TP_B_2D;
+    if (px * py * pz < TP_SERIAL_POINTS)
+        t->threads = 1;
+    t->buf_stride = (size_t)(pmax * t->gb + 8); /* + 64 bytes: every thread's buffer equally aligned */
+    t->w1 = fftwf_alloc_complex((size_t)(nz * ny * px));
+    t->buf = fftwf_alloc_complex(t->buf_stride * (size_t)t->threads);
+    t->h = fftwf_alloc_real((size_t)(px * py * pz));
+    if (pz > 1)
+        t->w2 = fftwf_alloc_complex((size_t)(nz * py * px));
+    if (!t->w1 || !t->buf || !t->h || (pz > 1 && !t->w2)) {
+        mr_toeplitz_destroy(t);
+        return mr_error(MR_ENOMEM, "toeplitz: out of memory for the %lldx%lldx%lld grid", (long long)px,
+                        (long long)py, (long long)pz);
+    }
+    memset(t->buf, 0, t->buf_stride * (size_t)t->threads * sizeof(fftwf_complex));
+    mr_status st = build_spectrum(t, q);
+    if (st != MR_OK) {
+        mr_toeplitz_destroy(t);
+        return st;
+    }
+    t->fx = plan_group(px, t->gb, 1, t->buf, FFTW_FORWARD);
+    t->bx = plan_group(px, t->gb, 1, t->buf, FFTW_BACKWARD);
+    t->fy = plan_group(py, t->gb, 0, t->buf, FFTW_FORWARD);
+    t->by = plan_group(py, t->gb, 0, t->buf, FFTW_BACKWARD);
+    if (pz > 1) {
+        t->fz = plan_group(pz, t->gb, 0, t->buf, FFTW_FORWARD);
+        t->bz = plan_group(pz, t->gb, 0, t->buf, FFTW_BACKWARD);
+    }
+    if (!t->fx || !t->bx || !t->fy || !t->by || (pz > 1 && (!t->fz || !t->bz))) {
+        mr_toeplitz_destroy(t);
+        return mr_error(MR_EFFT, "toeplitz: FFTW could not plan the %lldx%lldx%lld line transforms", (long long)px,
+                        (long long)py, (long long)pz);
+    }
+    *out = t;
+    return MR_OK;
+}
+
+/* Gather lines l0..l0+nb-1 (adjacent in memory, `stride` apart along the transform axis) into
+ * buf[j][b] for j < nin, zeros for nin <= j < len (and for b >= nb). */
+static void gather(fftwf_complex *restrict buf, const fftwf_complex *restrict src, int64_t stride, int64_t nin,
+                   int64_t len, int64_t nb, int64_t gb)
+{
+    if (nb == gb) { /* the common case: plain loops rather than many small memcpy calls */
+        for (int64_t j = 0; j < nin; j++)
+            for (int64_t b = 0; b < gb; b++) {
+                buf[j * gb + b][0] = src[j * stride + b][0];
+                buf[j * gb + b][1] = src[j * stride + b][1];
+            }
+    } else {
+        memset(buf, 0, (size_t)(nin * gb) * sizeof(fftwf_complex));
+        for (int64_t j = 0; j < nin; j++)
+            memcpy(buf + j * gb, src + j * stride, (size_t)nb * sizeof(fftwf_complex));
+    }
+    memset(buf + nin * gb, 0, (size_t)((len - nin) * gb) * sizeof(fftwf_complex));
+}
+
+/* The first nout entries of lines 0..nb-1 of buf back to dst. */
+static void scatter(fftwf_complex *restrict dst, const fftwf_complex *restrict buf, int64_t stride, int64_t nout,
+                    int64_t nb, int64_t gb)
+{
+    if (nb == gb) {
+        for (int64_t j = 0; j < nout; j++)
+            for (int64_t b = 0; b < gb; b++) {
+                dst[j * stride + b][0] = buf[j * gb + b][0];
+                dst[j * stride + b][1] = buf[j * gb + b][1];
+            }
+        return;
+    }
+    for (int64_t j = 0; j < nout; j++)
+        memcpy(dst + j * stride, buf + j * gb, (size_t)nb * sizeof(fftwf_complex));
+}
+
+/* buf[j][b] *= h[j * stride + b]: the spectrum of the lines in the buffer. */
+static void multiply(fftwf_complex *restrict buf, const float *restrict h, int64_t stride, int64_t len, int64_t nb,
+                     int64_t gb)
+{
+    for (int64_t j = 0; j < len; j++) {
+        const float *hj = h + j * stride;
+        fftwf_complex *bj = buf + j * gb;
+        for (int64_t b = 0; b < nb; b++) {
+            bj[b][0] *= hj[b];
+            bj[b][1] *= hj[b];
+        }
+    }
+}
+
+mr_status mr_toeplitz_apply(mr_toeplitz *t, const float *x, float *y)
+{
+    if (!t || !x || !y)
+        return mr_error(MR_EINVAL, "toeplitz: null argument");
+    const int64_t nx = t->n[0], ny = t->n[1], nz = t->n[2];
+    const int64_t px = t->p[0], py = t->p[1], pz = t->p[2], plane = px * py;
+    const int64_t nrows = ny * nz;
+    const int64_t gb = t->gb;
+    const int64_t rgroups = (nrows + gb - 1) / gb;
+    const int64_t cgroups = (px + gb - 1) / gb; /* column groups per plane */
+    const int64_t lgroups = (plane + gb - 1) / gb;
+    const fftwf_complex *xc = (const fftwf_complex *)x;
+    fftwf_complex *yc = (fftwf_complex *)y;
+    fftwf_complex *w1 = t->w1, *w2 = t->w2;
+#pragma omp parallel num_threads(t->threads)
+    {
+        fftwf_complex *buf = t->buf + (size_t)omp_get_thread_num() * t->buf_stride;
+        /* x forward: rows of x, zero padded, into w1 */
+#pragma omp for schedule(static)
+        for (int64_t g = 0; g < rgroups; g++) {
+            const int64_t r0 = g * gb, nb = nrows - r0 < gb ? nrows - r0 : gb;
+            for (int64_t b = 0; b < gb; b++) {
+                fftwf_complex *row = buf + b * px;
+                const int64_t len = b < nb ? nx : 0;
+                if (len)
+                    memcpy(row, xc + (r0 + b) * nx, (size_t)nx * sizeof(fftwf_complex));
+                memset(row + len, 0, (size_t)(px - len) * sizeof(fftwf_complex));
+            }
+            fftwf_execute_dft(t->fx, buf, buf);
+            memcpy(w1 + r0 * px, buf, (size_t)(nb * px) * sizeof(fftwf_complex));
+        }
+        /* y forward on the Nz data planes; in 2D fused with H and the inverse y pass */
+#pragma omp for schedule(static)
+        for (int64_t g = 0; g < nz * cgroups; g++) {
+            const int64_t iz = g / cgroups, x0 = (g % cgroups) * gb;
+            const int64_t nb = px - x0 < gb ? px - x0 : gb;
+            gather(buf, w1 + iz * ny * px + x0, px, ny, py, nb, gb);
+            fftwf_execute_dft(t->fy, buf, buf);
+            if (pz == 1) {
+                multiply(buf, t->h + x0, px, py, nb, gb);
+                fftwf_execute_dft(t->by, buf, buf);
+                scatter(w1 + x0, buf, px, ny, nb, gb);
+            } else {
+                scatter(w2 + iz * plane + x0, buf, px, py, nb, gb);
+            }
+        }
+        if (pz > 1) {
+            /* z forward, H, z inverse: every (y, x) line, in place in w2's first Nz planes */
+#pragma omp for schedule(static)
+            for (int64_t g = 0; g < lgroups; g++) {
+                const int64_t l0 = g * gb, nb = plane - l0 < gb ? plane - l0 : gb;
+                gather(buf, w2 + l0, plane, nz, pz, nb, gb);
+                fftwf_execute_dft(t->fz, buf, buf);
+                multiply(buf, t->h + l0, plane, pz, nb, gb);
+                fftwf_execute_dft(t->bz, buf, buf);
+                scatter(w2 + l0, buf, plane, nz, nb, gb);
+            }
+            /* y inverse on the kept planes, first Ny outputs into w1 */
+#pragma omp for schedule(static)
+            for (int64_t g = 0; g < nz * cgroups; g++) {
+                const int64_t iz = g / cgroups, x0 = (g % cgroups) * gb;
+                const int64_t nb = px - x0 < gb ? px - x0 : gb;
+                gather(buf, w2 + iz * plane + x0, px, py, py, nb, gb);
+                fftwf_execute_dft(t->by, buf, buf);
+                scatter(w1 + iz * ny * px + x0, buf, px, ny, nb, gb);
+            }
+        }
+        /* x inverse on the kept rows, first Nx outputs into y */
+#pragma omp for schedule(static)
+        for (int64_t g = 0; g < rgroups; g++) {
+            const int64_t r0 = g * gb, nb = nrows - r0 < gb ? nrows - r0 : gb;
+            memcpy(buf, w1 + r0 * px, (size_t)(nb * px) * sizeof(fftwf_complex));
+            fftwf_execute_dft(t->bx, buf, buf);
+            for (int64_t b = 0; b < nb; b++)
+                memcpy(yc + (r0 + b) * nx, buf + b * px, (size_t)nx * sizeof(fftwf_complex));
+        }
+    }
+    return MR_OK;
+}

@@ -1,0 +1,115 @@
+/* Backend selection: an explicit GPU request without a usable GPU fails with MR_ENODEV and a
+ * message; AUTO falls back to the CPU; --device parsing. Where a GPU is usable, the GPU operator's
+ * adjoint and Toeplitz normal (Q and F^H d on the GPU) match the CPU operator's: relative L2 <= 1e-4. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+#include "solver/op.h"
+#include "test_op_random.h"
+#include "testutil.h"
+
+static double rel_l2(const float *a, const float *b, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        den += (double)b[i] * b[i];
+    }
+    return sqrt(num / den);
+}
+
+/* GPU operator against the CPU operator on a random 2D and 3D problem. */
+static void compare_gpu_cpu(uint64_t *rng, const int64_t matrix[3], int64_t m)
+{
+    const int64_t nv = matrix[0] * matrix[1] * matrix[2];
+    float *traj = test_random_traj(rng, matrix, m), *w = test_random_weights(rng, m);
+    float *y = test_random_normal(rng, 2 * m), *x = test_random_normal(rng, 2 * nv);
+    float *a_gpu = malloc((size_t)nv * 2 * sizeof(float)), *a_cpu = malloc((size_t)nv * 2 * sizeof(float));
+    mr_op_opts o;
+    mr_op_opts_default(&o);
+    mr_op *gpu = NULL, *cpu = NULL;
+    o.device = MR_DEVICE_GPU;
+    CHECK_OK(mr_op_create(&gpu, matrix, traj, m, w, &o));
+    o.device = MR_DEVICE_CPU;
+    CHECK_OK(mr_op_create(&cpu, matrix, traj, m, w, &o));
+    if (gpu && cpu) {
+        mr_op_info info;
+        mr_op_get_info(gpu, &info);
+        printf("gpu backend: %s\n", info.backend);
+        CHECK(strncmp(info.backend, "gpu:", 4) == 0);
+        CHECK_OK(mr_op_adjoint(gpu, y, a_gpu));
+        CHECK_OK(mr_op_adjoint(cpu, y, a_cpu));
+        CHECK_LE("GPU vs CPU operator: F^H W y, rel L2", rel_l2(a_gpu, a_cpu, 2 * nv), 1e-4);
+        CHECK_OK(mr_op_normal(gpu, x, a_gpu));
+        CHECK_OK(mr_op_normal(cpu, x, a_cpu));
+        CHECK_LE("GPU vs CPU operator: Toeplitz normal (Q on the GPU), rel L2", rel_l2(a_gpu, a_cpu, 2 * nv), 1e-4);
+    }
+    mr_op_destroy(gpu);
+    mr_op_destroy(cpu);
+    free(traj);
+    free(w);
+    free(y);
+    free(x);
+    free(a_gpu);
+    free(a_cpu);
+}
+
+int main(void)
+{
+    mr_op_opts o;
+    mr_op_opts_default(&o);
+    CHECK(o.device == MR_DEVICE_AUTO && o.basis == MR_BASIS_BOX && o.fast_normal == 1 && o.gpu_index == -1);
+    CHECK_OK(mr_op_parse_device("cpu", &o));
+    CHECK(o.device == MR_DEVICE_CPU);
+    CHECK_OK(mr_op_parse_device("gpu:3", &o));
+    CHECK(o.device == MR_DEVICE_GPU && o.gpu_index == 3);
+    CHECK_OK(mr_op_parse_device("gpu", &o));
+    CHECK(o.device == MR_DEVICE_GPU && o.gpu_index == -1);
+    CHECK_OK(mr_op_parse_device("auto", &o));
+    CHECK(o.device == MR_DEVICE_AUTO);
+    const char *bad[] = {"", "GPU", "gpu:", "gpu:-1", "gpu:1x", "cuda", "gpu:99999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(mr_op_parse_device(bad[i], &o) == MR_EINVAL);
+        CHECK(strstr(mr_last_error(), "--device") != NULL);
+    }
+
+    const int64_t matrix[3] = {8, 8, 1};
+    const float traj[6] = {0.5f, -1.0f, 0.0f, 2.0f, 3.5f, 0.0f};
+    const int count = mr_gpu_count();
+    printf("usable GPUs: %d\n", count);
+    mr_op *op = NULL;
+    mr_op_opts_default(&o);
+    o.device = MR_DEVICE_GPU;
+    o.gpu_index = count; /* one past the last: never usable */
+    CHECK(mr_op_create(&op, matrix, traj, 2, NULL, &o) == MR_ENODEV);
+    CHECK(op == NULL);
+    CHECK(strstr(mr_last_error(), "gpu") != NULL);
+    printf("message: %s\n", mr_last_error());
+    if (count == 0) {
+        o.gpu_index = -1;
+        CHECK(mr_op_create(&op, matrix, traj, 2, NULL, &o) == MR_ENODEV);
+        CHECK(strlen(mr_last_error()) > 10);
+        printf("message: %s\n", mr_last_error());
+        o.device = MR_DEVICE_AUTO;
+        CHECK_OK(mr_op_create(&op, matrix, traj, 2, NULL, &o));
+        mr_op_info info;
+        mr_op_get_info(op, &info);
+        printf("auto backend: %s\n", info.backend);
+        CHECK(strncmp(info.backend, "cpu (", 5) == 0);
+        mr_op_destroy(op);
+    }
+    if (count > 0) {
+        uint64_t rng = test_seed();
+        const int64_t m2[3] = {48, 40, 1}, m3[3] = {16, 12, 10};
+        compare_gpu_cpu(&rng, m2, 3001);
+        compare_gpu_cpu(&rng, m3, 2001);
+    }
+    o.device = MR_DEVICE_CPU;
+    CHECK(mr_op_create(&op, matrix, traj, 0, NULL, &o) == MR_EINVAL);
+    const float bad_w[2] = {1.0f, -2.0f};
+    CHECK(mr_op_create(&op, matrix, traj, 2, bad_w, &o) == MR_EINVAL);
+    CHECK(strstr(mr_last_error(), "weight 1") != NULL);
+    return test_finish("test_op_device");
+}
