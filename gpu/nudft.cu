@@ -264,6 +264,9 @@ static const mr_kentry mr_kernels[] = {
     MR_KENTRY(256, 256, 2, 4, 0, MR_GPU_MODE_SFU),
     MR_KENTRY(256, 256, 2, 8, 0, MR_GPU_MODE_SFU),
     MR_KENTRY(256, 512, 2, 4, 0, MR_GPU_MODE_SFU),
+    MR_KENTRY(1024, 512, 2, 4, 0, MR_GPU_MODE_SFU_FIXED),
+    MR_KENTRY(1024, 512, 4, 4, 0, MR_GPU_MODE_SFU_FIXED),
+    MR_KENTRY(1024, 256, 2, 4, 0, MR_GPU_MODE_SFU_FIXED),
     MR_KENTRY(256, 512, 2, 8, 0, MR_GPU_MODE_SFU),
     /* the first voxel by sincos, the others by complex rotation */
     MR_KENTRY(128, 256, 1, 16, 1, MR_GPU_MODE_SFU_FIXED),
@@ -288,10 +291,10 @@ static const mr_kentry mr_kernels[] = {
 #define MR_NKERNELS ((int)(sizeof mr_kernels / sizeof mr_kernels[0]))
 
 /* The tuned rungs: [real] best of the sweep (docs/BENCHMARKS.md). */
-static const mr_gpu_config mr_tuned[2] = {{256, 512, 2, 4, 0, MR_GPU_MODE_SFU_FIXED},
-                                          {256, 512, 2, 4, 0, MR_GPU_MODE_SFU_FIXED}};
-static const mr_gpu_config mr_multivoxel[2] = {{256, 256, 1, 16, 1, MR_GPU_MODE_SFU_FIXED},
-                                               {256, 256, 1, 16, 1, MR_GPU_MODE_SFU_FIXED}};
+static const mr_gpu_config mr_tuned[2] = {{512, 512, 2, 4, 0, MR_GPU_MODE_SFU_FIXED},
+                                          {512, 512, 4, 4, 0, MR_GPU_MODE_SFU_FIXED}};
+static const mr_gpu_config mr_multivoxel[2] = {{256, 512, 2, 32, 1, MR_GPU_MODE_SFU_FIXED},
+                                               {256, 512, 2, 32, 1, MR_GPU_MODE_SFU_FIXED}};
 
 static const mr_kentry *mr_find_kernel(const mr_gpu_config *c)
 {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "../io/kspace.h"
+#include "../solver/fft.h"
 
 #define PI 3.14159265358979323846
 #define NSHAPES 10
@@ -270,7 +271,7 @@ mr_status mr_phantom_truth_bandlimited(mr_phantom_kind kind, const int64_t matri
     axis_bins(nz, bz);
     int dims[3] = {(int)nz, (int)ny, (int)nx};
     int rank = nz > 1 ? 3 : 2;
-    fftwf_plan plan = fftwf_plan_dft(rank, dims + (3 - rank), buf, buf, FFTW_BACKWARD, FFTW_ESTIMATE);
+    fftwf_plan plan = mr_fft_plan_dft(rank, dims + (3 - rank), buf, FFTW_BACKWARD, 1);
     if (!plan) {
         st = mr_error(MR_EFFT, "band-limited truth: FFTW could not plan a %lldx%lldx%lld transform", (long long)nx,
                       (long long)ny, (long long)nz);
@@ -302,7 +303,7 @@ mr_status mr_phantom_truth_bandlimited(mr_phantom_kind kind, const int64_t matri
         buf[idx][1] = (float)im;
     }
     fftwf_execute(plan);
-    fftwf_destroy_plan(plan);
+    mr_fft_destroy(plan);
     double worst = 0;
     for (int64_t i = 0; i < nvox; i++) {
         truth[i] = buf[i][0];

@@ -13,6 +13,7 @@
 #include "../io/fsutil.h"
 #include "../io/kspace_h5.h"
 #include "../io/log.h"
+#include "../phantoms/noise.h"
 #include "../phantoms/scan.h"
 #include "../solver/nudft.h"
 #include "pipeline.h"
@@ -102,16 +103,6 @@ mr_status mr_bench_parse_problem(const char *text, int64_t matrix[3], int64_t *m
 
 /* ---- random problem ---------------------------------------------------------------------------- */
 
-static double bench_uniform(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return (double)((x * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 /* Trajectory uniform in the Nyquist box [-N/2, N/2) per axis (kz = 0 in 2D), weights a real in
  * [0.05, 1.05) (like |Phi|^2 w) and a complex uniform in the unit square. */
 static mr_status bench_problem(bench_ctx *c)
@@ -122,13 +113,14 @@ static mr_status bench_problem(bench_ctx *c)
     c->wcplx = malloc((size_t)m * 2 * sizeof(float));
     if (!c->traj || !c->wreal || !c->wcplx)
         return mr_error(MR_ENOMEM, "bench: out of memory for %lld samples", (long long)m);
-    uint64_t s = c->o->seed ? c->o->seed : 1;
+    mr_rng r;
+    mr_rng_seed(&r, c->o->seed, MR_RNG_STREAM_TRAJ);
     for (int64_t j = 0; j < m; j++) {
         for (int a = 0; a < 3; a++)
-            c->traj[3 * j + a] = c->matrix[a] > 1 ? (float)((bench_uniform(&s) - 0.5) * (double)c->matrix[a]) : 0.0f;
-        c->wreal[j] = (float)(0.05 + bench_uniform(&s));
-        c->wcplx[2 * j] = (float)(bench_uniform(&s) - 0.5);
-        c->wcplx[2 * j + 1] = (float)(bench_uniform(&s) - 0.5);
+            c->traj[3 * j + a] = c->matrix[a] > 1 ? (float)((mr_rng_uniform(&r) - 0.5) * (double)c->matrix[a]) : 0.0f;
+        c->wreal[j] = (float)(0.05 + mr_rng_uniform(&r));
+        c->wcplx[2 * j] = (float)(mr_rng_uniform(&r) - 0.5);
+        c->wcplx[2 * j + 1] = (float)(mr_rng_uniform(&r) - 0.5);
     }
     return MR_OK;
 }
@@ -363,8 +355,6 @@ static mr_status bench_ladder(bench_ctx *c)
 static mr_status bench_sweep(bench_ctx *c)
 {
     const mr_bench_opts *o = c->o;
-    if (!c->gpu)
-        return mr_error(MR_ENODEV, "bench --sweep needs a GPU (--device gpu and a usable CUDA device)");
     const int64_t msave = c->m;
     c->m = o->sweep_m < c->m ? o->sweep_m : c->m; /* the first sweep_m samples of the problem */
     mr_gpu_nudft *gp = NULL;
@@ -512,12 +502,13 @@ static mr_status bench_e2e(bench_ctx *c)
 
 /* ---- JSON -------------------------------------------------------------------------------------- */
 
-static void json_num(FILE *f, double v)
+/* `, "name": value` (null when not finite) */
+static void json_num(FILE *f, const char *name, double v)
 {
     if (isfinite(v))
-        fprintf(f, "%.6g", v);
+        fprintf(f, ", \"%s\": %.6g", name, v);
     else
-        fprintf(f, "null");
+        fprintf(f, ", \"%s\": null", name);
 }
 
 static mr_status bench_json(const bench_ctx *c, const char *path)
@@ -535,17 +526,13 @@ static mr_status bench_json(const bench_ctx *c, const char *path)
     for (int i = 0; i < c->nrows; i++) {
         const bench_row *r = &c->rows[i];
         const double s = r->ms * r->scale * 1e-3;
-        fprintf(f, "%s\n    {\"sum\": \"%s\", \"impl\": \"%s\", \"config\": \"%s\", \"seconds\": ", i ? "," : "",
-                r->kernel, r->impl, r->config);
-        json_num(f, s);
-        fprintf(f, ", \"timed_fraction\": ");
-        json_num(f, 1.0 / r->scale);
-        fprintf(f, ", \"pairs\": ");
-        json_num(f, r->pairs);
-        fprintf(f, ", \"pairs_per_s\": ");
-        json_num(f, r->pairs / s);
-        fprintf(f, ", \"rel_l2\": ");
-        json_num(f, r->rel_l2);
+        fprintf(f, "%s\n    {\"sum\": \"%s\", \"impl\": \"%s\", \"config\": \"%s\"", i ? "," : "", r->kernel,
+                r->impl, r->config);
+        json_num(f, "seconds", s);
+        json_num(f, "timed_fraction", 1.0 / r->scale);
+        json_num(f, "pairs", r->pairs);
+        json_num(f, "pairs_per_s", r->pairs / s);
+        json_num(f, "rel_l2", r->rel_l2);
         fprintf(f, "}");
     }
     fprintf(f, "\n  ],\n  \"e2e\": [");
@@ -553,19 +540,14 @@ static mr_status bench_json(const bench_ctx *c, const char *path)
     for (int k = 0; k < 2; k++) {
         if (!c->have_e2e[k])
             continue;
-        fprintf(f, "%s\n    {\"trig\": \"%s\", \"backend\": \"%s\", \"total_s\": ", first ? "" : ",",
-                k ? "accurate" : "sfu", c->e2e_backend[k]);
-        json_num(f, c->e2e_total[k]);
-        fprintf(f, ", \"q_s\": ");
-        json_num(f, c->e2e_q[k]);
-        fprintf(f, ", \"fhd_s\": ");
-        json_num(f, c->e2e_fhd[k]);
-        fprintf(f, ", \"solve_s\": ");
-        json_num(f, c->e2e_solve[k]);
-        fprintf(f, ", \"psnr_db\": ");
-        json_num(f, c->e2e_psnr[k]);
-        fprintf(f, ", \"psnr_bandlimited_db\": ");
-        json_num(f, c->e2e_psnr_bl[k]);
+        fprintf(f, "%s\n    {\"trig\": \"%s\", \"backend\": \"%s\"", first ? "" : ",", k ? "accurate" : "sfu",
+                c->e2e_backend[k]);
+        json_num(f, "total_s", c->e2e_total[k]);
+        json_num(f, "q_s", c->e2e_q[k]);
+        json_num(f, "fhd_s", c->e2e_fhd[k]);
+        json_num(f, "solve_s", c->e2e_solve[k]);
+        json_num(f, "psnr_db", c->e2e_psnr[k]);
+        json_num(f, "psnr_bandlimited_db", c->e2e_psnr_bl[k]);
         fprintf(f, "}");
         first = 0;
     }
@@ -601,6 +583,8 @@ mr_status mr_bench_run(const mr_bench_opts *o, FILE *out)
     } else {
         snprintf(c.device_desc, sizeof c.device_desc, "cpu");
     }
+    if (o->sweep && !c.gpu)
+        return mr_error(MR_ENODEV, "bench --sweep needs a GPU (--device gpu and a usable CUDA device)");
     const int kernels = strcmp(o->what, "kernels") == 0 || strcmp(o->what, "all") == 0;
     const int e2e = strcmp(o->what, "e2e") == 0 || strcmp(o->what, "all") == 0;
     if (!kernels && !e2e)
@@ -613,10 +597,10 @@ mr_status mr_bench_run(const mr_bench_opts *o, FILE *out)
             (long long)(c.matrix[2] > 1 ? 2 * c.matrix[2] : 1), c.device_desc);
     fprintf(out, "random trajectory in the Nyquist box and random weights (seed %llu); median of %d runs after a "
                  "warm-up;\nGFLOP/s at %d FLOP per pair for F^H d and %d for Q (recon/bench.h); rel_L2 vs float64 "
-                 "on %d voxel rows;\nCPU rows (%s threads) and the GPU naive/constant rows time a band of voxel "
-                 "rows (about %.0e / %.0e pairs)\nand extrapolate linearly to the whole grid where marked.\n",
-            (unsigned long long)o->seed, o->reps, MR_BENCH_FLOP_FHD, MR_BENCH_FLOP_Q, o->accuracy_rows,
-            o->threads > 0 ? "given" : "all", o->cpu_pairs, o->gpu_slow_pairs);
+                 "on %d voxel rows;\nCPU rows (--threads %d, 0 = all cores) and the GPU naive/constant rows time a band "
+                 "of voxel rows (about %.0e / %.0e pairs)\nand extrapolate linearly to the whole grid where marked.\n",
+            (unsigned long long)o->seed, o->reps, MR_BENCH_FLOP_FHD, MR_BENCH_FLOP_Q, o->accuracy_rows, o->threads,
+            o->cpu_pairs, o->gpu_slow_pairs);
     if ((st = bench_problem(&c)) == MR_OK) {
         if (o->sweep)
             st = bench_sweep(&c);

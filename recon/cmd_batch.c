@@ -82,14 +82,14 @@ int mr_cmd_batch(int argc, char **argv)
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
     static const char *const devices[] = {"auto", "cpu", "gpu", NULL};
     static const char *const regs[] = {"identity", "gradient", NULL};
-    static const char *const dcfs[] = {"auto", "file", "analytic", "pipe", NULL};
+    static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     static const char *const bases[] = {"box", "dirac", NULL};
     if (!ctx.recon.method)
         ctx.recon.method = "cg";
     if (!ctx.recon.reg)
         ctx.recon.reg = "identity";
     if (!ctx.recon.dcf)
-        ctx.recon.dcf = "auto";
+        ctx.recon.dcf = "pipe";
     const mr_opt opts[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output folder (required)", NULL, 0, -1},
         {"method", 'm', MR_OPT_CHOICE, &ctx.recon.method, "M", "reconstruction method", methods, 0, -1},

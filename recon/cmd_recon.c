@@ -33,7 +33,7 @@ int mr_cmd_recon(int argc, char **argv)
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
     static const char *const regs[] = {"identity", "gradient", NULL};
     static const char *const bases[] = {"box", "dirac", NULL};
-    static const char *const dcfs[] = {"auto", "file", "analytic", "pipe", NULL};
+    static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     const mr_opt table[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output directory (created; required)", NULL, 0, -1},
         {"method", 'm', MR_OPT_CHOICE, &o.method, "M", "reconstruction method", methods, 0, -1},
@@ -47,7 +47,7 @@ int mr_cmd_recon(int argc, char **argv)
         {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
         {"device", 0, MR_OPT_STRING, &device, "D", "operator backend: auto, cpu, gpu or gpu:N", NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
-        {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation (auto: file weights, else pipe)", dcfs,
+        {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation: Pipe-Menon from the trajectory, the file's /kspace/weights, or analytic (radial only)", dcfs,
          0, -1},
         {"oversample", 0, MR_OPT_DOUBLE, &o.oversample, "S", "Kaiser-Bessel grid oversampling", NULL, 1.125, 4},
         {"kernel-width", 0, MR_OPT_INT, &o.kernel_width, "W", "Kaiser-Bessel kernel width in grid cells", NULL, 4, 8},

@@ -13,7 +13,7 @@ int mr_cmd_validate(int argc, char **argv)
     const char *basis = "box", *device = "auto";
     int verbose = 0, quiet = 0, seed = 1;
     static const char *const bases[] = {"box", "dirac", NULL};
-    static const char *const dcfs[] = {"auto", "file", "analytic", "pipe", NULL};
+    static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     const mr_opt table[] = {
         {"output", 'o', MR_OPT_STRING, &o.outdir, "DIR", "where scans, reconstructions and validation.md go (required)",
          NULL, 0, -1},

@@ -44,7 +44,7 @@ void mr_recon_opts_default(mr_recon_opts *o)
     o->lambda = 0;
     o->reg = "identity";
     mr_op_opts_default(&o->op);
-    o->dcf = "auto";
+    o->dcf = "pipe";
     o->oversample = 2.0;
     o->kernel_width = 6;
 }
@@ -70,8 +70,8 @@ static mr_status validate_opts(const mr_recon_opts *o, int run[3], mr_reg_kind *
     mr_status st = mr_reg_parse(o->reg ? o->reg : "identity", reg);
     if (st != MR_OK)
         return st;
-    const char *d = o->dcf ? o->dcf : "auto";
-    if (strcmp(d, "auto") && strcmp(d, "file") && strcmp(d, "analytic") && strcmp(d, "pipe"))
+    const char *d = o->dcf ? o->dcf : "pipe";
+    if (strcmp(d, "file") && strcmp(d, "analytic") && strcmp(d, "pipe"))
         return mr_error(MR_EINVAL, "dcf '%s' is not one of auto, file, analytic, pipe", d);
     return MR_OK;
 }
@@ -313,8 +313,6 @@ static mr_status get_weights(run_state *s, const char *dcf, int threads, mr_repo
         return MR_OK;
     const mr_kspace *ks = s->ks;
     const char *use = dcf;
-    if (!strcmp(dcf, "auto"))
-        use = ks->weights ? "file" : "pipe";
     r->dcf = use;
     s->weights = malloc((size_t)ks->nsamples * sizeof(float));
     if (!s->weights)
@@ -338,7 +336,7 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind whi
 {
     const mr_kspace *ks = s->ks;
     const int64_t n = mr_kspace_voxels(ks);
-    mr_status st = get_weights(s, o->dcf ? o->dcf : "auto", o->op.threads, r);
+    mr_status st = get_weights(s, o->dcf ? o->dcf : "pipe", o->op.threads, r);
     if (st != MR_OK)
         return st;
     mr_gridding_opts go;
@@ -508,7 +506,7 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     r.reg = mr_reg_name(regk);
     r.basis = o.op.basis == MR_BASIS_DIRAC ? "dirac" : "box";
     r.device = o.op.device == MR_DEVICE_CPU ? "cpu" : o.op.device == MR_DEVICE_GPU ? "gpu" : "auto";
-    r.dcf = run[RUN_KB] || run[RUN_BILINEAR] ? (o.dcf ? o.dcf : "auto") : "none (cg only)";
+    r.dcf = run[RUN_KB] || run[RUN_BILINEAR] ? (o.dcf ? o.dcf : "pipe") : "none (cg only)";
     r.iters = o.iters;
     r.tol = o.tol;
     r.lambda = o.lambda;
@@ -528,7 +526,7 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     if (ks->ncoils > 1)
         mr_log(MR_LOG_INFO, "%s: %lld coils: each reconstructed alone, combined by root-sum-of-squares", scan,
                (long long)ks->ncoils);
-    const char *dcf = o.dcf ? o.dcf : "auto";
+    const char *dcf = o.dcf ? o.dcf : "pipe";
     if ((run[RUN_KB] || run[RUN_BILINEAR]) && !strcmp(dcf, "file") && !ks->weights) {
         st = mr_error(MR_EINVAL, "%s: --dcf file, but the scan has no /kspace/weights", scan);
         goto fail;

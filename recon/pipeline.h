@@ -25,8 +25,8 @@ typedef struct {
     double lambda;      /* regularisation weight, >= 0, default 0 */
     const char *reg;    /* "identity" (default) or "gradient" */
     mr_op_opts op;      /* basis, device, threads */
-    const char *dcf;    /* gridding density compensation: "auto" (file if present, else pipe),
-                           "file", "analytic", "pipe" */
+    const char *dcf;    /* gridding density compensation: "pipe" (default, Pipe-Menon from the trajectory),
+                           "file" (the scan's /kspace/weights), "analytic" (radial only) */
     double oversample;  /* KB gridding grid oversampling, default 2 */
     int kernel_width;   /* KB kernel width in grid cells, default 6 */
     /* Optional (default NULL): called once after a successful run with everything the report

@@ -11,7 +11,9 @@
 extern "C" {
 #endif
 
-/* |k| (2D radial) or |k|^2 (3D radial) weights, scaled as above. */
+/* |k| (2D radial: 2D matrix) or |k|^2 (3D radial kooshball: 3D matrix) weights, scaled as above.
+ * Only for trajectories whose spokes pass through the centre; with a 3D matrix every sample is
+ * treated as kooshball, so do not use it for stack-of-stars. */
 mr_status mr_dcf_analytic(const int64_t matrix[3], const float *traj, int64_t m, float *w);
 
 /* Pipe-Menon iterative weights from the trajectory alone (any trajectory), scaled as above.

@@ -10,6 +10,8 @@
  * The aliases of C at p/G + l (l != 0) are the approximation error. */
 #include "gridding.h"
 
+#include "fft.h"
+
 #include <fftw3.h>
 #include <math.h>
 #include <stdlib.h>
@@ -39,19 +41,10 @@ void mr_gridding_opts_default(mr_gridding_opts *o)
     o->threads = 0;
 }
 
-/* FFTW's planner is not thread-safe: every planner call in mrirecon runs inside this named critical
- * section (OpenMP names are global across the program). */
 static fftwf_plan plan_fft(int64_t nz, int64_t ny, int64_t nx, float *buf, int threads)
 {
-    fftwf_plan plan = NULL;
-#pragma omp critical(mr_fftw_planner)
-    {
-        fftwf_init_threads();
-        fftwf_plan_with_nthreads(threads);
-        int dims[3] = {(int)nz, (int)ny, (int)nx};
-        plan = fftwf_plan_dft(3, dims, (fftwf_complex *)buf, (fftwf_complex *)buf, FFTW_BACKWARD, FFTW_ESTIMATE);
-    }
-    return plan;
+    int dims[3] = {(int)nz, (int)ny, (int)nx};
+    return mr_fft_plan_dft(3, dims, (fftwf_complex *)buf, FFTW_BACKWARD, threads);
 }
 
 mr_status mr_gridding_create(mr_gridding **out, const int64_t matrix[3], const float *traj, int64_t m,
@@ -167,8 +160,7 @@ void mr_gridding_destroy(mr_gridding *g)
     if (!g)
         return;
     if (g->fft) {
-#pragma omp critical(mr_fftw_planner)
-        fftwf_destroy_plan(g->fft);
+mr_fft_destroy(g->fft);
     }
     mr_kb_plan_destroy(g->plan);
     free(g->vals);

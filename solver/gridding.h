@@ -31,7 +31,7 @@ typedef struct mr_gridding mr_gridding;
  * *out owned by the caller. */
 mr_status mr_gridding_create(mr_gridding **out, const int64_t matrix[3], const float *traj, int64_t m,
                              const mr_gridding_opts *opts);
-/* img [Nz][Ny][Nx][2] from data [M][2] with density weights w [M]. */
+/* img [Nz][Ny][Nx][2] from data [M][2] with density weights w [M] (NULL: all ones). */
 mr_status mr_gridding_apply(mr_gridding *g, const float *data, const float *w, float *img);
 void mr_gridding_destroy(mr_gridding *g);
 

@@ -18,7 +18,7 @@
  *    over voxels is a polynomial in the step phasor, evaluated by Horner's rule; float within a block,
  *    double across blocks.
  * Every output element is computed by one thread in a fixed order: results do not depend on the
- * thread count or the schedule. */
+ * thread count or the (dynamic) schedule. */
 #include <string.h>
 
 #include "nudft_internal.h"
@@ -259,7 +259,7 @@ mr_status mr_nudft_adjoint_rotation(const mr_grid *g, const float *traj, const f
         w.acc = w.phi + NUDFT_TILE;
         w.br = (float *)(w.acc + 2 * cap);
         w.bi = w.br + NUDFT_TILE;
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1) /* one row each; rows do not share state */
         for (int64_t t = 0; t < ntasks; t++) {
             const int64_t iy = tasks[t].iy, iz = tasks[t].iz;
             const double y = (double)(iy - g->center[1]), z = (double)(iz - g->center[2]);
@@ -353,7 +353,7 @@ mr_status mr_nudft_forward(const mr_grid *g, const float *traj, const float *x, 
         double *phi = (double *)base, *accr = phi + NUDFT_FTILE, *acci = accr + NUDFT_FTILE;
         float *p0r = (float *)(acci + NUDFT_FTILE), *p0i = p0r + NUDFT_FTILE, *xrow = p0i + NUDFT_FTILE;
         memset(xrow, 0, 2 * (size_t)rowcap * sizeof(float));
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1) /* one tile each */
         for (int64_t tile = 0; tile < ntiles; tile++) {
             const int64_t t0 = tile * NUDFT_FTILE;
             const double *restrict dkx = p.dk[0] + t0, *restrict dky = p.dk[1] + t0, *restrict dkz = p.dk[2] + t0;

@@ -18,9 +18,10 @@
 extern "C" {
 #endif
 
-/* Fast float32 CPU kernels (OpenMP over voxels, SIMD over samples, complex rotation along x).
+/* Fast float32 CPU kernels (OpenMP over voxel rows; AVX-512 "powers" kernel or the portable
+ * complex-rotation kernel: docs/OPERATOR.md).
  * a is complex [M][2] when real_weights == 0, real [M] otherwise. threads <= 0: all cores.
- * Deterministic: the same inputs and thread count give the same bits. */
+ * Deterministic: the same inputs give the same bits for any thread count. */
 mr_status mr_nudft_adjoint(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
                            float *out, int threads);
 mr_status mr_nudft_forward(const mr_grid *g, const float *traj, const float *x, int64_t m, float *out, int threads);

@@ -10,9 +10,10 @@
  * i.e. 4 FMAs per sample for 2 x 16 voxels, accumulators in registers, no rotation chain and no
  * horizontal reduction. Samples come in tiles of PW_TILE (the table, 32 KiB, stays in L1); each
  * tile's sums are added to float row accumulators, flushed into double ones every PW_FLUSH tiles.
- * Rows are split statically between threads and every row is computed in the same order whatever
- * the thread count. Real weights: mirrored rows as in mr_nudft_tasks; the few mirror entries that
- * fall outside the computed row (the unpaired index 0 of even grids) are summed directly. */
+ * Chunks of rows go to the threads dynamically; every row is computed by one thread in the same
+ * order whatever the thread count or schedule. Real weights: mirrored rows as in mr_nudft_tasks; the
+ * mirror entries that fall outside the computed row (the unpaired column ix = 0 of even x axes) are
+ * computed afterwards as one column pass (pw_column0), or summed directly on other grids. */
 #include <string.h>
 
 #include "nudft_internal.h"
@@ -23,7 +24,9 @@
 #define PW_J 64               /* table width: offsets j + 1/2 for j < PW_J (the widest block has J = 64) */
 #define PW_TILE 64            /* samples per tile: table 2 x 64 x 64 floats */
 #define PW_FLUSH 8            /* tiles summed in float before the double accumulators */
-#define PW_CHUNK_VOXELS 32768 /* row voxels kept in the accumulators at once (L2) */
+#define PW_CHUNK_VOXELS 32768    /* at most this many row voxels per chunk (accumulators in L2) */
+#define PW_MIN_CHUNK_VOXELS 4096 /* at least this many (amortises the per-tile table) */
+#define PW_CHUNKS_PER_THREAD 2   /* chunks handed out per thread (dynamic schedule) */
 
 typedef struct {
     int64_t start; /* first row index of the block */
@@ -234,29 +237,38 @@ static mr_status pw_run(pw_job *job, const nudft_samples *p, const nudft_task *t
     job->tasks = tasks;
     job->blocks = blocks;
     job->nblocks = plan_blocks(job->g->n[0], blocks, &job->lenp);
-    job->chunk = PW_CHUNK_VOXELS / job->lenp > 0 ? PW_CHUNK_VOXELS / job->lenp : 1;
+    /* Chunks of rows, handed out dynamically (several per thread, so that a thread slowed down by
+     * another process does not hold up the call); each row is still computed by one thread in a
+     * fixed order, so the bits do not depend on the schedule. A chunk is small enough for its
+     * accumulators to stay in L2 and large enough to amortise its per-tile table. */
+    const int64_t max_rows = PW_CHUNK_VOXELS / job->lenp > 0 ? PW_CHUNK_VOXELS / job->lenp : 1;
+    const int64_t min_rows = PW_MIN_CHUNK_VOXELS / job->lenp > 0 ? PW_MIN_CHUNK_VOXELS / job->lenp : 1;
+    int64_t rows = (ntasks + PW_CHUNKS_PER_THREAD * threads - 1) / (PW_CHUNKS_PER_THREAD * threads);
+    rows = rows < min_rows ? min_rows : rows;
+    rows = rows > max_rows ? max_rows : rows;
+    job->chunk = rows;
+    const int64_t nchunks = (ntasks + rows - 1) / rows;
     int failed = 0;
 #pragma omp parallel num_threads(threads)
     {
-        const int64_t nth = omp_get_num_threads(), tid = omp_get_thread_num();
-        const int64_t t_begin = ntasks * tid / nth, t_end = ntasks * (tid + 1) / nth;
-        const int64_t cn = job->chunk < t_end - t_begin ? job->chunk : t_end - t_begin;
         pw_work w;
-        const size_t acc_n = (size_t)(cn * 2 * job->lenp);
+        const size_t acc_n = (size_t)((rows < ntasks ? rows : ntasks) * 2 * job->lenp);
         w.tc = nudft_alloc(2 * PW_TILE * PW_J * sizeof(float));
         w.phi = nudft_alloc(PW_TILE * sizeof(double));
         w.bu = nudft_alloc(2 * PW_TILE * sizeof(float));
         w.facc = nudft_alloc(acc_n * sizeof(float));
         w.dacc = nudft_alloc(acc_n * sizeof(double));
-        if (!w.tc || !w.phi || !w.bu || !w.facc || !w.dacc) {
+        const int ok = w.tc && w.phi && w.bu && w.facc && w.dacc;
+        if (!ok) {
 #pragma omp atomic write
             failed = 1;
-        } else {
-            w.ts = w.tc + PW_TILE * PW_J;
-            w.bv = w.bu + PW_TILE;
-            for (int64_t t0 = t_begin; t0 < t_end; t0 += job->chunk)
-                pw_chunk(job, &w, t0, t0 + job->chunk < t_end ? t0 + job->chunk : t_end);
         }
+        w.ts = ok ? w.tc + PW_TILE * PW_J : NULL;
+        w.bv = ok ? w.bu + PW_TILE : NULL;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t c = 0; c < nchunks; c++)
+            if (ok)
+                pw_chunk(job, &w, c * rows, (c + 1) * rows < ntasks ? (c + 1) * rows : ntasks);
         free(w.tc);
         free(w.phi);
         free(w.bu);

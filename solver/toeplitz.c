@@ -11,8 +11,11 @@
  *   y inverse   on the Nz planes that are kept, writing only the first Ny outputs,
  *   x inverse   on the Ny*Nz kept rows, writing only the first Nx outputs.
  * Every line is transformed by the same code whatever thread takes it: results do not depend on
- * the thread count. OpenMP runs the line groups; FFTW's own threads are not used (one thread pool). */
+ * the thread count. OpenMP runs the line groups (static schedule); FFTW's own threads are not used
+ * (one thread pool). The kernel spectrum H is computed once in create (single-threaded full FFT). */
 #include "toeplitz.h"
+
+#include "fft.h"
 
 #include <fftw3.h>
 #include <omp.h>
@@ -30,9 +33,9 @@
 #define TP_SERIAL_POINTS (1 << 18)
 
 struct mr_toeplitz {
-    int64_t n[3]; /* Nx, Ny, Nz */
-    int64_t p[3]; /* 2N_a, or 1 where N_a = 1 */
-    int threads;       /* OpenMP threads of the applications (1 on small grids, see TP_SERIAL_POINTS) */
+    int64_t n[3];       /* Nx, Ny, Nz */
+    int64_t p[3];       /* 2N_a, or 1 where N_a = 1 */
+    int threads;        /* OpenMP threads of the applications (1 on small grids, see TP_SERIAL_POINTS) */
     int gb;             /* lines per group */
     fftwf_complex *w1;  /* [Nz][Ny][Px]: after the x pass; after the inverse y pass */
     fftwf_complex *w2;  /* [Nz][Py][Px] (3D only): after the y pass, then the inverse z pass */
@@ -41,28 +44,6 @@ struct mr_toeplitz {
     float *h;           /* [Pz][Py][Px] real spectrum of c, scaled by 1/(Px Py Pz) */
     fftwf_plan fx, bx, fy, by, fz, bz;
 };
-
-/* FFTW's planner (and its global nthreads setting) is not thread-safe: every planner call in
- * mrirecon runs inside the named critical section mr_fftw_planner (OpenMP critical names are global
- * to the program; solver/gridding.c uses the same one). fftwf_init_threads runs once, inside it. */
-static int fftw_threads_ready; /* guarded by mr_fftw_planner */
-
-static void fftw_planner_prepare(void)
-{
-    if (!fftw_threads_ready) {
-        fftwf_init_threads();
-        fftw_threads_ready = 1;
-    }
-    fftwf_plan_with_nthreads(1); /* our plans are single-threaded; OpenMP splits the lines */
-}
-
-static void destroy_plan(fftwf_plan p)
-{
-    if (!p)
-        return;
-#pragma omp critical(mr_fftw_planner)
-    fftwf_destroy_plan(p);
-}
 
 /* gb transforms of length len: rows of the buffer when contiguous (x pass: [gb][len]),
  * columns otherwise ([len][gb]). In place. */
@@ -73,13 +54,8 @@ static fftwf_plan plan_group(int64_t len, int gb, int contiguous, fftwf_complex 
     d.is = d.os = contiguous ? 1 : gb;
     h.n = gb;
     h.is = h.os = contiguous ? (int)len : 1;
-    fftwf_plan p;
-#pragma omp critical(mr_fftw_planner)
-    {
-        fftw_planner_prepare();
-        p = fftwf_plan_guru_dft(1, &d, 1, &h, buf, buf, sign, FFTW_ESTIMATE);
-    }
-    return p;
+    /* single-threaded plans: OpenMP splits the lines */
+    return mr_fft_plan_guru(1, &d, 1, &h, buf, buf, sign, 1);
 }
 
 void mr_toeplitz_destroy(mr_toeplitz *t)
@@ -88,7 +64,7 @@ void mr_toeplitz_destroy(mr_toeplitz *t)
         return;
     fftwf_plan plans[6] = {t->fx, t->bx, t->fy, t->by, t->fz, t->bz};
     for (int i = 0; i < 6; i++)
-        destroy_plan(plans[i]);
+        mr_fft_destroy(plans[i]);
     fftwf_free(t->w1);
     fftwf_free(t->w2);
     fftwf_free(t->buf);
@@ -127,19 +103,14 @@ static mr_status build_spectrum(mr_toeplitz *t, const float *q)
             }
     /* single-threaded on purpose: the same plan, hence the same H bits, for any thread count */
     const int dims[3] = {(int)pz, (int)py, (int)px};
-    fftwf_plan full;
-#pragma omp critical(mr_fftw_planner)
-    {
-        fftw_planner_prepare();
-        full = fftwf_plan_dft(3, dims, c, c, FFTW_FORWARD, FFTW_ESTIMATE);
-    }
+    fftwf_plan full = mr_fft_plan_dft(3, dims, c, FFTW_FORWARD, 1);
     if (!full) {
         fftwf_free(c);
         return mr_error(MR_EFFT, "toeplitz: FFTW could not plan the %lldx%lldx%lld kernel transform", (long long)px,
                         (long long)py, (long long)pz);
     }
     fftwf_execute(full);
-    destroy_plan(full);
+    mr_fft_destroy(full);
     /* c is Hermitian (c[-j] = conj c[j]; the unpaired offsets -N_a are 0), so its spectrum is real */
     const float scale = (float)(1.0 / (double)ptot);
     for (int64_t i = 0; i < ptot; i++)

@@ -146,7 +146,7 @@ expect 1 "--dcf analytic on a spiral" -- "$bin" recon "$sp" -o "$dir/sp_an" --me
 no_dir "$dir/sp_an" "--dcf analytic on a spiral"
 expect 1 "--dcf file without weights" -- "$bin" recon "$sp" -o "$dir/sp_file" --method gridding-kb --dcf file
 no_dir "$dir/sp_file" "--dcf file without weights"
-expect 0 "--dcf auto (pipe) on a spiral" -- "$bin" recon "$sp" -o "$dir/sp_auto" --method gridding-kb -q
+expect 0 "default --dcf (pipe) on a spiral" -- "$bin" recon "$sp" -o "$dir/sp_auto" --method gridding-kb -q
 grep -q '"dcf": "pipe"' "$dir/sp_auto/report.json" && ok "auto DCF fell back to pipe" || fail "auto DCF: not pipe"
 
 if [ "$fails" -gt 0 ]; then

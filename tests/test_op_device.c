@@ -10,16 +10,6 @@
 #include "test_op_random.h"
 #include "testutil.h"
 
-static double rel_l2(const float *a, const float *b, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
-        den += (double)b[i] * b[i];
-    }
-    return sqrt(num / den);
-}
-
 /* GPU operator against the CPU operator on a random 2D and 3D problem. */
 static void compare_gpu_cpu(uint64_t *rng, const int64_t matrix[3], int64_t m)
 {
@@ -41,10 +31,10 @@ static void compare_gpu_cpu(uint64_t *rng, const int64_t matrix[3], int64_t m)
         CHECK(strncmp(info.backend, "gpu:", 4) == 0);
         CHECK_OK(mr_op_adjoint(gpu, y, a_gpu));
         CHECK_OK(mr_op_adjoint(cpu, y, a_cpu));
-        CHECK_LE("GPU vs CPU operator: F^H W y, rel L2", rel_l2(a_gpu, a_cpu, 2 * nv), 1e-4);
+        CHECK_LE("GPU vs CPU operator: F^H W y, rel L2", test_rel_l2_ff(a_gpu, a_cpu, 2 * nv), 1e-4);
         CHECK_OK(mr_op_normal(gpu, x, a_gpu));
         CHECK_OK(mr_op_normal(cpu, x, a_cpu));
-        CHECK_LE("GPU vs CPU operator: Toeplitz normal (Q on the GPU), rel L2", rel_l2(a_gpu, a_cpu, 2 * nv), 1e-4);
+        CHECK_LE("GPU vs CPU operator: Toeplitz normal (Q on the GPU), rel L2", test_rel_l2_ff(a_gpu, a_cpu, 2 * nv), 1e-4);
     }
     mr_op_destroy(gpu);
     mr_op_destroy(cpu);

@@ -1,9 +1,11 @@
 /* Random inputs shared by the operator tests (test_nudft, test_op_adjoint, test_toeplitz): a
  * trajectory uniform inside the Nyquist box [-N_a/2, N_a/2) (k_a = 0 on axes with N_a = 1),
- * weights in [0.1, 1.1), standard normal values. Drawn from the tests' seeded generator. */
+ * weights in [0.1, 1.1), standard normal values. Drawn from the tests' seeded generator. And a
+ * float-vs-float relative L2 (testutil's test_rel_l2 compares float against double). */
 #ifndef MR_TEST_OP_RANDOM_H
 #define MR_TEST_OP_RANDOM_H
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "testutil.h"
@@ -31,6 +33,17 @@ static inline float *test_random_normal(uint64_t *rng, int64_t n)
     for (int64_t i = 0; i < n; i++)
         v[i] = (float)test_normal(rng);
     return v;
+}
+
+/* Relative L2 ||a - b|| / ||b|| of two float arrays of n values. */
+static inline double test_rel_l2_ff(const float *a, const float *b, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        den += (double)b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
 #endif

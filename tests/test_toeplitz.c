@@ -12,16 +12,6 @@
 
 static uint64_t rng;
 
-static double rel_l2(const float *a, const float *b, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
-        den += (double)b[i] * b[i];
-    }
-    return sqrt(num / den);
-}
-
 static void check(const char *what, const int64_t matrix[3], int64_t m, mr_basis basis, int weighted)
 {
     const int64_t nv = matrix[0] * matrix[1] * matrix[2];
@@ -41,10 +31,10 @@ static void check(const char *what, const int64_t matrix[3], int64_t m, mr_basis
         CHECK_OK(mr_op_normal(fast, x, yt));
         CHECK_OK(mr_op_normal(slow, x, ys));
         snprintf(label, sizeof label, "%s: Toeplitz normal vs F^H W F x, rel L2", what);
-        CHECK_LE(label, rel_l2(yt, ys, 2 * nv), 1e-4);
+        CHECK_LE(label, test_rel_l2_ff(yt, ys, 2 * nv), 1e-4);
         CHECK_OK(mr_op_normal(fast, x, x)); /* in place, and a second application reuses the buffers */
         snprintf(label, sizeof label, "%s: in-place second application vs first, rel L2", what);
-        CHECK_LE(label, rel_l2(x, yt, 2 * nv), 0.0);
+        CHECK_LE(label, test_rel_l2_ff(x, yt, 2 * nv), 0.0);
         mr_op_info info;
         mr_op_get_info(fast, &info);
         CHECK(info.q_pairs > 0 && info.q_seconds >= 0.0);

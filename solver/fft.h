@@ -1,0 +1,20 @@
+/* The one door to FFTW's planner. FFTW's planner is not thread-safe and its thread count is a
+ * global setting, so every plan in mrirecon is made and destroyed here, under one lock, with
+ * fftwf_init_threads called once. Executing a plan needs no lock. */
+#ifndef MR_FFT_H
+#define MR_FFT_H
+
+#include <fftw3.h>
+
+/* fftwf_plan_guru_dft(rank, dims, howmany_rank, howmany, in, out, sign, FFTW_ESTIMATE) with
+ * nthreads FFTW threads (<= 1: single-threaded). FFTW_ESTIMATE keeps results reproducible. NULL
+ * when FFTW cannot plan. The plan is owned by the caller: release it with mr_fft_destroy. */
+fftwf_plan mr_fft_plan_guru(int rank, const fftwf_iodim *dims, int howmany_rank, const fftwf_iodim *howmany,
+                            fftwf_complex *in, fftwf_complex *out, int sign, int nthreads);
+
+/* A plain in-place rank-r transform of a contiguous array n[0] x ... x n[r-1] (last index fastest). */
+fftwf_plan mr_fft_plan_dft(int rank, const int *n, fftwf_complex *buf, int sign, int nthreads);
+
+void mr_fft_destroy(fftwf_plan p); /* NULL is fine */
+
+#endif
