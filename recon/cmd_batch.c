@@ -114,21 +114,12 @@ int mr_cmd_batch(int argc, char **argv)
     const mr_cmd_spec spec = {"batch", "INPUT... -o OUTDIR", "reconstruct many scans with progress, summaries and resume",
                               batch_description, opts, (int)(sizeof opts / sizeof opts[0]), 1, -1};
     mr_opts_result res;
-    int rc = mr_opts_parse(&spec, argc, argv, &res);
-    if (rc != MR_EXIT_OK) {
+    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
+    if (rc != MR_OPTS_GO)
+        return rc;
+    if ((!outdir || !outdir[0]) || (resume && force)) {
         mr_opts_free(&res);
-        return rc < 0 ? MR_EXIT_OK : rc;
-    }
-    mr_opts_apply_verbosity(verbose, quiet);
-    if (!outdir || !outdir[0]) {
-        fprintf(stderr, "mrirecon batch: missing -o OUTDIR\nTry 'mrirecon batch --help'.\n");
-        mr_opts_free(&res);
-        return MR_EXIT_USAGE;
-    }
-    if (resume && force) {
-        fprintf(stderr, "mrirecon batch: --resume and --force exclude each other\nTry 'mrirecon batch --help'.\n");
-        mr_opts_free(&res);
-        return MR_EXIT_USAGE;
+        return mr_opts_usage(&spec, "%s", resume && force ? "--resume and --force exclude each other" : "missing -o OUTDIR");
     }
     ctx.recon.op.basis = strcmp(basis, "dirac") == 0 ? MR_BASIS_DIRAC : MR_BASIS_BOX;
 

@@ -255,12 +255,9 @@ int mr_cmd_info(int argc, char **argv)
         1,
     };
     mr_opts_result res;
-    int rc = mr_opts_parse(&spec, argc, argv, &res);
-    if (rc != MR_EXIT_OK) {
-        mr_opts_free(&res);
-        return rc < 0 ? MR_EXIT_OK : rc;
-    }
-    mr_opts_apply_verbosity(verbose, quiet);
+    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
+    if (rc != MR_OPTS_GO)
+        return rc;
     const char *path = res.positional[0];
     mr_kspace *ks = NULL;
     mr_status st = mr_kspace_read(path, &ks);

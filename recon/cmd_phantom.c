@@ -20,14 +20,6 @@ static const mr_traj_kind traj_kinds[] = {MR_TRAJ_RADIAL2D,  MR_TRAJ_GOLDEN2D,  
                                           MR_TRAJ_STACK_OF_SPIRALS};
 static const char *const weight_choices[] = {"analytic", "none", NULL};
 
-static int usage(const char *fmt, const char *what)
-{
-    fprintf(stderr, "mrirecon phantom: ");
-    fprintf(stderr, fmt, what);
-    fprintf(stderr, "\nTry 'mrirecon phantom --help'.\n");
-    return MR_EXIT_USAGE;
-}
-
 /* "N" or "NX,NY" or "NX,NY,NZ" -> n values in 1..MR_MAX_MATRIX_EDGE; 0 on a syntax error. */
 static int parse_matrix(const char *text, int64_t v[3])
 {
@@ -105,17 +97,14 @@ int mr_cmd_phantom(int argc, char **argv)
         0,
     };
     mr_opts_result res;
-    int rc = mr_opts_parse(&spec, argc, argv, &res);
-    mr_opts_free(&res);
-    if (rc < 0)
-        return MR_EXIT_OK;
-    if (rc != MR_EXIT_OK)
+    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
+    if (rc != MR_OPTS_GO)
         return rc;
-    mr_opts_apply_verbosity(verbose, quiet);
+    mr_opts_free(&res); /* no positional arguments */
 
     if (suite) {
         if (out)
-            return usage("%s", "--suite DIR and -o FILE exclude each other");
+            return mr_opts_usage(&spec, "%s", "--suite DIR and -o FILE exclude each other");
         mr_status st = mr_suite_write(suite, stdout);
         if (st != MR_OK) {
             fprintf(stderr, "mrirecon phantom: %s\n", mr_last_error());
@@ -124,12 +113,12 @@ int mr_cmd_phantom(int argc, char **argv)
         return MR_EXIT_OK;
     }
     if (!out)
-        return usage("%s", "missing -o FILE (or --suite DIR)");
+        return mr_opts_usage(&spec, "%s", "missing -o FILE (or --suite DIR)");
 
     int64_t mat[3] = {0, 0, 0};
     int nvals = parse_matrix(matrix, mat);
     if (nvals == 0)
-        return usage("--matrix: '%s' is not N, NX,NY or NX,NY,NZ with edges 1..4096", matrix);
+        return mr_opts_usage(&spec, "--matrix: '%s' is not N, NX,NY or NX,NY,NZ with edges 1..4096", matrix);
     mr_traj_kind kind = MR_TRAJ_RADIAL2D;
     int traj_given = traj != NULL;
     for (int i = 0; traj && traj_choices[i]; i++)
@@ -140,15 +129,15 @@ int mr_cmd_phantom(int argc, char **argv)
     if (!traj_given)
         kind = dim == 3 ? MR_TRAJ_KOOSHBALL : MR_TRAJ_RADIAL2D;
     if (mr_traj_kind_is_3d(kind) != (dim == 3))
-        return usage("--traj %s does not match the dimension (see --dim)", traj);
+        return mr_opts_usage(&spec, "--traj %s does not match the dimension (see --dim)", traj);
     if (dim == 2 && nvals == 3)
-        return usage("--matrix %s has 3 values but the scan is 2D", matrix);
+        return mr_opts_usage(&spec, "--matrix %s has 3 values but the scan is 2D", matrix);
     if (nvals == 1)
         mat[1] = mat[2] = mat[0];
     if (dim == 2)
         mat[2] = 1;
     else if (nvals == 2)
-        return usage("--matrix %s: a 3D matrix needs N or NX,NY,NZ", matrix);
+        return mr_opts_usage(&spec, "--matrix %s: a 3D matrix needs N or NX,NY,NZ", matrix);
 
     mr_scan_params sp;
     mr_scan_params_default(&sp);
@@ -169,7 +158,7 @@ int mr_cmd_phantom(int argc, char **argv)
         p->readout = mr_traj_spiral_readout(p, 0.5);
     int64_t m;
     if (mr_traj_count(p, &m) != MR_OK)
-        return usage("%s", mr_last_error());
+        return mr_opts_usage(&spec, "%s", mr_last_error());
     sp.noise = isfinite(snr);
     sp.snr_db = sp.noise ? snr : 0.0;
     sp.seed = (uint64_t)seed;

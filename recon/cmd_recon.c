@@ -69,27 +69,16 @@ int mr_cmd_recon(int argc, char **argv)
         1,
     };
     mr_opts_result res;
-    int rc = mr_opts_parse(&spec, argc, argv, &res);
-    if (rc == -1) {
-        mr_opts_free(&res);
-        return MR_EXIT_OK;
-    }
-    if (rc != MR_EXIT_OK) {
-        mr_opts_free(&res);
+    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
+    if (rc != MR_OPTS_GO)
         return rc;
-    }
     const char *scan = res.positional[0];
     mr_opts_free(&res);
-    if (!outdir || !outdir[0]) {
-        fprintf(stderr, "mrirecon recon: missing -o OUTDIR\nTry 'mrirecon recon --help'.\n");
-        return MR_EXIT_USAGE;
-    }
-    if (mr_op_parse_device(device, &o.op) != MR_OK) {
-        fprintf(stderr, "mrirecon recon: --device: %s\nTry 'mrirecon recon --help'.\n", mr_last_error());
-        return MR_EXIT_USAGE;
-    }
+    if (!outdir || !outdir[0])
+        return mr_opts_usage(&spec, "missing -o OUTDIR");
+    if (mr_op_parse_device(device, &o.op) != MR_OK)
+        return mr_opts_usage(&spec, "--device: %s", mr_last_error());
     o.op.basis = basis[0] == 'd' ? MR_BASIS_DIRAC : MR_BASIS_BOX;
-    mr_opts_apply_verbosity(verbose, quiet);
     o.on_report = print_table;
     mr_status st = mr_recon_run(scan, outdir, &o);
     if (st != MR_OK) {

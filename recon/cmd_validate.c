@@ -50,23 +50,16 @@ int mr_cmd_validate(int argc, char **argv)
         0,
     };
     mr_opts_result res;
-    int rc = mr_opts_parse(&spec, argc, argv, &res);
-    mr_opts_free(&res);
-    if (rc == -1)
-        return MR_EXIT_OK;
-    if (rc != MR_EXIT_OK)
+    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
+    if (rc != MR_OPTS_GO)
         return rc;
-    if (!o.outdir || !o.outdir[0]) {
-        fprintf(stderr, "mrirecon validate: missing -o DIR\nTry 'mrirecon validate --help'.\n");
-        return MR_EXIT_USAGE;
-    }
-    if (mr_op_parse_device(device, &o.op) != MR_OK) {
-        fprintf(stderr, "mrirecon validate: --device: %s\nTry 'mrirecon validate --help'.\n", mr_last_error());
-        return MR_EXIT_USAGE;
-    }
+    mr_opts_free(&res); /* no positional arguments */
+    if (!o.outdir || !o.outdir[0])
+        return mr_opts_usage(&spec, "missing -o DIR");
+    if (mr_op_parse_device(device, &o.op) != MR_OK)
+        return mr_opts_usage(&spec, "--device: %s", mr_last_error());
     o.op.basis = basis[0] == 'd' ? MR_BASIS_DIRAC : MR_BASIS_BOX;
     o.seed = (uint64_t)seed;
-    mr_opts_apply_verbosity(verbose, quiet);
     if (mr_validate_run(&o, stdout) != MR_OK) {
         fprintf(stderr, "mrirecon validate: %s\n", mr_last_error());
         return MR_EXIT_FAILURE;

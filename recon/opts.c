@@ -1,6 +1,7 @@
 #include "opts.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,4 +238,15 @@ int mr_opts_begin(const mr_cmd_spec *spec, int argc, char **argv, mr_opts_result
     }
     mr_opts_apply_verbosity(verbose ? *verbose : 0, quiet ? *quiet : 0);
     return MR_OPTS_GO;
+}
+
+int mr_opts_usage(const mr_cmd_spec *spec, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "mrirecon %s: %s\nTry 'mrirecon %s --help'.\n", spec->name, msg, spec->name);
+    return MR_EXIT_USAGE;
 }

@@ -68,6 +68,14 @@ void mr_opts_apply_verbosity(int verbose, int quiet);
  * positionals; free with mr_opts_free), otherwise the exit code to return at once (0 after --help,
  * 2 after a usage error) with res already freed. */
 #define MR_OPTS_GO (-1)
+
+/* Print "mrirecon <cmd>: <message>" and the --help hint to stderr; returns MR_EXIT_USAGE. For the
+ * checks a table cannot express (a required option, a value parsed later). */
+int mr_opts_usage(const mr_cmd_spec *spec, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 int mr_opts_begin(const mr_cmd_spec *spec, int argc, char **argv, mr_opts_result *res, const int *verbose,
                   const int *quiet);
 
