@@ -8,13 +8,14 @@
  * thread, memory/trig mode, real/complex weights and the constant buffer are its compile-time
  * parameters. The maths and the error bounds are in docs/GPU.md.
  *
- * Samples are packed on the host into one array of structs per call ("records" of ST floats):
- *   kappa_x, kappa_y, kappa_z          k_a / scale_a (turns per voxel step), so t = kappa . n with
- *                                      the integer offsets n_a = i_a - center_a held in registers
- *   a_re [, a_im]                      the weight (real for Q, complex for F^H d)
- *   [u_re, u_im]                       only when V > 1: e^{i 2 pi kappa_x}, the step along x, in
- *                                      float64 on the host (no per-thread sincos for it)
- * ST is 4 (real), 6 (complex, padded), 6 (real, V > 1) or 8 (complex, V > 1, padded). */
+ * Samples are packed on the host into one array of structs per call ("records" of float2 pairs):
+ *   (kappa_x, kappa_y), (kappa_z, |a|)   kappa = k_a / scale_a (turns per voxel step), so that
+ *                                       t = kappa . n with the integer offsets n_a = i_a - center_a
+ *                                       held in registers; |a| the weight's magnitude
+ *   [(phi, 0)]                          complex weights only: a = |a| e^{i 2 pi phi}
+ *   [(u_re, u_im)]                      rotation kernels only: the step e^{i 2 pi kappa_x} along x, in
+ *                                       float64 on the host (no per-thread sincos for it)
+ * kappa and phi are float turns, or int32 fixed-point turns in MR_GPU_MODE_SFU_FIXED. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

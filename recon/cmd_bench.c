@@ -61,22 +61,15 @@ int mr_cmd_bench(int argc, char **argv)
         0,
     };
     mr_opts_result res;
-    int rc = mr_opts_parse(&spec, argc, argv, &res);
-    if (rc == -1) {
-        mr_opts_free(&res);
-        return MR_EXIT_OK;
-    }
-    mr_opts_free(&res);
-    if (rc != MR_EXIT_OK)
+    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
+    if (rc != MR_OPTS_GO)
         return rc;
+    mr_opts_free(&res);
     int64_t matrix[3], m;
-    if (mr_bench_parse_problem(o.problem, matrix, &m) != MR_OK) {
-        fprintf(stderr, "mrirecon bench: %s\nTry 'mrirecon bench --help'.\n", mr_last_error());
-        return MR_EXIT_USAGE;
-    }
+    if (mr_bench_parse_problem(o.problem, matrix, &m) != MR_OK)
+        return mr_opts_usage(&spec, "%s", mr_last_error());
     o.seed = (uint64_t)seed;
     o.sweep_m = sweep_m;
-    mr_opts_apply_verbosity(verbose, quiet);
     if (mr_bench_run(&o, stdout) != MR_OK) {
         fprintf(stderr, "mrirecon bench: %s\n", mr_last_error());
         return MR_EXIT_FAILURE;
