@@ -6,24 +6,7 @@
 set -u
 bin=$1
 dir=$2
-rm -rf "$dir"
-mkdir -p "$dir"
-fail=0
-
-# expect CODE LABEL -- command...: runs the command, keeps stdout/stderr in $dir/out, $dir/err
-expect() {
-  local want=$1 label=$2
-  shift 3
-  "$@" >"$dir/out" 2>"$dir/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL: $label: exit $got, expected $want"
-    sed 's/^/  stderr: /' "$dir/err"
-    fail=1
-  else
-    echo "ok: $label: exit $got"
-  fi
-}
+. "$(dirname "$0")/expect_lib.sh" # empties $dir, fail=0, expect()
 
 # the last command printed nothing on stdout and a message naming $1 on stderr
 quiet_failure() {
