@@ -14,6 +14,7 @@ int mr_cmd_validate(int argc, char **argv)
     int verbose = 0, quiet = 0, seed = 1;
     static const char *const bases[] = {"box", "dirac", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
+    static const char *const regs[] = {"identity", "gradient", NULL};
     const mr_opt table[] = {
         {"output", 'o', MR_OPT_STRING, &o.outdir, "DIR", "where scans, reconstructions and validation.md go (required)",
          NULL, 0, -1},
@@ -25,8 +26,10 @@ int mr_cmd_validate(int argc, char **argv)
         {"seed", 0, MR_OPT_INT, &seed, "S", "noise seed", NULL, 0, 1000000000},
         {"device", 0, MR_OPT_STRING, &device, "D", "operator backend: auto, cpu, gpu or gpu:N", NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
+        {"lambda", 0, MR_OPT_DOUBLE, &o.lambda, "L", "CG regularisation weight (0: the book's protocol)", NULL, 0, 1e30},
+        {"reg", 0, MR_OPT_CHOICE, &o.reg, "R", "CG regulariser", regs, 0, -1},
         {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function of the CG operator", bases, 0, -1},
-        {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation (auto/file: the scan's analytic weights)",
+        {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation (file: the scan's analytic weights)",
          dcfs, 0, -1},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},

@@ -34,6 +34,8 @@ void mr_validate_opts_default(mr_validate_opts *o)
 {
     o->size = MR_VALIDATE_BOOK_SIZE;
     o->iters = 60;
+    o->lambda = 0.0;
+    o->reg = "identity";
     o->snr_db = 30.0;
     o->seed = 1;
     o->outdir = NULL;
@@ -112,6 +114,8 @@ static mr_status run_case(const mr_validate_opts *o, int noisy, int64_t spokes, 
     mr_recon_opts_default(&ro);
     ro.method = "all";
     ro.iters = o->iters;
+    ro.lambda = o->lambda;
+    ro.reg = o->reg;
     ro.op = o->op;
     ro.dcf = o->dcf;
     ro.on_report = capture_report;
@@ -157,8 +161,9 @@ static void print_header(FILE *f, const mr_validate_opts *o, int64_t spokes, int
     fprintf(f, "3D Shepp-Logan, %d^3 matrix, kooshball %lld spokes x %lld readout = %lld samples "
                "(book: 128^3, 1078 x 264 = 284592; same samples per voxel would be %lld)\n",
             o->size, (long long)spokes, (long long)readout, (long long)(spokes * readout), (long long)target);
-    fprintf(f, "CG %d iterations, basis %s, gridding DCF %s, noise seed %llu; backend %s\n\n", o->iters,
-            o->op.basis == MR_BASIS_DIRAC ? "dirac" : "box", o->dcf, (unsigned long long)o->seed,
+    fprintf(f, "CG %d iterations, lambda %g (%s), basis %s, gridding DCF %s, noise seed %llu; backend %s\n\n",
+            o->iters, o->lambda, o->reg, o->op.basis == MR_BASIS_DIRAC ? "dirac" : "box", o->dcf,
+            (unsigned long long)o->seed,
             cases[0].backend[0] ? cases[0].backend : "cpu");
 }
 

@@ -29,6 +29,8 @@ typedef struct {
     const char *dcf;    /* gridding density compensation, as mr_recon_opts.dcf (default "pipe": on the
                            undersampled kooshball the analytic |k|^2 weights amplify the streaks) */
     mr_op_opts op;      /* basis, device, threads */
+    double lambda;      /* CG regularisation weight (default 0: the book's unregularised protocol) */
+    const char *reg;    /* "identity" (default) or "gradient" */
 } mr_validate_opts;
 
 void mr_validate_opts_default(mr_validate_opts *o);
