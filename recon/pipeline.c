@@ -72,7 +72,7 @@ static mr_status validate_opts(const mr_recon_opts *o, int run[3], mr_reg_kind *
         return st;
     const char *d = o->dcf ? o->dcf : "pipe";
     if (strcmp(d, "file") && strcmp(d, "analytic") && strcmp(d, "pipe"))
-        return mr_error(MR_EINVAL, "dcf '%s' is not one of auto, file, analytic, pipe", d);
+        return mr_error(MR_EINVAL, "dcf '%s' is not one of pipe, file, analytic", d);
     return MR_OK;
 }
 
