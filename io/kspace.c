@@ -1,5 +1,6 @@
 #include "kspace.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,24 @@ mr_status mr_kspace_alloc_truth(mr_kspace *ks)
     if (!ks->truth_bl)
         ks->truth_bl = zalloc(n, sizeof(float));
     return (ks->truth && ks->truth_bl) ? MR_OK : mr_error(MR_ENOMEM, "k-space: out of memory for truth images");
+}
+
+int64_t mr_kspace_count_outside(const mr_kspace *ks, double *worst)
+{
+    int64_t n = 0;
+    double w = 0.0;
+    for (int64_t i = 0; i < ks->nsamples; i++) {
+        int out = 0;
+        for (int a = 0; a < 3; a++) {
+            double r = fabs((double)ks->traj[3 * i + a]) / (0.5 * (double)ks->matrix[a]);
+            out |= r > 1 + 1e-6; /* float rounding of samples placed exactly on the edge */
+            w = r > w ? r : w;
+        }
+        n += out;
+    }
+    if (worst)
+        *worst = w;
+    return n;
 }
 
 void mr_kspace_free(mr_kspace *ks)

@@ -70,6 +70,10 @@ static inline int64_t mr_kspace_voxels(const mr_kspace *ks)
 
 static inline int mr_kspace_is_3d(const mr_kspace *ks) { return ks->matrix[2] > 1; }
 
+/* Samples with |k_a| > N_a/2 (1 + 1e-6) on some axis, i.e. outside the Nyquist box; *worst (may be
+ * NULL) receives the largest |k_a| / (N_a/2) over all samples and axes. */
+int64_t mr_kspace_count_outside(const mr_kspace *ks, double *worst);
+
 /* Check the matrix: each edge 1..MR_MAX_MATRIX_EDGE and the product within MR_MAX_VOXELS,
  * computed without overflow. `what` names the source in the message. */
 mr_status mr_matrix_check(const int64_t matrix[3], const char *what);

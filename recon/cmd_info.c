@@ -37,16 +37,14 @@ static void measure(const mr_kspace *ks, scan_stats *s)
     for (int64_t i = 0; i < m; i++) {
         const float *k = ks->traj + 3 * i;
         double r2 = 0;
-        int out = 0;
         for (int a = 0; a < 3; a++) {
             s->kmin[a] = k[a] < s->kmin[a] ? k[a] : s->kmin[a];
             s->kmax[a] = k[a] > s->kmax[a] ? k[a] : s->kmax[a];
             r2 += (double)k[a] * k[a];
-            out |= fabs((double)k[a]) > 0.5 * (double)ks->matrix[a];
         }
         s->kabs_max = sqrt(r2) > s->kabs_max ? sqrt(r2) : s->kabs_max;
-        s->outside += out;
     }
+    s->outside = mr_kspace_count_outside(ks, NULL);
     if (ks->weights) {
         min_max(ks->weights, m, &s->wmin, &s->wmax);
         for (int64_t i = 0; i < m; i++)

@@ -61,38 +61,16 @@ static mr_status validate_opts(const mr_recon_opts *o, int run[3], mr_reg_kind *
     run[RUN_BILINEAR] = !strcmp(m, "gridding-bilinear") || !strcmp(m, "all");
     if (!run[0] && !run[1] && !run[2])
         return mr_error(MR_EINVAL, "method '%s' is not one of cg, gridding-bilinear, gridding-kb, all", m);
-    if (o->iters < 1)
-        return mr_error(MR_EINVAL, "iterations = %d: expected at least 1", o->iters);
-    if (!(o->lambda >= 0) || !isfinite(o->lambda))
-        return mr_error(MR_EINVAL, "lambda = %g: expected a finite number >= 0", o->lambda);
-    if (!(o->tol >= 0) || !isfinite(o->tol))
-        return mr_error(MR_EINVAL, "tolerance = %g: expected a finite number >= 0", o->tol);
-    mr_status st = mr_reg_parse(o->reg ? o->reg : "identity", reg);
+    mr_status st = mr_cg_check_params(o->iters, o->lambda, o->tol);
+    if (st != MR_OK)
+        return st;
+    st = mr_reg_parse(o->reg ? o->reg : "identity", reg);
     if (st != MR_OK)
         return st;
     const char *d = o->dcf ? o->dcf : "pipe";
     if (strcmp(d, "file") && strcmp(d, "analytic") && strcmp(d, "pipe"))
         return mr_error(MR_EINVAL, "dcf '%s' is not one of pipe, file, analytic", d);
     return MR_OK;
-}
-
-/* Samples with |k_a| > N_a/2 on some axis (outside the Nyquist box). */
-static int64_t count_outside(const mr_kspace *ks, double *worst)
-{
-    int64_t n = 0;
-    *worst = 0;
-    for (int64_t i = 0; i < ks->nsamples; i++) {
-        int out = 0;
-        for (int a = 0; a < 3; a++) {
-            double r = fabs((double)ks->traj[3 * i + a]) / (0.5 * (double)ks->matrix[a]);
-            if (r > 1 + 1e-6)
-                out = 1;
-            if (r > *worst)
-                *worst = r;
-        }
-        n += out;
-    }
-    return n;
 }
 
 static int radial_kind(const char *kind)
@@ -546,7 +524,7 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     r.has_truth[MR_TRUTH_IMAGE] = ks->truth != NULL;
     r.has_truth[MR_TRUTH_BANDLIMITED] = ks->truth_bl != NULL;
     double worst;
-    r.samples_outside = count_outside(ks, &worst);
+    r.samples_outside = mr_kspace_count_outside(ks, &worst);
     if (r.samples_outside)
         mr_log(MR_LOG_WARN, "%s: %lld of %lld samples lie outside the Nyquist box [-N/2, N/2] (up to %.3g x N/2)",
                scan, (long long)r.samples_outside, (long long)ks->nsamples, worst);

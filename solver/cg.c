@@ -65,22 +65,29 @@ static mr_status apply_system(const mr_vecops *ops, int64_t n, const mr_cg_opts 
     return MR_OK;
 }
 
+mr_status mr_cg_check_params(int iters, double lambda, double tol)
+{
+    if (iters < 1)
+        return mr_error(MR_EINVAL, "cg: iterations = %d, expected >= 1", iters);
+    if (!(lambda >= 0) || !isfinite(lambda))
+        return mr_error(MR_EINVAL, "cg: lambda = %g, expected a finite number >= 0", lambda);
+    if (!(tol >= 0) || !isfinite(tol))
+        return mr_error(MR_EINVAL, "cg: tolerance = %g, expected a finite number >= 0", tol);
+    return MR_OK;
+}
+
 mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x, const mr_cg_opts *o,
                       mr_cg_result *res)
 {
     memset(res, 0, sizeof *res);
     if (!o->normal)
         return mr_error(MR_EINVAL, "cg: no normal operator given");
-    if (o->iters < 1)
-        return mr_error(MR_EINVAL, "cg: iterations = %d, expected >= 1", o->iters);
-    if (!(o->lambda >= 0) || !isfinite(o->lambda))
-        return mr_error(MR_EINVAL, "cg: lambda = %g, expected a finite number >= 0", o->lambda);
-    if (!(o->tol >= 0) || !isfinite(o->tol))
-        return mr_error(MR_EINVAL, "cg: tolerance = %g, expected a finite number >= 0", o->tol);
+    mr_status st = mr_cg_check_params(o->iters, o->lambda, o->tol);
+    if (st != MR_OK)
+        return st;
     if (n < 1)
         return mr_error(MR_EINVAL, "cg: vector length %lld, expected >= 1", (long long)n);
 
-    mr_status st = MR_OK;
     float *r = ops->alloc(ops->ctx, n), *p = ops->alloc(ops->ctx, n), *q = ops->alloc(ops->ctx, n);
     float *t = (o->lambda > 0 && o->reg) ? ops->alloc(ops->ctx, n) : NULL;
     res->rel_resid = calloc((size_t)o->iters + 1, sizeof(double));

@@ -48,6 +48,10 @@ typedef struct {
 
 void mr_cg_opts_default(mr_cg_opts *o);
 
+/* The checks mr_cg_solve makes on its numbers (iters >= 1, lambda and tol finite and >= 0), for
+ * callers that want to refuse bad settings before doing expensive work. */
+mr_status mr_cg_check_params(int iters, double lambda, double tol);
+
 typedef enum { MR_CG_STOP_ITERS = 0, MR_CG_STOP_TOL = 1, MR_CG_STOP_BREAKDOWN = 2, MR_CG_STOP_ZERO_RHS = 3 } mr_cg_stop;
 
 typedef struct {

@@ -159,9 +159,7 @@ void mr_gridding_destroy(mr_gridding *g)
 {
     if (!g)
         return;
-    if (g->fft) {
-mr_fft_destroy(g->fft);
-    }
+    mr_fft_destroy(g->fft);
     mr_kb_plan_destroy(g->plan);
     free(g->vals);
     fftwf_free(g->gbuf);
