@@ -88,7 +88,7 @@ static double grid_vs_exact(const int64_t mat[3], int64_t m, double margin, cons
 static double bilinear_cartesian(const int64_t mat[3])
 {
     int64_t n = mat[0] * mat[1] * mat[2], m = n;
-    float *traj = malloc((size_t)m * 3 * sizeof *traj), *x = malloc((size_t)n * 2 * sizeof *x);
+    float *traj = malloc((size_t)m * 3 * sizeof *traj), *x = calloc((size_t)n * 2, sizeof *x);
     float *d = malloc((size_t)m * 2 * sizeof *d), *w = malloc((size_t)m * sizeof *w);
     float *img = malloc((size_t)n * 2 * sizeof *img);
     double *dd = malloc((size_t)m * 2 * sizeof *dd), *xd = malloc((size_t)n * 2 * sizeof *xd);
