@@ -11,7 +11,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../io/status.h"
+#include "../base/status.h"
 
 static inline mr_status mr_cuda_check(cudaError_t e, const char *call, const char *file, int line)
 {

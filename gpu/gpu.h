@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../io/kspace.h"
-#include "../io/status.h"
+#include "../base/grid.h"
+#include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -23,7 +23,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../io/log.h"
+#include "../base/log.h"
 #include "cuda_check.h"
 #include "gpu.h"
 

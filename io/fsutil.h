@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "status.h"
+#include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status.h"
+#include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

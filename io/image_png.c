@@ -25,7 +25,7 @@
 
 #include "fsutil.h"
 #include "kspace.h"
-#include "log.h"
+#include "../base/log.h"
 
 #define MONTAGE_GAP 4
 #define PNG_MAX_EDGE 1000000

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "status.h"
+#include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../io/log.h"
+#include "../base/log.h"
 #include "noise.h"
 #include "shepp_logan.h"
 

@@ -6,7 +6,7 @@
 
 #include "../io/fsutil.h"
 #include "../io/kspace_h5.h"
-#include "../io/log.h"
+#include "../base/log.h"
 
 /* One row: matrix edge n (n^2 or n^3), kind, nominal undersampling, the count that undersamples
  * (spokes / interleaves / samples; 0 = the fully sampled default), spiral design interleaves

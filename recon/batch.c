@@ -25,7 +25,7 @@
 
 #include "../gpu/gpu.h"
 #include "../io/fsutil.h"
-#include "../io/log.h"
+#include "../base/log.h"
 
 #define PATH_MAX_LEN 4096
 

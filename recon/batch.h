@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "../io/status.h"
+#include "../base/status.h"
 
 /* The marker file in each finished scan folder. */
 #define MR_BATCH_DONE ".done"

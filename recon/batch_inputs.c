@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../io/log.h"
+#include "../base/log.h"
 #include "batch.h"
 
 typedef struct {

@@ -11,7 +11,7 @@
 #include "../io/image_h5.h"
 #include "../io/image_png.h"
 #include "../io/kspace_h5.h"
-#include "../io/log.h"
+#include "../base/log.h"
 #include "batch.h"
 
 #define THUMB_MAX_EDGE 128

@@ -12,7 +12,7 @@
 #include "../gpu/gpu.h"
 #include "../io/fsutil.h"
 #include "../io/kspace_h5.h"
-#include "../io/log.h"
+#include "../base/log.h"
 #include "../phantoms/noise.h"
 #include "../phantoms/scan.h"
 #include "../solver/nudft.h"

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../io/status.h"
+#include "../base/status.h"
 
 #define MR_BENCH_FLOP_FHD 15
 #define MR_BENCH_FLOP_Q 11

@@ -9,7 +9,7 @@
 #include <omp.h>
 #endif
 
-#include "../io/log.h"
+#include "../base/log.h"
 #include "batch.h"
 #include "commands.h"
 #include "opts.h"

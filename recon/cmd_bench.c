@@ -3,7 +3,7 @@
  * progress on stderr. */
 #include <stdio.h>
 
-#include "../io/log.h"
+#include "../base/log.h"
 #include "bench.h"
 #include "commands.h"
 #include "opts.h"

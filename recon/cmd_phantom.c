@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../io/kspace_h5.h"
-#include "../io/log.h"
+#include "../base/log.h"
 #include "../phantoms/scan.h"
 #include "../phantoms/suite.h"
 #include "commands.h"

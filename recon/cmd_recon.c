@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../io/log.h"
+#include "../base/log.h"
 #include "commands.h"
 #include "opts.h"
 #include "pipeline.h"

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "../io/status.h"
+#include "../base/status.h"
 
 /* truth: real [Nz][Ny][Nx] or NULL; imgs[i]: complex [Nz][Ny][Nx][2]; names[i]: tile labels.
  * Grey levels map [0, window_hi] to 0..255 (clipped). All borrowed. Written atomically. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/log.h"
+#include "../base/log.h"
 
 static const mr_opt *find_long(const mr_cmd_spec *s, const char *name, size_t len)
 {

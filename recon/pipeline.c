@@ -20,7 +20,7 @@
 #include "../io/image_h5.h"
 #include "../io/image_png.h"
 #include "../io/kspace_h5.h"
-#include "../io/log.h"
+#include "../base/log.h"
 #include "../solver/cg.h"
 #include "../solver/dcf.h"
 #include "../solver/gridding.h"

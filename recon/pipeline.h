@@ -13,7 +13,7 @@
 #ifndef MR_PIPELINE_H
 #define MR_PIPELINE_H
 
-#include "../io/status.h"
+#include "../base/status.h"
 #include "../solver/op.h"
 
 struct mr_report; /* recon/report.h */

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "../io/status.h"
+#include "../base/status.h"
 
 typedef struct {
     const double *y;   /* [n] values at x = 0 .. n-1; borrowed; non-finite values are skipped */

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "../io/status.h"
+#include "../base/status.h"
 #include "../solver/metrics.h"
 
 #define MR_REPORT_MAX_METHODS 3

@@ -7,7 +7,7 @@
 
 #include "../io/fsutil.h"
 #include "../io/kspace_h5.h"
-#include "../io/log.h"
+#include "../base/log.h"
 #include "../phantoms/scan.h"
 #include "pipeline.h"
 #include "report.h"

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../io/status.h"
+#include "../base/status.h"
 #include "../solver/op.h"
 
 #define MR_VALIDATE_BOOK_SIZE 128

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/log.h"
+#include "../base/log.h"
 
 void mr_cg_opts_default(mr_cg_opts *o)
 {

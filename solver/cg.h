@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "../io/status.h"
+#include "../base/status.h"
 #include "vecops.h"
 
 #ifdef __cplusplus

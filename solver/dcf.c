@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/kspace.h"
-#include "../io/log.h"
+#include "../base/grid.h"
+#include "../base/log.h"
 #include "dcf_cache.h"
 #include "kb.h"
 

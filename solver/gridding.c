@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/kspace.h"
-#include "../io/log.h"
+#include "../base/grid.h"
+#include "../base/log.h"
 #include "kb.h"
 
 struct mr_gridding {

@@ -11,8 +11,8 @@
 
 #include <stdint.h>
 
-#include "../io/kspace.h"
-#include "../io/status.h"
+#include "../base/grid.h"
+#include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "../gpu/gpu.h"
-#include "../io/kspace.h"
-#include "../io/log.h"
+#include "../base/grid.h"
+#include "../base/log.h"
 #include "nudft.h"
 #include "toeplitz.h"
 

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "../io/status.h"
+#include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,7 @@
 /* Status table and error messages; option-table parsing. */
 #include <string.h>
 
-#include "io/status.h"
+#include "base/status.h"
 #include "recon/opts.h"
 #include "testutil.h"
 

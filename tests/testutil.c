@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "io/status.h"
+#include "base/status.h"
 
 int test_failures = 0;
 int test_checks = 0;
