@@ -74,7 +74,7 @@ static void pw_table(const double *restrict dkx, float *restrict tc, float *rest
  * float accumulators re/im (index 0 = the block's first voxel; half = J, the offsets per side).
  * G and NU are compile-time constants after inlining: NU samples are interleaved so that the
  * 4 G NU = 4 PW_ACC_VECTORS accumulators are independent chains that hide the FMA latency. */
-static inline void pw_accumulate(const int G, const int NU, const int half, const int q0, const float *restrict bu,
+PW_INLINE void pw_accumulate(const int G, const int NU, const int half, const int q0, const float *restrict bu,
                                  const float *restrict bv, const float *restrict tc, const float *restrict ts,
                                  float *restrict re, float *restrict im)
 {
@@ -118,7 +118,7 @@ static inline void pw_accumulate(const int G, const int NU, const int half, cons
 
 /* One (row, block) of one tile in passes of at most PW_ACC_VECTORS offset vectors per side (the
  * register budget); a block narrower than one pass interleaves samples instead. */
-static inline void pw_block_tile(int nj, const float *restrict bu, const float *restrict bv, const float *restrict tc,
+PW_INLINE void pw_block_tile(int nj, const float *restrict bu, const float *restrict bv, const float *restrict tc,
                                  const float *restrict ts, float *restrict re, float *restrict im)
 {
     const int half = 16 * nj, nq = half / PW_VL; /* offset vectors per side: 1, 2, 4 or 8 */

@@ -32,6 +32,14 @@ mr_status mr_nudft_forward_portable(const mr_grid *g, const float *traj, const f
 #define NUDFT_NAME(f) NUDFT_CAT(f, NUDFT_ISA) /* mr_nudft_forward -> mr_nudft_forward_avx2 */
 
 /* ---- vectors of floats for the powers kernel --------------------------------------------------- */
+
+/* The accumulation loops must be inlined with their compile-time block shape (register-resident
+ * accumulators); GCC's heuristics do not always do it for these large bodies. */
+#if defined(__GNUC__)
+#define PW_INLINE static inline __attribute__((always_inline))
+#else
+#define PW_INLINE static inline
+#endif
 #if defined(NUDFT_VECTORS_AVX512) && defined(__AVX512F__)
 #include <immintrin.h>
 #define PW_VL 16         /* floats per register */
@@ -49,7 +57,6 @@ static inline pw_vf pw_reverse(pw_vf v)
 {
     return _mm512_permutexvar_ps(_mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), v);
 }
-static inline void pw_in_register(pw_vf *a, pw_vf *b) { (void)a; (void)b; }
 #define PW_HAVE_VECTORS 1
 #elif defined(NUDFT_VECTORS_AVX2) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -69,19 +76,22 @@ static inline pw_vf pw_reverse(pw_vf v)
 {
     return _mm256_permutevar8x32_ps(v, _mm256_set_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+#define PW_HAVE_VECTORS 1
+#endif
+
+#if defined(PW_HAVE_VECTORS)
 /* Keep two loaded table vectors in registers: each feeds two FMAs, and GCC would otherwise fold
- * the load into both, which doubles the loads and makes the loop load-bound (2 x 256-bit loads per
- * cycle on Zen 3 and most Intel cores). An empty asm statement that "modifies" the registers. */
+ * the load into both, which doubles the loads and makes the loop load-bound (two vector loads per
+ * cycle on Zen 3 and on Intel cores, as many as FMAs). An empty asm statement that "modifies" them. */
 static inline void pw_in_register(pw_vf *a, pw_vf *b)
 {
 #if defined(__GNUC__)
-    __asm__("" : "+x"(*a), "+x"(*b));
+    __asm__("" : "+v"(*a), "+v"(*b));
 #else
     (void)a;
     (void)b;
 #endif
 }
-#define PW_HAVE_VECTORS 1
 #endif
 
 #endif
