@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/cpu.h"
+#include "../base/status.h"
 #include "commands.h"
 #include "opts.h"
 
@@ -51,8 +53,18 @@ int main(int argc, char **argv)
         return MR_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            /* an unusable MR_CPU_KERNEL is refused before any work (--help still works) */
+            int help = 0;
+            for (int a = 2; a < argc; a++)
+                help |= !strcmp(argv[a], "--help") || !strcmp(argv[a], "-h");
+            mr_cpu_level level;
+            if (!help && mr_cpu_level_get(&level) != MR_OK) {
+                fprintf(stderr, "mrirecon: error: %s\n", mr_last_error());
+                return MR_EXIT_FAILURE;
+            }
             return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "mrirecon: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return MR_EXIT_USAGE;
