@@ -148,8 +148,10 @@ static char *slurp(const char *path)
     if (!f)
         return NULL;
     char *buf = calloc(1, 4096);
-    if (buf)
-        fread(buf, 1, 4095, f);
+    if (buf && fread(buf, 1, 4095, f) == 0 && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
     fclose(f);
     return buf;
 }
