@@ -107,11 +107,11 @@ static double worst_u(const float *out, const double *ref, int64_t n)
 }
 
 /* Bounds of docs/OPERATOR.md ("Error bounds of the phasors"), in u, with a little room: the powers
- * adjoint (avx2, avx512) <= 12 u; the rotation adjoint (portable) <= 34 u with FMA and <= 56 u
- * without (the portable level is built for the baseline target, which may lack FMA); the Horner
- * forward term, every level, <= 61 u (no FMA: 69 u). */
+ * adjoint (avx2, avx512) <= 12 u; the rotation adjoint (portable) <= 34 u with FMA and <= 55 u
+ * without (the portable level is built for the baseline target, which may lack FMA); one Horner
+ * forward term <= 36 u with FMA (avx2, avx512) and <= 58 u without. */
 static const double adjoint_bound_u[MR_CPU_LEVELS] = {60.0, 16.0, 16.0};
-static const double forward_bound_u = 75.0;
+static const double forward_bound_u = 64.0;
 
 /* One sample of weight 1 at the edge of k-space: every output of the adjoint is a single phasor, so
  * the largest per-voxel error is the phasor error itself. Rows of 400 voxels (the Q grid of 200):
