@@ -20,6 +20,21 @@ static uint64_t rng;
 static unsigned levels; /* mr_cpu_supported() */
 
 
+/* One level's result out (2 threads) and out1 (1 thread) of n complex values against ref. */
+static void check_level_result(const char *sum, const char *what, const char *level, const float *out,
+                               const float *out1, const double *ref, int64_t n)
+{
+    char label[200];
+    snprintf(label, sizeof label, "  %s kernels: rel L2 vs float64", level);
+    CHECK_LE(label, test_rel_l2(out, ref, 2 * n), 1e-5);
+    snprintf(label, sizeof label, "%s %s %s kernels: 1 and 2 threads give the same bits", sum, what, level);
+    test_checks++;
+    if (memcmp(out, out1, (size_t)n * 2 * sizeof(float)) != 0) {
+        test_failures++;
+        fprintf(stderr, "FAIL: %s\n", label);
+    }
+}
+
 static void check_adjoint(const char *what, const mr_grid *g, const int64_t matrix[3], int64_t m, int real)
 {
     float *traj = test_random_traj(&rng, matrix, m);
@@ -43,14 +58,7 @@ static void check_adjoint(const char *what, const mr_grid *g, const int64_t matr
         const char *name = mr_cpu_level_name((mr_cpu_level)l);
         CHECK_OK(mr_nudft_adjoint_level((mr_cpu_level)l, g, traj, a, real, m, out, 2));
         CHECK_OK(mr_nudft_adjoint_level((mr_cpu_level)l, g, traj, a, real, m, out1, 1));
-        snprintf(label, sizeof label, "  %s kernels: rel L2 vs float64", name);
-        CHECK_LE(label, test_rel_l2(out, ref, 2 * nv), 1e-5);
-        snprintf(label, sizeof label, "adjoint %s %s kernels: 1 and 2 threads give the same bits", what, name);
-        test_checks++;
-        if (memcmp(out, out1, (size_t)nv * 2 * sizeof(float)) != 0) {
-            test_failures++;
-            fprintf(stderr, "FAIL: %s\n", label);
-        }
+        check_level_result("adjoint", what, name, out, out1, ref, nv);
     }
     free(traj);
     free(a);
@@ -79,14 +87,7 @@ static void check_forward(const char *what, const int64_t matrix[3], int64_t m)
         const char *name = mr_cpu_level_name((mr_cpu_level)l);
         CHECK_OK(mr_nudft_forward_level((mr_cpu_level)l, &g, traj, x, m, out, 2));
         CHECK_OK(mr_nudft_forward_level((mr_cpu_level)l, &g, traj, x, m, out1, 1));
-        snprintf(label, sizeof label, "  %s kernels: rel L2 vs float64", name);
-        CHECK_LE(label, test_rel_l2(out, ref, 2 * m), 1e-5);
-        snprintf(label, sizeof label, "forward %s %s kernels: 1 and 2 threads give the same bits", what, name);
-        test_checks++;
-        if (memcmp(out, out1, (size_t)m * 2 * sizeof(float)) != 0) {
-            test_failures++;
-            fprintf(stderr, "FAIL: %s\n", label);
-        }
+        check_level_result("forward", what, name, out, out1, ref, m);
     }
     free(traj);
     free(x);
