@@ -32,13 +32,24 @@ static void usage(FILE *out)
                  "Commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'mrirecon COMMAND --help' describes a command. 'mrirecon --version' prints the version.\n"
+    fprintf(out, "\n'mrirecon COMMAND --help' (or 'mrirecon help COMMAND') describes a command. 'mrirecon --version'\n"
+                 "prints the version.\n"
                  "Exit status: 0 success, 1 run-time failure, 2 usage error.\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
+        usage(stderr);
+        return MR_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "help") == 0 && argc >= 3) { /* "mrirecon help recon" = "mrirecon recon --help" */
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(argv[2], commands[i].name) == 0) {
+                char *help_argv[] = {argv[2], "--help", NULL};
+                return commands[i].run(2, help_argv);
+            }
+        fprintf(stderr, "mrirecon help: unknown command '%s'\n\n", argv[2]);
         usage(stderr);
         return MR_EXIT_USAGE;
     }
