@@ -40,11 +40,11 @@
 #define MR_THREADS 256
 #define MR_KPAD_ALIGN 32
 
-static size_t mr_mma_smem_bytes(void)
+static size_t mr_mma_smem_bytes(int db)
 {
     return (size_t)MR_STAGES * MR_BN * MR_TS_LD * sizeof(float) + (size_t)MR_STAGES * MR_BC * MR_BK * sizeof(float2) +
-           (size_t)MR_STAGES * MR_ZMAX * MR_BK * sizeof(float2) + (size_t)MR_BM * MR_AS_LD * sizeof(float2) +
-           2 * MR_BC * sizeof(int);
+           (size_t)MR_STAGES * MR_ZMAX * MR_BK * sizeof(float2) +
+           (size_t)(db ? 2 : 1) * MR_BM * MR_AS_LD * sizeof(float2) + 2 * MR_BC * sizeof(int);
 }
 
 /* ---- device helpers ---------------------------------------------------------------------------- */
@@ -138,6 +138,20 @@ __device__ __forceinline__ void mr_split(float x, uint32_t *hi, uint32_t *lo)
 {
     *hi = mr_tf32(x);
     *lo = mr_tf32(x - __uint_as_float(*hi));
+}
+
+/* The same split with the conversion instruction (cvt.rna: ties away, the same result). */
+template <int CVT> __device__ __forceinline__ void mr_split_t(float x, uint32_t *hi, uint32_t *lo)
+{
+    if (!CVT) {
+        mr_split(x, hi, lo);
+        return;
+    }
+    uint32_t h, l;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(h) : "f"(x));
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(l) : "f"(x - __uint_as_float(h)));
+    *hi = h;
+    *lo = l;
 }
 
 /* ---- table kernels ----------------------------------------------------------------------------- */
@@ -277,7 +291,74 @@ __device__ __forceinline__ void mr_mma_load(const mr_mma_args &a, const mr_mma_s
     }
 }
 
-__global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma(const mr_mma_args a)
+/* P = Ay Bw for columns cc = c0, c0 + 8, ... (n of them) x 32 samples of a stage, split into TF32
+ * (hi, lo) pairs in the A tile; row layout per group of 8 columns: 8 real rows, then 8 imaginary rows
+ * (one m16 fragment). Warp w forms columns w + 8i, lane = sample. */
+template <int CVT>
+__device__ __forceinline__ void mr_mma_form(const mr_mma_smem &sm, float2 *As, int st, int cbeg, int n, int warp,
+                                            int lane)
+{
+    const float2 *ays = sm.Ays + st * MR_BC * MR_BK;
+    const float2 *bzs = sm.Bzs + st * MR_ZMAX * MR_BK;
+#pragma unroll
+    for (int i = 0; i < n; i++) {
+        const int cc = warp + 8 * (cbeg + i);
+        const float2 ay = ays[cc * MR_BK + lane], bz = bzs[sm.zl[cc] * MR_BK + lane];
+        const float pr = fmaf(ay.x, bz.x, -ay.y * bz.y), pi = fmaf(ay.x, bz.y, ay.y * bz.x);
+        uint32_t h, l;
+        const int row = (cc >> 3) * 16 + (cc & 7);
+        mr_split_t<CVT>(pr, &h, &l);
+        As[row * MR_AS_LD + lane] = make_float2(__uint_as_float(h), __uint_as_float(l));
+        mr_split_t<CVT>(pi, &h, &l);
+        As[(row + 8) * MR_AS_LD + lane] = make_float2(__uint_as_float(h), __uint_as_float(l));
+    }
+}
+
+/* The 16 fragments of a warp (64 x 32) over 8 samples: t = A_lo B_hi + A_hi B_lo + A_hi B_hi from zero,
+ * acc += t (FP32, round to nearest). */
+template <int CVT>
+__device__ __forceinline__ void mr_mma_k8(const float2 *As, const float *ts, int k8, int wm, int wn, int g, int q,
+                                          float acc[4][4][4])
+{
+    const float zero4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    uint32_t ahi[4][4], alo[4][4], bhi[4][2], blo[4][2];
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++) {
+        const float2 *ap = As + (wm * 64 + mi * 16 + g) * MR_AS_LD + k8 * 8 + q;
+        const float2 x0 = ap[0], x1 = ap[8 * MR_AS_LD], x2 = ap[4], x3 = ap[8 * MR_AS_LD + 4];
+        ahi[mi][0] = __float_as_uint(x0.x);
+        ahi[mi][1] = __float_as_uint(x1.x);
+        ahi[mi][2] = __float_as_uint(x2.x);
+        ahi[mi][3] = __float_as_uint(x3.x);
+        alo[mi][0] = __float_as_uint(x0.y);
+        alo[mi][1] = __float_as_uint(x1.y);
+        alo[mi][2] = __float_as_uint(x2.y);
+        alo[mi][3] = __float_as_uint(x3.y);
+    }
+#pragma unroll
+    for (int ni = 0; ni < 4; ni++) {
+        const float *bp = ts + (wn * 32 + ni * 8 + g) * MR_TS_LD + k8 * 8 + q;
+        mr_split_t<CVT>(bp[0], &bhi[ni][0], &blo[ni][0]);
+        mr_split_t<CVT>(bp[4], &bhi[ni][1], &blo[ni][1]);
+    }
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++) {
+            float t[4];
+            mr_mma(t, alo[mi], bhi[ni], zero4);
+            mr_mma(t, ahi[mi], blo[ni], t);
+            mr_mma(t, ahi[mi], bhi[ni], t);
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[mi][ni][e] += t[e];
+        }
+}
+
+/* DB = 0: one A tile; per stage: barrier, form P, barrier, MMAs (the first design).
+ * DB = 1: two A tiles; per stage one barrier, and P of the next stage is formed between the MMAs of
+ * this one (2 columns per warp after each 8 samples), so the tensor cores never wait for it. */
+template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma(const mr_mma_args a)
 {
     extern __shared__ __align__(16) unsigned char mr_smem[];
     mr_mma_smem sm;
@@ -285,7 +366,7 @@ __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma(const mr_mma_args a)
     sm.Ays = (float2 *)(sm.Ts + MR_STAGES * MR_BN * MR_TS_LD);
     sm.Bzs = sm.Ays + MR_STAGES * MR_BC * MR_BK;
     sm.As = sm.Bzs + MR_STAGES * MR_ZMAX * MR_BK;
-    sm.yrow = (int *)(sm.As + MR_BM * MR_AS_LD);
+    sm.yrow = (int *)(sm.As + (DB ? 2 : 1) * MR_BM * MR_AS_LD);
     sm.zl = sm.yrow + MR_BC;
 
     const int tile = blockIdx.x, j0 = blockIdx.y * MR_BN, split = blockIdx.z;
@@ -310,7 +391,6 @@ __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma(const mr_mma_args a)
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 acc[i][j][e] = 0.0f;
-    const float zero4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 
 #pragma unroll
     for (int s = 0; s < MR_STAGES - 1; s++) {
@@ -318,70 +398,45 @@ __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma(const mr_mma_args a)
             mr_mma_load(a, sm, s, kbeg + (long long)s * MR_BK, j0, td, tid);
         mr_cp_commit();
     }
-#pragma unroll 1
-    for (int kt = 0; kt < nk; kt++) {
+    if (DB) {
         mr_cp_wait<MR_STAGES - 2>();
         __syncthreads();
+        if (nk > 0)
+            mr_mma_form<CVT>(sm, sm.As, 0, 0, 8, warp, lane);
+    }
+#pragma unroll 1
+    for (int kt = 0; kt < nk; kt++) {
         const int st = kt % MR_STAGES;
-        /* P = Ay Bw for the tile's 64 columns x 32 samples, split into TF32 (hi, lo) pairs; row layout
-         * per group of 8 columns: 8 real rows then 8 imaginary rows (one m16 fragment). */
-        {
-            const float2 *ays = sm.Ays + st * MR_BC * MR_BK;
-            const float2 *bzs = sm.Bzs + st * MR_ZMAX * MR_BK;
-#pragma unroll 4
-            for (int cc = warp; cc < MR_BC; cc += MR_THREADS / 32) {
-                const float2 ay = ays[cc * MR_BK + lane], bz = bzs[sm.zl[cc] * MR_BK + lane];
-                const float pr = fmaf(ay.x, bz.x, -ay.y * bz.y), pi = fmaf(ay.x, bz.y, ay.y * bz.x);
-                uint32_t h, l;
-                const int row = (cc >> 3) * 16 + (cc & 7);
-                mr_split(pr, &h, &l);
-                sm.As[row * MR_AS_LD + lane] = make_float2(__uint_as_float(h), __uint_as_float(l));
-                mr_split(pi, &h, &l);
-                sm.As[(row + 8) * MR_AS_LD + lane] = make_float2(__uint_as_float(h), __uint_as_float(l));
-            }
-        }
-        {
+        const float *ts = sm.Ts + st * MR_BN * MR_TS_LD;
+        if (DB) {
+            /* stage kt+1 landed, A tile kt formed and visible, everyone is done with iteration kt-1 */
+            mr_cp_wait<MR_STAGES - 3>();
+            __syncthreads();
             const int kn = kt + MR_STAGES - 1;
             if (kn < nk)
                 mr_mma_load(a, sm, kn % MR_STAGES, kbeg + (long long)kn * MR_BK, j0, td, tid);
             mr_cp_commit();
-        }
-        __syncthreads();
-        const float *ts = sm.Ts + st * MR_BN * MR_TS_LD;
+            const float2 *A = sm.As + (kt & 1) * MR_BM * MR_AS_LD;
+            float2 *An = sm.As + ((kt + 1) & 1) * MR_BM * MR_AS_LD;
+            const bool next = kt + 1 < nk;
 #pragma unroll
-        for (int k8 = 0; k8 < MR_BK / 8; k8++) {
-            uint32_t ahi[4][4], alo[4][4], bhi[4][2], blo[4][2];
-#pragma unroll
-            for (int mi = 0; mi < 4; mi++) {
-                const float2 *ap = sm.As + (wm * 64 + mi * 16 + g) * MR_AS_LD + k8 * 8 + q;
-                const float2 x0 = ap[0], x1 = ap[8 * MR_AS_LD], x2 = ap[4], x3 = ap[8 * MR_AS_LD + 4];
-                ahi[mi][0] = __float_as_uint(x0.x);
-                ahi[mi][1] = __float_as_uint(x1.x);
-                ahi[mi][2] = __float_as_uint(x2.x);
-                ahi[mi][3] = __float_as_uint(x3.x);
-                alo[mi][0] = __float_as_uint(x0.y);
-                alo[mi][1] = __float_as_uint(x1.y);
-                alo[mi][2] = __float_as_uint(x2.y);
-                alo[mi][3] = __float_as_uint(x3.y);
+            for (int k8 = 0; k8 < MR_BK / 8; k8++) {
+                mr_mma_k8<CVT>(A, ts, k8, wm, wn, g, q, acc);
+                if (next)
+                    mr_mma_form<CVT>(sm, An, (kt + 1) % MR_STAGES, 2 * k8, 2, warp, lane);
             }
+        } else {
+            mr_cp_wait<MR_STAGES - 2>();
+            __syncthreads();
+            mr_mma_form<CVT>(sm, sm.As, st, 0, 8, warp, lane);
+            const int kn = kt + MR_STAGES - 1;
+            if (kn < nk)
+                mr_mma_load(a, sm, kn % MR_STAGES, kbeg + (long long)kn * MR_BK, j0, td, tid);
+            mr_cp_commit();
+            __syncthreads();
 #pragma unroll
-            for (int ni = 0; ni < 4; ni++) {
-                const float *bp = ts + (wn * 32 + ni * 8 + g) * MR_TS_LD + k8 * 8 + q;
-                mr_split(bp[0], &bhi[ni][0], &blo[ni][0]);
-                mr_split(bp[4], &bhi[ni][1], &blo[ni][1]);
-            }
-#pragma unroll
-            for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-                for (int ni = 0; ni < 4; ni++) {
-                    float t[4];
-                    mr_mma(t, alo[mi], bhi[ni], zero4);
-                    mr_mma(t, ahi[mi], blo[ni], t);
-                    mr_mma(t, ahi[mi], bhi[ni], t);
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        acc[mi][ni][e] += t[e];
-                }
+            for (int k8 = 0; k8 < MR_BK / 8; k8++)
+                mr_mma_k8<CVT>(sm.As, ts, k8, wm, wn, g, q, acc);
         }
     }
     /* D[j][2c + r]: fragment rows g (re) and g + 8 (im) of column wm*32 + mi*8 + g, T rows 2q, 2q+1 */
@@ -779,7 +834,7 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
     if (!o)
         o = &def;
     if (o->split_samples < 0 || o->split_samples % MR_KPAD_ALIGN || o->mem_fraction < 0 || o->mem_fraction > 1 ||
-        o->max_columns < 0 || o->max_samples < 0)
+        o->max_columns < 0 || o->max_samples < 0 || o->variant < 0 || o->variant > 2)
         return mr_error(MR_EINVAL,
                         "mr_gemm_create: bad options (split_samples %d must be a multiple of %d, mem_fraction %g in "
                         "[0, 1], caps >= 0)",
@@ -808,8 +863,12 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
         (st = MR_CU(cudaMalloc((void **)&p->d_traj, (size_t)m * 3 * sizeof(float)))) != MR_OK ||
         (st = MR_CU(cudaMemcpy(p->d_traj, traj, (size_t)m * 3 * sizeof(float), cudaMemcpyHostToDevice))) != MR_OK ||
         (st = MR_CB(cublasCreate(&p->cb))) != MR_OK ||
-        (st = MR_CU(cudaFuncSetAttribute(mr_k_mma, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)mr_mma_smem_bytes()))) != MR_OK) {
+        (st = MR_CU(cudaFuncSetAttribute(mr_k_mma<0, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)mr_mma_smem_bytes(0)))) != MR_OK ||
+        (st = MR_CU(cudaFuncSetAttribute(mr_k_mma<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)mr_mma_smem_bytes(1)))) != MR_OK ||
+        (st = MR_CU(cudaFuncSetAttribute(mr_k_mma<1, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)mr_mma_smem_bytes(1)))) != MR_OK) {
         mr_gemm_destroy(p);
         return st;
     }
@@ -1142,7 +1201,12 @@ static mr_status mr_adjoint_mma(mr_gemm_plan *p, const mr_grid *g, const mr_tabl
         a.ld = (int)(2 * nc);
         a.split_stride = (long long)t->nrows_pad * a.ld;
         const dim3 grid((unsigned)(nc / MR_BC), (unsigned)(t->nrows_pad / MR_BN), (unsigned)nsplit);
-        mr_k_mma<<<grid, MR_THREADS, mr_mma_smem_bytes(), p->s>>>(a);
+        if (p->o.variant == 1)
+            mr_k_mma<0, 0><<<grid, MR_THREADS, mr_mma_smem_bytes(0), p->s>>>(a);
+        else if (p->o.variant == 2)
+            mr_k_mma<1, 1><<<grid, MR_THREADS, mr_mma_smem_bytes(1), p->s>>>(a);
+        else
+            mr_k_mma<1, 0><<<grid, MR_THREADS, mr_mma_smem_bytes(1), p->s>>>(a);
         if ((st = MR_CU(cudaGetLastError())) != MR_OK)
             return st;
         mr_launch_combine<float>(p, a.part, nsplit, a.split_stride, a.ld, a.cols, (int)nc, g, out, ot);

@@ -355,6 +355,7 @@ static mr_status bench_gemm_row(bench_ctx *c, const mr_grid *g, int real, mr_gem
     mr_gemm_opts go;
     mr_gemm_opts_default(&go);
     go.engine = engine;
+    go.variant = c->o->gemm_variant;
     mr_gemm_plan *gp = NULL;
     mr_status st = mr_gemm_create(&gp, c->traj, c->m, &go);
     if (st != MR_OK)

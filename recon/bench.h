@@ -38,6 +38,7 @@ typedef struct {
     const char *rows;     /* "all": CPU, GPU ladder and GEMM rows; "ladder": without the GEMM rows; "gemm": only them */
     const char *precision;/* GEMM rows: "all", "tf32x3" or "fp64" */
     int gemm_cublas;      /* 1: also the tf32x3 row with the cuBLAS engine */
+    int gemm_variant;     /* MMA kernel variant of the tf32x3 rows (mr_gemm_opts.variant) */
 } mr_bench_opts;
 
 void mr_bench_opts_default(mr_bench_opts *o);
