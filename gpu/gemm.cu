@@ -36,15 +36,16 @@
 #define MR_ZMAX 16    /* distinct planes in one column tile */
 #define MR_STAGES 3   /* cp.async pipeline depth */
 #define MR_TS_LD (MR_BK + 4)  /* smem row of T (floats): conflict-free B fragments */
-#define MR_AS_LD (MR_BK + 4)  /* smem row of P (float2 hi/lo): conflict-free A fragments */
+#define MR_AY_LD (MR_BK + 4)  /* smem row of Ay and Bw (float2): conflict-free 64-bit reads in the formation */
+#define MR_AFRAG (MR_BM / 16 * MR_BK / 8 * 32) /* float4 per A tile (hi or lo): [m16 tile][k8][lane] */
 #define MR_THREADS 256
 #define MR_KPAD_ALIGN 32
 
 static size_t mr_mma_smem_bytes(int db)
 {
-    return (size_t)MR_STAGES * MR_BN * MR_TS_LD * sizeof(float) + (size_t)MR_STAGES * MR_BC * MR_BK * sizeof(float2) +
-           (size_t)MR_STAGES * MR_ZMAX * MR_BK * sizeof(float2) +
-           (size_t)(db ? 2 : 1) * MR_BM * MR_AS_LD * sizeof(float2) + 2 * MR_BC * sizeof(int);
+    return (size_t)MR_STAGES * MR_BN * MR_TS_LD * sizeof(float) +
+           (size_t)MR_STAGES * (MR_BC + MR_ZMAX) * MR_AY_LD * sizeof(float2) +
+           (size_t)(db ? 2 : 1) * 2 * MR_AFRAG * sizeof(float4) + 2 * MR_BC * sizeof(int);
 }
 
 /* ---- device helpers ---------------------------------------------------------------------------- */
@@ -263,9 +264,10 @@ __device__ __forceinline__ void mr_mma(float d[4], const uint32_t a[4], const ui
 
 struct mr_mma_smem {
     float *Ts;     /* [STAGES][BN][TS_LD] */
-    float2 *Ays;   /* [STAGES][BC][BK] */
-    float2 *Bzs;   /* [STAGES][ZMAX][BK] */
-    float2 *As;    /* [BM][AS_LD] (hi, lo) */
+    float2 *Ays;   /* [STAGES][BC][AY_LD] */
+    float2 *Bzs;   /* [STAGES][ZMAX][AY_LD] */
+    float4 *Ah;    /* [1 or 2][AFRAG]: TF32 hi parts of P in mma.sync A-fragment order */
+    float4 *Al;    /* [1 or 2][AFRAG]: lo parts */
     int *yrow;     /* [BC] */
     int *zl;       /* [BC] */
 };
@@ -278,63 +280,55 @@ __device__ __forceinline__ void mr_mma_load(const mr_mma_args &a, const mr_mma_s
         const int r = e / (MR_BK / 4), ch = e % (MR_BK / 4);
         mr_cp16(ts + r * MR_TS_LD + ch * 4, a.T + (size_t)(j0 + r) * a.kpad + k0 + ch * 4, 16);
     }
-    float2 *ays = sm.Ays + stage * MR_BC * MR_BK;
+    float2 *ays = sm.Ays + stage * MR_BC * MR_AY_LD;
     for (int e = tid; e < MR_BC * (MR_BK / 2); e += MR_THREADS) {
         const int c = e / (MR_BK / 2), ch = e % (MR_BK / 2);
         const int y = sm.yrow[c];
-        mr_cp16(ays + c * MR_BK + ch * 2, a.Ay + (size_t)(y < 0 ? 0 : y) * a.kpad + k0 + ch * 2, y < 0 ? 0 : 16);
+        mr_cp16(ays + c * MR_AY_LD + ch * 2, a.Ay + (size_t)(y < 0 ? 0 : y) * a.kpad + k0 + ch * 2, y < 0 ? 0 : 16);
     }
-    float2 *bzs = sm.Bzs + stage * MR_ZMAX * MR_BK;
+    float2 *bzs = sm.Bzs + stage * MR_ZMAX * MR_AY_LD;
     for (int e = tid; e < td.y * (MR_BK / 2); e += MR_THREADS) {
         const int z = e / (MR_BK / 2), ch = e % (MR_BK / 2);
-        mr_cp16(bzs + z * MR_BK + ch * 2, a.Bw + (size_t)(td.x + z) * a.kpad + k0 + ch * 2, 16);
+        mr_cp16(bzs + z * MR_AY_LD + ch * 2, a.Bw + (size_t)(td.x + z) * a.kpad + k0 + ch * 2, 16);
     }
 }
 
-/* P = Ay Bw for columns cc = c0, c0 + 8, ... (n of them) x 32 samples of a stage, split into TF32
- * (hi, lo) pairs in the A tile; row layout per group of 8 columns: 8 real rows, then 8 imaginary rows
- * (one m16 fragment). Warp w forms columns w + 8i, lane = sample. */
+/* One unit of P = Ay Bw, split into TF32 hi/lo, written in mma.sync A-fragment order: unit u covers the
+ * m16 tile mt = u / 4 (8 columns: rows g = re, g + 8 = im of column 8 mt + g) and the 8 samples of
+ * k8 = u % 4. Lane (g, q) computes the samples q and q + 4 of column 8 mt + g, i.e. its own fragment
+ * registers {a0, a1, a2, a3} = {re(q), im(q), re(q+4), im(q+4)}, stored as one float4 for hi and one
+ * for lo: the MMA loads them back with one 128-bit load each, already in operand order. */
 template <int CVT>
-__device__ __forceinline__ void mr_mma_form(const mr_mma_smem &sm, float2 *As, int st, int cbeg, int n, int warp,
-                                            int lane)
+__device__ __forceinline__ void mr_mma_form(const mr_mma_smem &sm, float4 *Ah, float4 *Al, int st, int u, int lane)
 {
-    const float2 *ays = sm.Ays + st * MR_BC * MR_BK;
-    const float2 *bzs = sm.Bzs + st * MR_ZMAX * MR_BK;
+    const int mt = u >> 2, k8 = u & 3, g = lane >> 2, q = lane & 3;
+    const int c = mt * 8 + g, k = k8 * 8 + q;
+    const float2 *ay = sm.Ays + st * MR_BC * MR_AY_LD + c * MR_AY_LD + k;
+    const float2 *bz = sm.Bzs + st * MR_ZMAX * MR_AY_LD + sm.zl[c] * MR_AY_LD + k;
+    const float2 a0 = ay[0], a1 = ay[4], b0 = bz[0], b1 = bz[4];
+    float v[4];
+    v[0] = fmaf(a0.x, b0.x, -a0.y * b0.y);
+    v[1] = fmaf(a0.x, b0.y, a0.y * b0.x);
+    v[2] = fmaf(a1.x, b1.x, -a1.y * b1.y);
+    v[3] = fmaf(a1.x, b1.y, a1.y * b1.x);
+    uint32_t h[4], l[4];
 #pragma unroll
-    for (int i = 0; i < n; i++) {
-        const int cc = warp + 8 * (cbeg + i);
-        const float2 ay = ays[cc * MR_BK + lane], bz = bzs[sm.zl[cc] * MR_BK + lane];
-        const float pr = fmaf(ay.x, bz.x, -ay.y * bz.y), pi = fmaf(ay.x, bz.y, ay.y * bz.x);
-        uint32_t h, l;
-        const int row = (cc >> 3) * 16 + (cc & 7);
-        mr_split_t<CVT>(pr, &h, &l);
-        As[row * MR_AS_LD + lane] = make_float2(__uint_as_float(h), __uint_as_float(l));
-        mr_split_t<CVT>(pi, &h, &l);
-        As[(row + 8) * MR_AS_LD + lane] = make_float2(__uint_as_float(h), __uint_as_float(l));
-    }
+    for (int e = 0; e < 4; e++)
+        mr_split_t<CVT>(v[e], &h[e], &l[e]);
+    const int idx = u * 32 + lane;
+    Ah[idx] = make_float4(__uint_as_float(h[0]), __uint_as_float(h[1]), __uint_as_float(h[2]), __uint_as_float(h[3]));
+    Al[idx] = make_float4(__uint_as_float(l[0]), __uint_as_float(l[1]), __uint_as_float(l[2]), __uint_as_float(l[3]));
 }
 
 /* The 16 fragments of a warp (64 x 32) over 8 samples: t = A_lo B_hi + A_hi B_lo + A_hi B_hi from zero,
  * acc += t (FP32, round to nearest). */
 template <int CVT>
-__device__ __forceinline__ void mr_mma_k8(const float2 *As, const float *ts, int k8, int wm, int wn, int g, int q,
-                                          float acc[4][4][4])
+__device__ __forceinline__ void mr_mma_k8(const float4 *Ah, const float4 *Al, const float *ts, int k8, int wm, int wn,
+                                          int lane, float acc[4][4][4])
 {
+    const int g = lane >> 2, q = lane & 3;
     const float zero4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    uint32_t ahi[4][4], alo[4][4], bhi[4][2], blo[4][2];
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++) {
-        const float2 *ap = As + (wm * 64 + mi * 16 + g) * MR_AS_LD + k8 * 8 + q;
-        const float2 x0 = ap[0], x1 = ap[8 * MR_AS_LD], x2 = ap[4], x3 = ap[8 * MR_AS_LD + 4];
-        ahi[mi][0] = __float_as_uint(x0.x);
-        ahi[mi][1] = __float_as_uint(x1.x);
-        ahi[mi][2] = __float_as_uint(x2.x);
-        ahi[mi][3] = __float_as_uint(x3.x);
-        alo[mi][0] = __float_as_uint(x0.y);
-        alo[mi][1] = __float_as_uint(x1.y);
-        alo[mi][2] = __float_as_uint(x2.y);
-        alo[mi][3] = __float_as_uint(x3.y);
-    }
+    uint32_t bhi[4][2], blo[4][2];
 #pragma unroll
     for (int ni = 0; ni < 4; ni++) {
         const float *bp = ts + (wn * 32 + ni * 8 + g) * MR_TS_LD + k8 * 8 + q;
@@ -342,31 +336,37 @@ __device__ __forceinline__ void mr_mma_k8(const float2 *As, const float *ts, int
         mr_split_t<CVT>(bp[4], &bhi[ni][1], &blo[ni][1]);
     }
 #pragma unroll
-    for (int mi = 0; mi < 4; mi++)
+    for (int mi = 0; mi < 4; mi++) { /* one m16 tile's A registers live at a time */
+        const int idx = ((wm * 4 + mi) * 4 + k8) * 32 + lane;
+        const float4 h = Ah[idx], l = Al[idx];
+        const uint32_t ahi[4] = {__float_as_uint(h.x), __float_as_uint(h.y), __float_as_uint(h.z), __float_as_uint(h.w)};
+        const uint32_t alo[4] = {__float_as_uint(l.x), __float_as_uint(l.y), __float_as_uint(l.z), __float_as_uint(l.w)};
 #pragma unroll
         for (int ni = 0; ni < 4; ni++) {
             float t[4];
-            mr_mma(t, alo[mi], bhi[ni], zero4);
-            mr_mma(t, ahi[mi], blo[ni], t);
-            mr_mma(t, ahi[mi], bhi[ni], t);
+            mr_mma(t, alo, bhi[ni], zero4);
+            mr_mma(t, ahi, blo[ni], t);
+            mr_mma(t, ahi, bhi[ni], t);
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 acc[mi][ni][e] += t[e];
         }
+    }
 }
 
-/* DB = 0: one A tile; per stage: barrier, form P, barrier, MMAs (the first design).
+/* DB = 0: one A tile; per stage: barrier, form P, barrier, MMAs.
  * DB = 1: two A tiles; per stage one barrier, and P of the next stage is formed between the MMAs of
- * this one (2 columns per warp after each 8 samples), so the tensor cores never wait for it. */
+ * this one (one unit per warp after each 8 samples), so the tensor cores do not wait for it. */
 template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma(const mr_mma_args a)
 {
     extern __shared__ __align__(16) unsigned char mr_smem[];
     mr_mma_smem sm;
-    sm.Ts = (float *)mr_smem;
+    sm.Ah = (float4 *)mr_smem;
+    sm.Al = sm.Ah + (DB ? 2 : 1) * MR_AFRAG;
+    sm.Ts = (float *)(sm.Al + (DB ? 2 : 1) * MR_AFRAG);
     sm.Ays = (float2 *)(sm.Ts + MR_STAGES * MR_BN * MR_TS_LD);
-    sm.Bzs = sm.Ays + MR_STAGES * MR_BC * MR_BK;
-    sm.As = sm.Bzs + MR_STAGES * MR_ZMAX * MR_BK;
-    sm.yrow = (int *)(sm.As + (DB ? 2 : 1) * MR_BM * MR_AS_LD);
+    sm.Bzs = sm.Ays + MR_STAGES * MR_BC * MR_AY_LD;
+    sm.yrow = (int *)(sm.Bzs + MR_STAGES * MR_ZMAX * MR_AY_LD);
     sm.zl = sm.yrow + MR_BC;
 
     const int tile = blockIdx.x, j0 = blockIdx.y * MR_BN, split = blockIdx.z;
@@ -382,7 +382,7 @@ template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k
     const long long kend = kbeg + a.ksplit < a.kpad ? kbeg + a.ksplit : a.kpad;
     const int nk = (int)((kend - kbeg) / MR_BK);
 
-    const int wm = warp >> 2, wn = warp & 3, g = lane >> 2, q = lane & 3;
+    const int wm = warp >> 2, wn = warp & 3;
     float acc[4][4][4];
 #pragma unroll
     for (int i = 0; i < 4; i++)
@@ -402,7 +402,9 @@ template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k
         mr_cp_wait<MR_STAGES - 2>();
         __syncthreads();
         if (nk > 0)
-            mr_mma_form<CVT>(sm, sm.As, 0, 0, 8, warp, lane);
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                mr_mma_form<CVT>(sm, sm.Ah, sm.Al, 0, warp + 8 * i, lane);
     }
 #pragma unroll 1
     for (int kt = 0; kt < nk; kt++) {
@@ -416,19 +418,23 @@ template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k
             if (kn < nk)
                 mr_mma_load(a, sm, kn % MR_STAGES, kbeg + (long long)kn * MR_BK, j0, td, tid);
             mr_cp_commit();
-            const float2 *A = sm.As + (kt & 1) * MR_BM * MR_AS_LD;
-            float2 *An = sm.As + ((kt + 1) & 1) * MR_BM * MR_AS_LD;
+            const int b = kt & 1;
+            const float4 *Ah = sm.Ah + b * MR_AFRAG, *Al = sm.Al + b * MR_AFRAG;
+            float4 *Nh = sm.Ah + (b ^ 1) * MR_AFRAG, *Nl = sm.Al + (b ^ 1) * MR_AFRAG;
             const bool next = kt + 1 < nk;
+            const int sn = (kt + 1) % MR_STAGES;
 #pragma unroll
             for (int k8 = 0; k8 < MR_BK / 8; k8++) {
-                mr_mma_k8<CVT>(A, ts, k8, wm, wn, g, q, acc);
+                mr_mma_k8<CVT>(Ah, Al, ts, k8, wm, wn, lane, acc);
                 if (next)
-                    mr_mma_form<CVT>(sm, An, (kt + 1) % MR_STAGES, 2 * k8, 2, warp, lane);
+                    mr_mma_form<CVT>(sm, Nh, Nl, sn, warp + 8 * k8, lane);
             }
         } else {
             mr_cp_wait<MR_STAGES - 2>();
             __syncthreads();
-            mr_mma_form<CVT>(sm, sm.As, st, 0, 8, warp, lane);
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                mr_mma_form<CVT>(sm, sm.Ah, sm.Al, st, warp + 8 * i, lane);
             const int kn = kt + MR_STAGES - 1;
             if (kn < nk)
                 mr_mma_load(a, sm, kn % MR_STAGES, kbeg + (long long)kn * MR_BK, j0, td, tid);
@@ -436,10 +442,11 @@ template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k
             __syncthreads();
 #pragma unroll
             for (int k8 = 0; k8 < MR_BK / 8; k8++)
-                mr_mma_k8<CVT>(sm.As, ts, k8, wm, wn, g, q, acc);
+                mr_mma_k8<CVT>(sm.Ah, sm.Al, ts, k8, wm, wn, lane, acc);
         }
     }
     /* D[j][2c + r]: fragment rows g (re) and g + 8 (im) of column wm*32 + mi*8 + g, T rows 2q, 2q+1 */
+    const int g = lane >> 2, q = lane & 3;
     float *part = a.part + (size_t)split * a.split_stride;
 #pragma unroll
     for (int mi = 0; mi < 4; mi++)
