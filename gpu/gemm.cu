@@ -322,9 +322,9 @@ __device__ __forceinline__ void mr_mma_form(const mr_mma_smem &sm, float4 *Ah, f
 
 /* The 16 fragments of a warp (64 x 32) over 8 samples: t = A_lo B_hi + A_hi B_lo + A_hi B_hi from zero,
  * acc += t (FP32, round to nearest). */
-template <int CVT>
+template <int CVT, int SP>
 __device__ __forceinline__ void mr_mma_k8(const float4 *Ah, const float4 *Al, const float *ts, int k8, int wm, int wn,
-                                          int lane, float acc[4][4][4])
+                                          int lane, float acc[4][4][4], float sm_[4][4][4])
 {
     const int g = lane >> 2, q = lane & 3;
     const float zero4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -344,9 +344,15 @@ __device__ __forceinline__ void mr_mma_k8(const float4 *Ah, const float4 *Al, co
 #pragma unroll
         for (int ni = 0; ni < 4; ni++) {
             float t[4];
-            mr_mma(t, alo, bhi[ni], zero4);
-            mr_mma(t, ahi, blo[ni], t);
-            mr_mma(t, ahi, bhi[ni], t);
+            if (SP) { /* cross terms into their own running accumulator, the big term from zero */
+                mr_mma(sm_[mi][ni], alo, bhi[ni], sm_[mi][ni]);
+                mr_mma(sm_[mi][ni], ahi, blo[ni], sm_[mi][ni]);
+                mr_mma(t, ahi, bhi[ni], zero4);
+            } else {
+                mr_mma(t, alo, bhi[ni], zero4);
+                mr_mma(t, ahi, blo[ni], t);
+                mr_mma(t, ahi, bhi[ni], t);
+            }
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 acc[mi][ni][e] += t[e];
@@ -357,7 +363,7 @@ __device__ __forceinline__ void mr_mma_k8(const float4 *Ah, const float4 *Al, co
 /* DB = 0: one A tile; per stage: barrier, form P, barrier, MMAs.
  * DB = 1: two A tiles; per stage one barrier, and P of the next stage is formed between the MMAs of
  * this one (one unit per warp after each 8 samples), so the tensor cores do not wait for it. */
-template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma(const mr_mma_args a)
+template <int DB, int CVT, int SP> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma(const mr_mma_args a)
 {
     extern __shared__ __align__(16) unsigned char mr_smem[];
     mr_mma_smem sm;
@@ -383,14 +389,14 @@ template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k
     const int nk = (int)((kend - kbeg) / MR_BK);
 
     const int wm = warp >> 2, wn = warp & 3;
-    float acc[4][4][4];
+    float acc[4][4][4], sacc[4][4][4];
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
         for (int j = 0; j < 4; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
-                acc[i][j][e] = 0.0f;
+                acc[i][j][e] = sacc[i][j][e] = 0.0f;
 
 #pragma unroll
     for (int s = 0; s < MR_STAGES - 1; s++) {
@@ -425,7 +431,7 @@ template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k
             const int sn = (kt + 1) % MR_STAGES;
 #pragma unroll
             for (int k8 = 0; k8 < MR_BK / 8; k8++) {
-                mr_mma_k8<CVT>(Ah, Al, ts, k8, wm, wn, lane, acc);
+                mr_mma_k8<CVT, SP>(Ah, Al, ts, k8, wm, wn, lane, acc, sacc);
                 if (next)
                     mr_mma_form<CVT>(sm, Nh, Nl, sn, warp + 8 * k8, lane);
             }
@@ -442,9 +448,17 @@ template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k
             __syncthreads();
 #pragma unroll
             for (int k8 = 0; k8 < MR_BK / 8; k8++)
-                mr_mma_k8<CVT>(sm.Ah, sm.Al, ts, k8, wm, wn, lane, acc);
+                mr_mma_k8<CVT, SP>(sm.Ah, sm.Al, ts, k8, wm, wn, lane, acc, sacc);
         }
     }
+    if (SP)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    acc[i][j][e] += sacc[i][j][e];
     /* D[j][2c + r]: fragment rows g (re) and g + 8 (im) of column wm*32 + mi*8 + g, T rows 2q, 2q+1 */
     const int g = lane >> 2, q = lane & 3;
     float *part = a.part + (size_t)split * a.split_stride;
@@ -457,6 +471,31 @@ template <int DB, int CVT> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k
             *(float2 *)(part + (size_t)j * a.ld + 2 * cl) = make_float2(acc[mi][ni][0], acc[mi][ni][2]);
             *(float2 *)(part + (size_t)(j + 1) * a.ld + 2 * cl) = make_float2(acc[mi][ni][1], acc[mi][ni][3]);
         }
+}
+
+/* The compiled variants (mr_gemm_opts.variant; docs/GPU.md has the measurements). */
+typedef struct {
+    void (*fn)(const mr_mma_args);
+    int db;
+} mr_mma_variant;
+static const mr_mma_variant mr_mma_variants[] = {
+    {mr_k_mma<1, 0, 0>, 1}, /* 0: double-buffered P tile, integer split, one chain per fragment */
+    {mr_k_mma<0, 0, 0>, 0}, /* 1: single P tile, two barriers per stage */
+    {mr_k_mma<1, 1, 0>, 1}, /* 2: as 0 with cvt.rna for the split */
+    {mr_k_mma<1, 0, 1>, 1}, /* 3: as 0 with the cross terms in a running accumulator */
+    {mr_k_mma<0, 0, 1>, 0}, /* 4: as 1 with the cross terms in a running accumulator */
+};
+#define MR_MMA_NVARIANTS ((int)(sizeof mr_mma_variants / sizeof mr_mma_variants[0]))
+
+static mr_status mr_mma_attributes(void)
+{
+    for (int i = 0; i < MR_MMA_NVARIANTS; i++) {
+        mr_status st = MR_CU(cudaFuncSetAttribute(mr_mma_variants[i].fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)mr_mma_smem_bytes(mr_mma_variants[i].db)));
+        if (st != MR_OK)
+            return st;
+    }
+    return MR_OK;
 }
 
 /* ---- combine: partial sums -> voxels (and their Hermitian mirrors) ------------------------------ */
@@ -841,7 +880,7 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
     if (!o)
         o = &def;
     if (o->split_samples < 0 || o->split_samples % MR_KPAD_ALIGN || o->mem_fraction < 0 || o->mem_fraction > 1 ||
-        o->max_columns < 0 || o->max_samples < 0 || o->variant < 0 || o->variant > 2)
+        o->max_columns < 0 || o->max_samples < 0 || o->variant < 0 || o->variant >= MR_MMA_NVARIANTS)
         return mr_error(MR_EINVAL,
                         "mr_gemm_create: bad options (split_samples %d must be a multiple of %d, mem_fraction %g in "
                         "[0, 1], caps >= 0)",
@@ -870,12 +909,7 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
         (st = MR_CU(cudaMalloc((void **)&p->d_traj, (size_t)m * 3 * sizeof(float)))) != MR_OK ||
         (st = MR_CU(cudaMemcpy(p->d_traj, traj, (size_t)m * 3 * sizeof(float), cudaMemcpyHostToDevice))) != MR_OK ||
         (st = MR_CB(cublasCreate(&p->cb))) != MR_OK ||
-        (st = MR_CU(cudaFuncSetAttribute(mr_k_mma<0, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)mr_mma_smem_bytes(0)))) != MR_OK ||
-        (st = MR_CU(cudaFuncSetAttribute(mr_k_mma<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)mr_mma_smem_bytes(1)))) != MR_OK ||
-        (st = MR_CU(cudaFuncSetAttribute(mr_k_mma<1, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)mr_mma_smem_bytes(1)))) != MR_OK) {
+        (st = mr_mma_attributes()) != MR_OK) {
         mr_gemm_destroy(p);
         return st;
     }
@@ -1208,12 +1242,8 @@ static mr_status mr_adjoint_mma(mr_gemm_plan *p, const mr_grid *g, const mr_tabl
         a.ld = (int)(2 * nc);
         a.split_stride = (long long)t->nrows_pad * a.ld;
         const dim3 grid((unsigned)(nc / MR_BC), (unsigned)(t->nrows_pad / MR_BN), (unsigned)nsplit);
-        if (p->o.variant == 1)
-            mr_k_mma<0, 0><<<grid, MR_THREADS, mr_mma_smem_bytes(0), p->s>>>(a);
-        else if (p->o.variant == 2)
-            mr_k_mma<1, 1><<<grid, MR_THREADS, mr_mma_smem_bytes(1), p->s>>>(a);
-        else
-            mr_k_mma<1, 0><<<grid, MR_THREADS, mr_mma_smem_bytes(1), p->s>>>(a);
+        const mr_mma_variant *v = &mr_mma_variants[p->o.variant];
+        v->fn<<<grid, MR_THREADS, mr_mma_smem_bytes(v->db), p->s>>>(a);
         if ((st = MR_CU(cudaGetLastError())) != MR_OK)
             return st;
         mr_launch_combine<float>(p, a.part, nsplit, a.split_stride, a.ld, a.cols, (int)nc, g, out, ot);

@@ -53,8 +53,8 @@ typedef struct {
     int split_samples;     /* samples per K split of the MMA kernel (multiple of 32; 0: 4096) */
     int hermitian;         /* real weights: use out[-r] = conj(out[r]) (1, the default) */
     mr_gemm_engine engine; /* for MR_GEMM_TF32X3 */
-    int variant;           /* MMA kernel variant for tuning: 0 the default, 1 the first design, 2 the default with
-                              cvt.rna for the TF32 split (docs/GPU.md) */
+    int variant;           /* MMA kernel variant, for tuning (0: the default; the list is in gpu/gemm.cu and
+                              docs/GPU.md) */
 } mr_gemm_opts;
 
 typedef struct mr_gemm_plan mr_gemm_plan;

@@ -44,9 +44,7 @@ int mr_cmd_bench(int argc, char **argv)
          "also time tf32x3 with the cuBLAS engine (GemmEx, operands materialised) next to our mma.sync kernel", NULL,
          0, -1},
         {"gemm-variant", 0, MR_OPT_INT, &o.gemm_variant, "V",
-         "MMA kernel variant of the tf32x3 rows, for tuning: 0 the default, 1 the first design, 2 the default with "
-         "cvt.rna for the split (docs/GPU.md)",
-         NULL, 0, 2},
+         "MMA kernel variant of the tf32x3 rows, for tuning (0: the default; docs/GPU.md lists them)", NULL, 0, 4},
         {"iters", 0, MR_OPT_INT, &o.iters, "N", "CG iterations of the end-to-end run", NULL, 1, 100000},
         {"scratch", 0, MR_OPT_STRING, &o.scratch, "DIR",
          "directory for the end-to-end scan and reconstructions (default $TMPDIR/mrirecon-bench)", NULL, 0, -1},
