@@ -431,9 +431,9 @@ template <int DB, int CVT, int SP> __global__ void __launch_bounds__(MR_THREADS,
             const int sn = (kt + 1) % MR_STAGES;
 #pragma unroll
             for (int k8 = 0; k8 < MR_BK / 8; k8++) {
-                mr_mma_k8<CVT, SP>(Ah, Al, ts, k8, wm, wn, lane, acc, sacc);
                 if (next)
                     mr_mma_form<CVT>(sm, Nh, Nl, sn, warp + 8 * k8, lane);
+                mr_mma_k8<CVT, SP>(Ah, Al, ts, k8, wm, wn, lane, acc, sacc);
             }
         } else {
             mr_cp_wait<MR_STAGES - 2>();
@@ -482,8 +482,7 @@ static const mr_mma_variant mr_mma_variants[] = {
     {mr_k_mma<1, 0, 0>, 1}, /* 0: double-buffered P tile, integer split, one chain per fragment */
     {mr_k_mma<0, 0, 0>, 0}, /* 1: single P tile, two barriers per stage */
     {mr_k_mma<1, 1, 0>, 1}, /* 2: as 0 with cvt.rna for the split */
-    {mr_k_mma<1, 0, 1>, 1}, /* 3: as 0 with the cross terms in a running accumulator */
-    {mr_k_mma<0, 0, 1>, 0}, /* 4: as 1 with the cross terms in a running accumulator */
+    {mr_k_mma<0, 0, 1>, 0}, /* 3: as 1 with the cross terms in a running accumulator */
 };
 #define MR_MMA_NVARIANTS ((int)(sizeof mr_mma_variants / sizeof mr_mma_variants[0]))
 
