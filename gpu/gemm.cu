@@ -389,14 +389,11 @@ template <int DB, int CVT, int SP> __global__ void __launch_bounds__(MR_THREADS,
     const int nk = (int)((kend - kbeg) / MR_BK);
 
     const int wm = warp >> 2, wn = warp & 3;
-    float acc[4][4][4], sacc[4][4][4];
+    float acc[4][4][4], sacc[4][4][4]; /* [m16 tile][n8 tile][fragment register] */
+    float *const acc1 = &acc[0][0][0], *const sacc1 = &sacc[0][0][0];
 #pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc[i][j][e] = sacc[i][j][e] = 0.0f;
+    for (int i = 0; i < 64; i++)
+        acc1[i] = sacc1[i] = 0.0f;
 
 #pragma unroll
     for (int s = 0; s < MR_STAGES - 1; s++) {
@@ -453,12 +450,8 @@ template <int DB, int CVT, int SP> __global__ void __launch_bounds__(MR_THREADS,
     }
     if (SP)
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    acc[i][j][e] += sacc[i][j][e];
+        for (int i = 0; i < 64; i++)
+            acc1[i] += sacc1[i];
     /* D[j][2c + r]: fragment rows g (re) and g + 8 (im) of column wm*32 + mi*8 + g, T rows 2q, 2q+1 */
     const int g = lane >> 2, q = lane & 3;
     float *part = a.part + (size_t)split * a.split_stride;
@@ -552,6 +545,26 @@ __global__ void mr_k_combine(const PT *__restrict__ part, int nsplit, long long 
 
 /* ---- cuBLAS paths: materialised operands ------------------------------------------------------- */
 
+/* Write (re, im) into rows r0 and r0 + 1 (stride ld) at column j of hi, and with SPLIT (float) the
+ * TF32 split: hi parts into hi, lo parts into lo. */
+template <typename R, int SPLIT>
+__device__ __forceinline__ void mr_store_rows(R *hi, R *lo, size_t r0, size_t ld, size_t j, double re, double im)
+{
+    const size_t i0 = r0 * ld + j, i1 = i0 + ld;
+    if (SPLIT) {
+        uint32_t h, l;
+        mr_split((float)re, &h, &l);
+        hi[i0] = (R)__uint_as_float(h);
+        lo[i0] = (R)__uint_as_float(l);
+        mr_split((float)im, &h, &l);
+        hi[i1] = (R)__uint_as_float(h);
+        lo[i1] = (R)__uint_as_float(l);
+    } else {
+        hi[i0] = (R)re;
+        hi[i1] = (R)im;
+    }
+}
+
 /* Lt[2c + r][kk] = P[c][k0 + kk] (re, im), kk < kc, row length ldl; with SPLIT (float) hi into L and
  * lo into Llo. Padding columns are zero. */
 template <typename R, int SPLIT>
@@ -571,19 +584,7 @@ __global__ void mr_k_lbuild(const R *Ay, const R *Bw, const int4 *__restrict__ c
         pr = ay.x * bw.x - ay.y * bw.y;
         pi = ay.x * bw.y + ay.y * bw.x;
     }
-    R *l0 = L + (size_t)(2 * c) * ldl + kk, *l1 = l0 + ldl;
-    if (SPLIT) {
-        uint32_t h, l;
-        mr_split((float)pr, &h, &l);
-        *l0 = (R)__uint_as_float(h);
-        Llo[(size_t)(2 * c) * ldl + kk] = (R)__uint_as_float(l);
-        mr_split((float)pi, &h, &l);
-        *l1 = (R)__uint_as_float(h);
-        Llo[(size_t)(2 * c + 1) * ldl + kk] = (R)__uint_as_float(l);
-    } else {
-        *l0 = pr;
-        *l1 = pi;
-    }
+    mr_store_rows<R, SPLIT>(L, Llo, 2 * (size_t)c, ldl, kk, pr, pi);
 }
 
 /* Th[j][kk], Tl[j][kk] (row length kc): the TF32 split of T[j][k0 + kk]. */
@@ -638,19 +639,7 @@ __global__ void mr_k_fbuild(const float *__restrict__ x, const int4 *__restrict_
             fi = hi + li;
         }
     }
-    R *f0 = F + (size_t)(2 * c) * ldf + j, *f1 = f0 + ldf;
-    if (SPLIT) {
-        uint32_t h, l;
-        mr_split((float)fr, &h, &l);
-        *f0 = (R)__uint_as_float(h);
-        Flo[(size_t)(2 * c) * ldf + j] = (R)__uint_as_float(l);
-        mr_split((float)fi, &h, &l);
-        *f1 = (R)__uint_as_float(h);
-        Flo[(size_t)(2 * c + 1) * ldf + j] = (R)__uint_as_float(l);
-    } else {
-        *f0 = (R)fr;
-        *f1 = (R)fi;
-    }
+    mr_store_rows<R, SPLIT>(F, Flo, 2 * (size_t)c, ldf, j, fr, fi);
 }
 
 /* Forward reduction over the columns of a pass: part[by][kk] = sum over the block's columns of
@@ -812,31 +801,6 @@ struct mr_gemm_plan {
     mr_dbuf ws[MR_WS_COUNT];
     double last_ms;
 };
-
-void mr_gemm_opts_default(mr_gemm_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->device = 0;
-    o->mem_fraction = 0.5;
-    o->split_samples = 4096;
-    o->hermitian = 1;
-    o->engine = MR_GEMM_ENGINE_AUTO;
-}
-
-const char *mr_gemm_precision_name(mr_gemm_precision p) { return p == MR_GEMM_FP64 ? "fp64" : "tf32x3"; }
-
-mr_status mr_gemm_precision_parse(const char *text, mr_gemm_precision *p)
-{
-    if (text && strcmp(text, "tf32x3") == 0) {
-        *p = MR_GEMM_TF32X3;
-        return MR_OK;
-    }
-    if (text && strcmp(text, "fp64") == 0) {
-        *p = MR_GEMM_FP64;
-        return MR_OK;
-    }
-    return mr_error(MR_EINVAL, "precision '%s': expected tf32x3 or fp64", text ? text : "(null)");
-}
 
 void mr_gemm_destroy(mr_gemm_plan *p)
 {

@@ -1,33 +1,8 @@
-/* Built instead of gpu/gemm.cu when mrirecon is configured without CUDA: the option helpers work, every
- * GPU entry point returns MR_ENODEV. */
-#include <string.h>
-
+/* Built instead of gpu/gemm.cu when mrirecon is configured without CUDA: every GPU entry point returns
+ * MR_ENODEV (the option helpers are in gpu/gemm_opts.c, built either way). */
 #include "gemm.h"
 
 static mr_status gemm_nocuda(void) { return mr_error(MR_ENODEV, "this mrirecon was built without CUDA"); }
-
-void mr_gemm_opts_default(mr_gemm_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->mem_fraction = 0.5;
-    o->split_samples = 4096;
-    o->hermitian = 1;
-}
-
-const char *mr_gemm_precision_name(mr_gemm_precision p) { return p == MR_GEMM_FP64 ? "fp64" : "tf32x3"; }
-
-mr_status mr_gemm_precision_parse(const char *text, mr_gemm_precision *p)
-{
-    if (text && strcmp(text, "tf32x3") == 0) {
-        *p = MR_GEMM_TF32X3;
-        return MR_OK;
-    }
-    if (text && strcmp(text, "fp64") == 0) {
-        *p = MR_GEMM_FP64;
-        return MR_OK;
-    }
-    return mr_error(MR_EINVAL, "precision '%s': expected tf32x3 or fp64", text ? text : "(null)");
-}
 
 mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const mr_gemm_opts *o)
 {

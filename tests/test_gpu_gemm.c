@@ -41,6 +41,17 @@ static const tmode modes[] = {
 
 static double tol_of(mr_gemm_precision p) { return p == MR_GEMM_FP64 ? TOL_FP64 : TOL_TF32; }
 
+/* A plan for mode md with default options (NULL after a failed CHECK). */
+static mr_gemm_plan *plan_for(const float *traj, int64_t m, int md)
+{
+    mr_gemm_opts o;
+    mr_gemm_opts_default(&o);
+    o.engine = modes[md].engine;
+    mr_gemm_plan *p = NULL;
+    CHECK_OK(mr_gemm_create(&p, traj, m, &o));
+    return p;
+}
+
 static void random_traj(uint64_t *rng, const int64_t matrix[3], double kscale, int64_t m, float *traj)
 {
     for (int64_t j = 0; j < m; j++)
@@ -226,11 +237,7 @@ static void check_adjointness(uint64_t *rng)
         for (int64_t i = 0; i < 2 * m; i++)
             y[i] = (float)test_normal(rng);
         for (int md = 0; md < NMODES; md++) {
-            mr_gemm_opts o;
-            mr_gemm_opts_default(&o);
-            o.engine = modes[md].engine;
-            mr_gemm_plan *p = NULL;
-            CHECK_OK(mr_gemm_create(&p, traj, m, &o));
+            mr_gemm_plan *p = plan_for(traj, m, md);
             if (!p)
                 continue;
             const mr_gemm_precision prec = modes[md].prec;
@@ -292,11 +299,7 @@ static void check_device_api(uint64_t *rng)
     CHECK(cudaMemcpy(d_a, ar, (size_t)m * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
     CHECK(cudaMemcpy(d_x, x, (size_t)nvi * 2 * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
     for (int md = 0; md < NMODES; md += 2) { /* tf32x3/mma and fp64 */
-        mr_gemm_opts o;
-        mr_gemm_opts_default(&o);
-        o.engine = modes[md].engine;
-        mr_gemm_plan *p = NULL;
-        CHECK_OK(mr_gemm_create(&p, traj, m, &o));
+        mr_gemm_plan *p = plan_for(traj, m, md);
         if (!p)
             continue;
         const mr_gemm_precision prec = modes[md].prec;
@@ -373,16 +376,7 @@ done:
  * weights on the Q grid, every mode. */
 static void check_phantom(const char *name, mr_traj_kind kind, const int64_t matrix[3], int64_t spokes, int64_t readout)
 {
-    mr_scan_params sp;
-    mr_scan_params_default(&sp);
-    mr_traj_params_default(&sp.traj, kind, matrix);
-    sp.traj.spokes = spokes;
-    sp.traj.readout = readout;
-    sp.noise = 1;
-    sp.snr_db = 30.0;
-    sp.truth = 0;
-    mr_kspace *ks = NULL;
-    CHECK_OK(mr_scan_simulate(&sp, &ks));
+    mr_kspace *ks = test_phantom_scan(kind, matrix, spokes, readout);
     if (!ks)
         return;
     const int64_t m = ks->nsamples;
@@ -397,11 +391,7 @@ static void check_phantom(const char *name, mr_traj_kind kind, const int64_t mat
                 a[i] = q ? 1.0f : ks->data[i];
             mr_nudft_adjoint_ref(&g, ks->traj, a, q, m, ref);
             for (int md = 0; md < NMODES; md++) {
-                mr_gemm_opts o;
-                mr_gemm_opts_default(&o);
-                o.engine = modes[md].engine;
-                mr_gemm_plan *p = NULL;
-                CHECK_OK(mr_gemm_create(&p, ks->traj, m, &o));
+                mr_gemm_plan *p = plan_for(ks->traj, m, md);
                 if (!p)
                     continue;
                 char what[200];
