@@ -35,6 +35,10 @@ typedef struct {
     const char *scratch;  /* directory for the end-to-end scan and outputs */
     const char *json;     /* write results here (NULL: no JSON) */
     uint64_t seed;        /* random trajectory and weights */
+    const char *rows;     /* "all": CPU, GPU ladder and GEMM rows; "ladder": without the GEMM rows; "gemm": only them */
+    const char *precision;/* GEMM rows: "all", "tf32x3" or "fp64" */
+    int gemm_cublas;      /* 1: also the tf32x3 row with the cuBLAS engine */
+    int gemm_variant;     /* MMA kernel variant of the tf32x3 rows (mr_gemm_opts.variant) */
 } mr_bench_opts;
 
 void mr_bench_opts_default(mr_bench_opts *o);

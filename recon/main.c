@@ -35,8 +35,9 @@ static void usage(FILE *out)
                  "Commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'mrirecon COMMAND --help' describes a command. 'mrirecon --version' prints the version and\n"
-                 "the CPU kernel levels this machine runs (MR_CPU_KERNEL=avx512|avx2|portable forces one).\n"
+    fprintf(out, "\n'mrirecon COMMAND --help' (or 'mrirecon help COMMAND') describes a command. 'mrirecon --version'\n"
+                 "prints the version and the CPU kernel levels this machine runs (MR_CPU_KERNEL=avx512|avx2|portable\n"
+                 "forces one).\n"
                  "Exit status: 0 success, 1 run-time failure, 2 usage error.\n");
 }
 
@@ -46,6 +47,16 @@ int main(int argc, char **argv)
      * instead of killing the process with SIGXFSZ */
     signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
+        usage(stderr);
+        return MR_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "help") == 0 && argc >= 3) { /* "mrirecon help recon" = "mrirecon recon --help" */
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(argv[2], commands[i].name) == 0) {
+                char *help_argv[] = {argv[2], "--help", NULL};
+                return commands[i].run(2, help_argv);
+            }
+        fprintf(stderr, "mrirecon help: unknown command '%s'\n\n", argv[2]);
         usage(stderr);
         return MR_EXIT_USAGE;
     }
