@@ -10,8 +10,8 @@
  *  - samples are stored as a structure of arrays padded with zero-weight samples to a multiple of
  *    NUDFT_TILE, and processed in tiles that stay in L1;
  *  - rotation adjoint: voxels are visited along x in blocks of NUDFT_BLOCK. At the start of a block
- *    the phasor e^{i2pi k.r} is computed exactly: the phase k.r is formed and reduced to [-1/2, 1/2]
- *    cycles in double, then a float polynomial gives sin and cos. Inside the block the phasor is
+ *    the phasor e^{i2pi k.r} is computed exactly: the phase k.r is formed and reduced to the nearest
+ *    quarter cycle in double, then float polynomials give sin and cos (nudft_sincos_2pi). Inside the block the phasor is
  *    advanced by complex rotation with the per-sample step e^{i2pi kx/sx} (within a sub-block of
  *    NUDFT_SUB voxels) and e^{i2pi NUDFT_SUB kx/sx} (from one sub-block to the next), both rounded
  *    from double. A voxel is thus at most (NUDFT_SUB-1) + (NUDFT_BLOCK/NUDFT_SUB-1) rotations from an
