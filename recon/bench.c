@@ -30,7 +30,7 @@ static const char *const impl_names[IMPL_COUNT] = {"cpu", "gpu naive", "gpu +con
 typedef struct {
     char kernel[8];   /* "Q" or "FHd" */
     char impl[48];
-    char config[64];  /* GPU kernel configuration, "" for the CPU */
+    char config[64];  /* GPU kernel configuration; for the CPU the kernel level (avx512, avx2, portable) */
     double ms;        /* median time of the timed part */
     double scale;     /* whole-grid time = ms * scale (1 when the whole grid was timed) */
     double pairs;     /* pairs of the whole grid */
@@ -286,6 +286,9 @@ static mr_status bench_time_row(bench_ctx *c, const mr_grid *g, int real, bench_
         mr_gpu_variant_config((mr_gpu_variant)(impl - IMPL_NAIVE), real, &cfg);
         snprintf(r->config, sizeof r->config, "T%d C%d U%d V%d%s m%d", cfg.threads, cfg.chunk, cfg.unroll,
                  cfg.voxels, cfg.rotate ? "rot" : "", cfg.mode);
+    } else { /* the instruction-set level of the CPU kernels (MR_CPU_KERNEL may force a lower one) */
+        const char *level = mr_nudft_kernel_name();
+        snprintf(r->config, sizeof r->config, "%s", level ? level : "-");
     }
     mr_log(MR_LOG_INFO, "bench: %s %s on %lld voxels x %lld samples", r->kernel, r->impl, (long long)nv,
            (long long)c->m);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../io/fsutil.h"
+#include "../solver/nudft.h"
 
 const char *mr_truth_name(mr_truth_kind t) { return t == MR_TRUTH_BANDLIMITED ? "bandlimited" : "image"; }
 
@@ -125,6 +126,8 @@ static void json_body(FILE *f, const mr_report *r)
     jf_str(&set, "basis", r->basis);
     jf_str(&set, "device", r->device);
     jf_str(&set, "backend", r->backend);
+    const char *cpu_kernels = mr_nudft_kernel_name();
+    jf_str(&set, "cpu_kernels", cpu_kernels ? cpu_kernels : "none");
     jf_int(&set, "threads", r->threads);
     jf_str(&set, "dcf", r->dcf);
     jf_num(&set, "oversample", r->oversample);
@@ -329,9 +332,11 @@ static void md_body(FILE *f, const mr_report *r)
     fprintf(f, "\n## Settings\n\n| setting | value |\n|---|---|\n");
     fprintf(f, "| method | %s |\n| iters | %d |\n| tol | %g |\n| lambda | %g |\n| reg | %s |\n| basis | %s |\n",
             r->method, r->iters, r->tol, r->lambda, r->reg, r->basis);
-    fprintf(f, "| device | %s |\n| backend | %s |\n| threads | %d |\n| dcf | %s |\n| oversample | %g |\n"
-               "| kernel width | %d |\n",
-            r->device, r->backend, r->threads, r->dcf, r->oversample, r->kernel_width);
+    const char *cpu_kernels = mr_nudft_kernel_name();
+    fprintf(f, "| device | %s |\n| backend | %s |\n| CPU kernels | %s |\n| threads | %d |\n| dcf | %s |\n"
+               "| oversample | %g |\n| kernel width | %d |\n",
+            r->device, r->backend, cpu_kernels ? cpu_kernels : "none", r->threads, r->dcf, r->oversample,
+            r->kernel_width);
     if (isfinite(r->normal_diag))
         fprintf(f, "| diag(F^H F) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
                 r->lambda / r->normal_diag);
