@@ -1067,9 +1067,12 @@ static mr_status pass_noise(mr_ismrmrd *r)
         if (!r->whiten)
             return mr_error(MR_ENOMEM, "%s: out of memory", r->label);
         st = mr_prewhiten_matrix(psi, C, r->whiten);
-        if (st != MR_OK)
+        if (st != MR_OK) {
+            char why[512]; /* mr_last_error's buffer is rewritten by mr_error */
+            snprintf(why, sizeof why, "%s", mr_last_error());
             return mr_error(MR_EFORMAT, "%s: noise scans: %s; read without prewhitening to use the data as stored",
-                            r->label, mr_last_error());
+                            r->label, why);
+        }
         s->prewhiten = 1;
     }
     return MR_OK;

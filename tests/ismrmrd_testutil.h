@@ -32,7 +32,8 @@ typedef struct {
     int64_t readout;       /* samples per acquisition; must divide the scan's sample count */
     int noise_acqs;        /* noise acquisitions (each `readout` samples) written first */
     double noise_sigma;    /* per real/imag part of the independent noise before mixing */
-    double noise_rho;      /* coil noise mixing: A[i][j] = rho^(i-j) (j <= i), noise = A z */
+    double noise_rho;      /* coil noise mixing: A[i][j] = rho^(i-j) (j <= i), noise = A z; < 0: every
+                              coil the same noise (a singular covariance) */
     uint64_t seed;
     int slices, repetitions, averages; /* >= 1 copies of the scan */
     int discard_pre, discard_post;     /* extra samples around each readout (flagged for discard) */
@@ -85,6 +86,11 @@ static inline void ism_noise(float *n, int64_t C, int64_t S, double sigma, doubl
             z[c] = sigma * test_normal(rng);
         for (int64_t i = 0; i < C; i++) {
             double re = 0, im = 0, w = 1;
+            if (rho < 0) {
+                n[2 * (i * S + s)] = (float)z[0];
+                n[2 * (i * S + s) + 1] = (float)z[1];
+                continue;
+            }
             for (int64_t j = i; j >= 0; j--, w *= rho) {
                 re += w * z[2 * j];
                 im += w * z[2 * j + 1];
@@ -207,6 +213,269 @@ static inline int ism_write(const char *path, const mr_kspace *ks, const ism_opt
     ismrmrd_cleanup_acquisition(&acq);
     if (ismrmrd_close_dataset(&d) != ISMRMRD_NOERROR)
         bad = 1;
+    return bad;
+}
+
+
+/* ---- corrupting a written file (malformed-input tests), with plain HDF5 ----------------------- */
+
+/* Overwrite the uint16 header member `member` (or idx.`sub` when member is "idx") of acquisition i. */
+static inline int ism_patch_u16(const char *path, hsize_t i, const char *member, const char *sub, uint16_t value)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = f >= 0 ? H5Dopen2(f, "/dataset/data", H5P_DEFAULT) : -1;
+    hid_t leaf = H5Tcreate(H5T_COMPOUND, 2);
+    H5Tinsert(leaf, sub ? sub : member, 0, H5T_NATIVE_UINT16);
+    hid_t mid = leaf;
+    if (sub) {
+        mid = H5Tcreate(H5T_COMPOUND, 2);
+        H5Tinsert(mid, member, 0, leaf);
+    }
+    hid_t top = H5Tcreate(H5T_COMPOUND, 2);
+    H5Tinsert(top, "head", 0, mid);
+    hid_t fs = d >= 0 ? H5Dget_space(d) : -1, ms = H5Screate(H5S_SCALAR);
+    int bad = d < 0 || fs < 0 || H5Sselect_elements(fs, H5S_SELECT_SET, 1, &i) < 0 ||
+              H5Dwrite(d, top, ms, fs, H5P_DEFAULT, &value) < 0;
+    H5Sclose(ms);
+    if (fs >= 0)
+        H5Sclose(fs);
+    H5Tclose(top);
+    if (sub)
+        H5Tclose(mid);
+    H5Tclose(leaf);
+    if (d >= 0)
+        H5Dclose(d);
+    if (f >= 0)
+        H5Fclose(f);
+    return bad;
+}
+
+/* Replace the variable-length member "traj" or "data" of acquisition i by n floats. */
+static inline int ism_patch_vlen(const char *path, hsize_t i, const char *member, const float *vals, size_t n)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = f >= 0 ? H5Dopen2(f, "/dataset/data", H5P_DEFAULT) : -1;
+    hid_t vl = H5Tvlen_create(H5T_NATIVE_FLOAT), top = H5Tcreate(H5T_COMPOUND, sizeof(hvl_t));
+    H5Tinsert(top, member, 0, vl);
+    hvl_t h = {n, (void *)vals};
+    hid_t fs = d >= 0 ? H5Dget_space(d) : -1, ms = H5Screate(H5S_SCALAR);
+    int bad = d < 0 || fs < 0 || H5Sselect_elements(fs, H5S_SELECT_SET, 1, &i) < 0 ||
+              H5Dwrite(d, top, ms, fs, H5P_DEFAULT, &h) < 0;
+    H5Sclose(ms);
+    if (fs >= 0)
+        H5Sclose(fs);
+    H5Tclose(top);
+    H5Tclose(vl);
+    if (d >= 0)
+        H5Dclose(d);
+    if (f >= 0)
+        H5Fclose(f);
+    return bad;
+}
+
+/* Replace /dataset/xml by `xml` (NULL: delete it). */
+static inline int ism_replace_xml(const char *path, const char *xml)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0)
+        return 1;
+    int bad = H5Ldelete(f, "/dataset/xml", H5P_DEFAULT) < 0;
+    if (!bad && xml) {
+        hid_t t = H5Tcopy(H5T_C_S1);
+        H5Tset_size(t, H5T_VARIABLE);
+        hsize_t one = 1;
+        hid_t sp = H5Screate_simple(1, &one, NULL);
+        hid_t d = H5Dcreate2(f, "/dataset/xml", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        bad = d < 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &xml) < 0;
+        if (d >= 0)
+            H5Dclose(d);
+        H5Sclose(sp);
+        H5Tclose(t);
+    }
+    H5Fclose(f);
+    return bad;
+}
+
+/* Set the number of acquisitions of /dataset/data (extendible, chunked as libismrmrd makes it). */
+static inline int ism_set_extent(const char *path, hsize_t n)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = f >= 0 ? H5Dopen2(f, "/dataset/data", H5P_DEFAULT) : -1;
+    int bad = d < 0 || H5Dset_extent(d, &n) < 0;
+    if (d >= 0)
+        H5Dclose(d);
+    if (f >= 0)
+        H5Fclose(f);
+    return bad;
+}
+
+/* Replace /dataset/data by a float dataset (not an acquisition list). */
+static inline int ism_replace_data_float(const char *path)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0)
+        return 1;
+    int bad = H5Ldelete(f, "/dataset/data", H5P_DEFAULT) < 0;
+    hsize_t n = 4;
+    float v[4] = {1, 2, 3, 4};
+    hid_t sp = H5Screate_simple(1, &n, NULL);
+    hid_t d = bad ? -1 : H5Dcreate2(f, "/dataset/data", H5T_NATIVE_FLOAT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    bad = bad || d < 0 || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
+    if (d >= 0)
+        H5Dclose(d);
+    H5Sclose(sp);
+    H5Fclose(f);
+    return bad;
+}
+
+/* Replace /dataset/data by a compound {head {number_of_samples}, traj, data} missing most members. */
+static inline int ism_replace_data_partial(const char *path)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0)
+        return 1;
+    int bad = H5Ldelete(f, "/dataset/data", H5P_DEFAULT) < 0;
+    typedef struct {
+        uint16_t ns;
+        hvl_t traj, data;
+    } rec;
+    hid_t head = H5Tcreate(H5T_COMPOUND, 2), vl = H5Tvlen_create(H5T_NATIVE_FLOAT);
+    H5Tinsert(head, "number_of_samples", 0, H5T_NATIVE_UINT16);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(rec));
+    H5Tinsert(t, "head", HOFFSET(rec, ns), head);
+    H5Tinsert(t, "traj", HOFFSET(rec, traj), vl);
+    H5Tinsert(t, "data", HOFFSET(rec, data), vl);
+    float z[4] = {0, 0, 0, 0};
+    rec r = {2, {4, z}, {4, z}};
+    hsize_t n = 1;
+    hid_t sp = H5Screate_simple(1, &n, NULL);
+    hid_t d = bad ? -1 : H5Dcreate2(f, "/dataset/data", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    bad = bad || d < 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &r) < 0;
+    if (d >= 0)
+        H5Dclose(d);
+    H5Sclose(sp);
+    H5Tclose(t);
+    H5Tclose(vl);
+    H5Tclose(head);
+    H5Fclose(f);
+    return bad;
+}
+
+/* The malformed files of the tests: each is a valid file (2D radial, C coils, readout R, noise
+ * scans first) made invalid in one way; `expect` is a phrase the error message must hold. */
+typedef struct {
+    const char *name;
+    const char *expect;
+} ism_corruption;
+
+static const ism_corruption ism_corruptions[] = {
+    {"xml-syntax", "malformed XML"},
+    {"xml-doctype", "DOCTYPE"},
+    {"xml-root", "root element"},
+    {"xml-noencoding", "no <encoding>"},
+    {"xml-badnumber", "expected an integer"},
+    {"no-xml", "neither"},
+    {"cartesian", "no trajectory"},
+    {"channels", "channels"},
+    {"nan-data", "non-finite data"},
+    {"nan-traj", "trajectory value"},
+    {"discard", "discard_pre"},
+    {"encoding-ref", "encoding_space_ref"},
+    {"slice-limit", "exceeds"},
+    {"traj-length", "trajectory holds"},
+    {"traj-longer", "more trajectory values than their headers announce"},
+    {"data-length", "data holds"},
+    {"not-compound", "not a compound"},
+    {"missing-member", "no member"},
+    {"huge-extent", "stores only"},
+    {"empty", "holds no acquisitions"},
+    {"noise-only", "no imaging acquisitions"},
+    {"units-none", "fits none"},
+    {"noise-singular", "positive definite"},
+};
+#define ISM_NCORRUPTIONS ((int)(sizeof ism_corruptions / sizeof ism_corruptions[0]))
+
+/* Write a valid file from ks (o as given: noise_acqs >= 2 expected) and corrupt it by `name`.
+ * Returns 0 on success. */
+static inline int ism_write_corrupt(const char *path, const mr_kspace *ks, const ism_opts *base, const char *name)
+{
+    ism_opts o = *base;
+    const int64_t C = ks->ncoils, R = o.readout;
+    const hsize_t first = (hsize_t)o.noise_acqs; /* the first imaging acquisition */
+    mr_kspace *scaled = NULL;
+    if (!strcmp(name, "noise-singular"))
+        o.noise_rho = -1; /* every coil the same noise: a singular covariance */
+    if (!strcmp(name, "units-none")) {
+        /* 50 times the Nyquist box in cycles: no unit fits */
+        if (mr_kspace_create(&scaled, ks->matrix, ks->nsamples, ks->ncoils) != MR_OK)
+            return 1;
+        for (int64_t i = 0; i < 3 * ks->nsamples; i++)
+            scaled->traj[i] = 50 * ks->traj[i];
+        memcpy(scaled->data, ks->data, (size_t)(ks->nsamples * ks->ncoils) * 2 * sizeof(float));
+        memcpy(scaled->fov_mm, ks->fov_mm, sizeof scaled->fov_mm);
+        memcpy(scaled->traj_kind, ks->traj_kind, sizeof scaled->traj_kind);
+    }
+    int bad = ism_write(path, scaled ? scaled : ks, &o);
+    mr_kspace_free(scaled);
+    if (bad)
+        return bad;
+    float *buf = malloc((size_t)(2 * R * C + 3 * R) * sizeof *buf);
+    for (int64_t i = 0; i < 2 * R * C + 3 * R; i++)
+        buf[i] = 0.25f;
+    if (!strcmp(name, "xml-syntax"))
+        bad = ism_replace_xml(path, "<ismrmrdHeader><encoding><encodedSpace>");
+    else if (!strcmp(name, "xml-doctype"))
+        bad = ism_replace_xml(path, "<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+                                    "<!ENTITY lol2 \"&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;\">]>\n"
+                                    "<ismrmrdHeader>&lol2;</ismrmrdHeader>");
+    else if (!strcmp(name, "xml-root"))
+        bad = ism_replace_xml(path, "<notIsmrmrd><encoding/></notIsmrmrd>");
+    else if (!strcmp(name, "xml-noencoding"))
+        bad = ism_replace_xml(path, "<ismrmrdHeader xmlns=\"http://www.ismrm.org/ISMRMRD\"><version>1</version>"
+                                    "</ismrmrdHeader>");
+    else if (!strcmp(name, "xml-badnumber"))
+        bad = ism_replace_xml(path, "<ismrmrdHeader><encoding><encodedSpace><matrixSize><x>abc</x><y>32</y><z>1</z>"
+                                    "</matrixSize></encodedSpace><trajectory>radial</trajectory></encoding>"
+                                    "</ismrmrdHeader>");
+    else if (!strcmp(name, "no-xml"))
+        bad = ism_replace_xml(path, NULL);
+    else if (!strcmp(name, "cartesian"))
+        bad = ism_patch_u16(path, first + 1, "trajectory_dimensions", NULL, 0);
+    else if (!strcmp(name, "channels"))
+        bad = ism_patch_u16(path, first + 2, "active_channels", NULL, (uint16_t)(C > 1 ? C - 1 : 2));
+    else if (!strcmp(name, "nan-data")) {
+        buf[7] = NAN;
+        bad = ism_patch_vlen(path, first + 3, "data", buf, (size_t)(2 * R * C));
+    } else if (!strcmp(name, "nan-traj")) {
+        buf[5] = NAN;
+        bad = ism_patch_vlen(path, first + 3, "traj", buf, (size_t)(2 * R));
+    } else if (!strcmp(name, "discard"))
+        bad = ism_patch_u16(path, first, "discard_pre", NULL, (uint16_t)R);
+    else if (!strcmp(name, "encoding-ref"))
+        bad = ism_patch_u16(path, first, "encoding_space_ref", NULL, 3);
+    else if (!strcmp(name, "slice-limit"))
+        bad = ism_patch_u16(path, first + 1, "idx", "slice", 7);
+    else if (!strcmp(name, "traj-length"))
+        bad = ism_patch_vlen(path, first + 2, "traj", buf, (size_t)(2 * R - 2));
+    else if (!strcmp(name, "traj-longer"))
+        bad = ism_patch_vlen(path, first, "traj", buf, (size_t)(2 * R + 2 * 64));
+    else if (!strcmp(name, "data-length"))
+        bad = ism_patch_vlen(path, first + 2, "data", buf, (size_t)(2 * R * C - 2));
+    else if (!strcmp(name, "not-compound"))
+        bad = ism_replace_data_float(path);
+    else if (!strcmp(name, "missing-member"))
+        bad = ism_replace_data_partial(path);
+    else if (!strcmp(name, "huge-extent"))
+        bad = ism_set_extent(path, 10000000);
+    else if (!strcmp(name, "empty"))
+        bad = ism_set_extent(path, 0);
+    else if (!strcmp(name, "noise-only"))
+        bad = ism_set_extent(path, first);
+    else if (!strcmp(name, "units-none") || !strcmp(name, "noise-singular"))
+        bad = 0;
+    else
+        bad = 1;
+    free(buf);
     return bad;
 }
 
