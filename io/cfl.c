@@ -363,10 +363,6 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
     if (kd[0] != 1)
         return mr_error(MR_EFORMAT, "%s.hdr: first dimension is %lld, BART non-Cartesian k-space has 1", ksp_name,
                         (long long)kd[0]);
-    for (int i = 1; i <= 2; i++)
-        if (td[i] != kd[i])
-            return mr_error(MR_EFORMAT, "%s: dimension %d (%s) is %lld in the trajectory and %lld in the k-space",
-                            ksp_name, i, dim_label(i), (long long)td[i], (long long)kd[i]);
     for (int i = 3; i < MR_CFL_DIMS; i++) {
         if (td[i] != 1)
             return mr_error(MR_EFORMAT, "%s.hdr: dimension %d (%s) is %lld; a trajectory varies only in dims 1, 2",
@@ -376,6 +372,10 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
                                         "read (split them with 'bart slice')",
                             ksp_name, i, dim_label(i), (long long)kd[i]);
     }
+    for (int i = 1; i <= 2; i++)
+        if (td[i] != kd[i])
+            return mr_error(MR_EFORMAT, "%s: dimension %d (%s) is %lld in the trajectory and %lld in the k-space",
+                            ksp_name, i, dim_label(i), (long long)td[i], (long long)kd[i]);
     const int64_t M = td[1] * td[2], C = kd[MR_CFL_COIL_DIM];
     if (M > MR_MAX_SAMPLES || C > MR_MAX_COILS)
         return mr_error(MR_EFORMAT, "%s: %lld samples x %lld coils exceeds the limits (%lld, %d)", ksp_name,
