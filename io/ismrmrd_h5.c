@@ -558,7 +558,9 @@ static mr_status read_records(mr_ismrmrd *r, hid_t type, const hsize_t *idx, int
                                    r->sum.group, what, (long long)idx[0], (long long)idx[n - 1]);
     mr_h5_close(&fs);
     if (st != MR_OK) {
-        /* HDF5 frees what it allocated for a failed read */
+        /* HDF5 keeps what it allocated before a read failed: free it (the rest of buf is zero) */
+        if (ms >= 0 && dxpl >= 0)
+            H5Dvlen_reclaim(type, ms, dxpl, buf);
         mr_h5_close(&ms);
         mr_h5_close(&dxpl);
         free(b);
