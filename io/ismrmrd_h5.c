@@ -56,14 +56,7 @@ typedef struct {
 typedef struct {
     mem_head head;
 } rec_head;
-typedef struct {
-    mem_head head;
-    hvl_t traj;
-} rec_traj;
-typedef struct {
-    mem_head head;
-    hvl_t data;
-} rec_data;
+/* every variable-length read uses this layout; a memory type may leave out traj or data */
 typedef struct {
     mem_head head;
     hvl_t traj;
@@ -899,76 +892,121 @@ static mr_status detect_units(mr_ismrmrd *r, int e)
     return MR_OK;
 }
 
-/* ---- pass 2: trajectories ------------------------------------------------------------------------ */
+/* ---- reading records block by block -------------------------------------------------------------- */
 
-/* Indices (into the block) of records to read, the byte budget of their variable-length parts. */
-typedef struct {
-    hsize_t *idx;
-    int64_t n;
-    size_t budget;
-} selection;
+#define VOL_ANY_IMAGING (-3)
 
-static mr_status pass_traj(mr_ismrmrd *r)
+/* Called for each record scan_records reads: its header and the variable-length members asked for
+ * (their lengths already checked against the header). */
+typedef mr_status (*record_fn)(mr_ismrmrd *r, int64_t acq, const mem_head *h, const hvl_t *traj, const hvl_t *data,
+                               void *ctx);
+
+/* Check one record's data length and values; name the acquisition. */
+static mr_status check_data(const mr_ismrmrd *r, int64_t acq, const mem_head *h, const hvl_t *d)
 {
-    mr_ismrmrd_summary *s = &r->sum;
+    const size_t want = 2 * (size_t)h->number_of_samples * h->active_channels;
+    if (d->len != want)
+        return mr_error(MR_EFORMAT, "%s: acquisition %lld: data holds %zu floats, its header announces %u samples x %u "
+                                    "channels x 2 = %zu",
+                        r->label, (long long)acq, d->len, h->number_of_samples, h->active_channels, want);
+    int64_t bad = mr_h5_first_nonfinite(d->p, want);
+    if (bad >= 0)
+        return mr_error(MR_EFORMAT, "%s: acquisition %lld: non-finite data value %g at channel %lld, sample %lld",
+                        r->label, (long long)acq, (double)((const float *)d->p)[bad],
+                        (long long)(bad / 2 / h->number_of_samples), (long long)(bad / 2 % h->number_of_samples));
+    return MR_OK;
+}
+
+/* Read, in file order and blocks of BLOCK, the acquisitions whose acq_vol is `want` (a volume index,
+ * VOL_NOISE, or VOL_ANY_IMAGING for every volume) with their trajectory and/or data, within the byte
+ * budget their headers announce, and call fn for each. */
+static mr_status scan_records(mr_ismrmrd *r, int32_t want, int with_traj, int with_data, const char *what,
+                              record_fn fn, void *ctx)
+{
+    const hid_t type = with_traj && with_data ? r->t_rec_full : (with_traj ? r->t_rec_traj : r->t_rec_data);
     rec_head *heads = malloc(BLOCK * sizeof *heads);
-    rec_traj *recs = malloc(BLOCK * sizeof *recs);
+    rec_full *recs = malloc(BLOCK * sizeof *recs);
     hsize_t *idx = malloc(BLOCK * sizeof *idx);
     int32_t *which = malloc(BLOCK * sizeof *which);
     mr_status st = MR_OK;
     if (!heads || !recs || !idx || !which)
         st = mr_error(MR_ENOMEM, "%s: out of memory", r->label);
-    for (int64_t start = 0; st == MR_OK && start < s->acquisitions; start += BLOCK) {
-        int64_t n = s->acquisitions - start < BLOCK ? s->acquisitions - start : BLOCK;
+    const int64_t total = r->sum.acquisitions;
+    for (int64_t start = 0; st == MR_OK && start < total; start += BLOCK) {
+        const int64_t n = total - start < BLOCK ? total - start : BLOCK;
         int64_t nsel = 0;
-        size_t budget = 0;
-        for (int64_t i = 0; i < n; i++)
-            if (r->acq_vol[start + i] >= 0) {
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t v = r->acq_vol[start + i];
+            if (want == VOL_ANY_IMAGING ? v >= 0 : v == want) {
                 which[nsel] = (int32_t)i;
                 idx[nsel++] = (hsize_t)(start + i);
             }
+        }
         if (nsel == 0)
             continue;
         if ((st = read_heads(r, start, n, heads)) != MR_OK)
             break;
+        size_t budget = 0;
         for (int64_t j = 0; j < nsel; j++) {
             const mem_head *h = &heads[which[j]].head;
-            budget += (size_t)h->number_of_samples * h->trajectory_dimensions * sizeof(float);
+            budget += (size_t)h->number_of_samples *
+                      ((with_traj ? h->trajectory_dimensions : 0) + (with_data ? 2 * (size_t)h->active_channels : 0)) *
+                      sizeof(float);
         }
         hid_t dxpl, ms;
-        if ((st = read_records(r, r->t_rec_traj, idx, nsel, budget, recs, &dxpl, &ms, "trajectory")) != MR_OK)
+        if ((st = read_records(r, type, idx, nsel, budget, recs, &dxpl, &ms, what)) != MR_OK)
             break;
         for (int64_t j = 0; st == MR_OK && j < nsel; j++) {
             const mem_head *h = &recs[j].head;
             const int64_t acq = (int64_t)idx[j];
-            const size_t want = (size_t)h->number_of_samples * h->trajectory_dimensions;
-            if (recs[j].traj.len != want || memcmp(h, &heads[which[j]].head, sizeof *h) != 0) {
+            const size_t tlen = (size_t)h->number_of_samples * h->trajectory_dimensions;
+            if (memcmp(h, &heads[which[j]].head, sizeof *h) != 0)
+                st = mr_error(MR_EFORMAT, "%s: acquisition %lld: its header changed between reads", r->label,
+                              (long long)acq);
+            else if (with_traj && recs[j].traj.len != tlen)
                 st = mr_error(MR_EFORMAT, "%s: acquisition %lld: trajectory holds %zu values, its header announces "
                                           "%u samples x %u dimensions = %zu",
                               r->label, (long long)acq, recs[j].traj.len, h->number_of_samples,
-                              h->trajectory_dimensions, want);
-                break;
-            }
-            const float *t = recs[j].traj.p;
-            const int td = h->trajectory_dimensions, e = h->encoding_space_ref;
-            for (int64_t q = h->discard_pre; q < (int64_t)h->number_of_samples - h->discard_post; q++)
-                for (int a = 0; a < td; a++) {
-                    float v = t[q * td + a];
-                    if (!isfinite(v)) {
-                        st = mr_error(MR_EFORMAT, "%s: acquisition %lld: trajectory value %g at sample %lld, axis %d",
-                                      r->label, (long long)acq, (double)v, (long long)q, a);
-                        break;
-                    }
-                    s->kmax[e][a] = fabs(v) > s->kmax[e][a] ? fabs(v) : s->kmax[e][a];
-                }
-            s->have_imaging[e] = 1;
+                              h->trajectory_dimensions, tlen);
+            else if (with_data)
+                st = check_data(r, acq, h, &recs[j].data);
+            if (st == MR_OK)
+                st = fn(r, acq, h, &recs[j].traj, &recs[j].data, ctx);
         }
-        reclaim(r->t_rec_traj, ms, dxpl, recs);
+        reclaim(type, ms, dxpl, recs);
     }
     free(heads);
     free(recs);
     free(idx);
     free(which);
+    return st;
+}
+
+/* ---- pass 2: trajectories ------------------------------------------------------------------------ */
+
+static mr_status traj_record(mr_ismrmrd *r, int64_t acq, const mem_head *h, const hvl_t *traj, const hvl_t *data,
+                             void *ctx)
+{
+    (void)data, (void)ctx;
+    mr_ismrmrd_summary *s = &r->sum;
+    const float *t = traj->p;
+    const int td = h->trajectory_dimensions, e = h->encoding_space_ref;
+    for (int64_t q = h->discard_pre; q < (int64_t)h->number_of_samples - h->discard_post; q++)
+        for (int a = 0; a < td; a++) {
+            const float v = t[q * td + a];
+            if (!isfinite(v))
+                return mr_error(MR_EFORMAT, "%s: acquisition %lld: trajectory value %g at sample %lld, axis %d",
+                                r->label, (long long)acq, (double)v, (long long)q, a);
+            s->kmax[e][a] = fabs(v) > s->kmax[e][a] ? fabs(v) : s->kmax[e][a];
+        }
+    s->have_imaging[e] = 1;
+    return MR_OK;
+}
+
+static mr_status pass_traj(mr_ismrmrd *r)
+{
+    mr_ismrmrd_summary *s = &r->sum;
+    mr_status st = scan_records(r, VOL_ANY_IMAGING, 1, 0, "trajectory", traj_record, NULL);
     if (st != MR_OK)
         return st;
     for (int e = 0; e < s->hdr.nencodings; e++) {
@@ -988,19 +1026,22 @@ static mr_status pass_traj(mr_ismrmrd *r)
 
 /* ---- pass 3: noise ----------------------------------------------------------------------------- */
 
-/* Check one record's data length and values; name the acquisition. */
-static mr_status check_data(const mr_ismrmrd *r, int64_t acq, const mem_head *h, const hvl_t *d)
+typedef struct {
+    double *psi;
+    int warned;
+} noise_ctx;
+
+static mr_status noise_record(mr_ismrmrd *r, int64_t acq, const mem_head *h, const hvl_t *traj, const hvl_t *data,
+                              void *ctx)
 {
-    const size_t want = 2 * (size_t)h->number_of_samples * h->active_channels;
-    if (d->len != want)
-        return mr_error(MR_EFORMAT, "%s: acquisition %lld: data holds %zu floats, its header announces %u samples x %u "
-                                    "channels x 2 = %zu",
-                        r->label, (long long)acq, d->len, h->number_of_samples, h->active_channels, want);
-    int64_t bad = mr_h5_first_nonfinite(d->p, want);
-    if (bad >= 0)
-        return mr_error(MR_EFORMAT, "%s: acquisition %lld: non-finite data value %g at channel %lld, sample %lld",
-                        r->label, (long long)acq, (double)((const float *)d->p)[bad],
-                        (long long)(bad / 2 / h->number_of_samples), (long long)(bad / 2 % h->number_of_samples));
+    (void)acq, (void)traj;
+    noise_ctx *n = ctx;
+    if (!n->warned && h->sample_time_us != r->sum.noise_dwell_us) {
+        mr_log(MR_LOG_WARN, "%s: noise acquisitions have different sample times (%g and %g us)", r->label,
+               (double)r->sum.noise_dwell_us, (double)h->sample_time_us);
+        n->warned = 1;
+    }
+    mr_noise_cov_accumulate(n->psi, r->sum.channels, data->p, h->number_of_samples);
     return MR_OK;
 }
 
@@ -1010,56 +1051,15 @@ static mr_status pass_noise(mr_ismrmrd *r)
     const int64_t C = s->channels;
     if (s->count[MR_ACQ_NOISE] == 0)
         return MR_OK;
-    double *psi = calloc((size_t)(C * C) * 2, sizeof *psi);
-    rec_head *heads = malloc(BLOCK * sizeof *heads);
-    rec_data *recs = malloc(BLOCK * sizeof *recs);
-    hsize_t *idx = malloc(BLOCK * sizeof *idx);
-    int32_t *which = malloc(BLOCK * sizeof *which);
-    mr_status st = MR_OK;
-    if (!psi || !heads || !recs || !idx || !which)
-        st = mr_error(MR_ENOMEM, "%s: out of memory", r->label);
-    int warned = 0;
-    for (int64_t start = 0; st == MR_OK && start < s->acquisitions; start += BLOCK) {
-        int64_t n = s->acquisitions - start < BLOCK ? s->acquisitions - start : BLOCK;
-        int64_t nsel = 0;
-        for (int64_t i = 0; i < n; i++)
-            if (r->acq_vol[start + i] == VOL_NOISE) {
-                which[nsel] = (int32_t)i;
-                idx[nsel++] = (hsize_t)(start + i);
-            }
-        if (nsel == 0)
-            continue;
-        if ((st = read_heads(r, start, n, heads)) != MR_OK)
-            break;
-        size_t budget = 0;
-        for (int64_t j = 0; j < nsel; j++) {
-            const mem_head *h = &heads[which[j]].head;
-            budget += 2 * (size_t)h->number_of_samples * h->active_channels * sizeof(float);
-            if (!warned && h->sample_time_us != s->noise_dwell_us) {
-                mr_log(MR_LOG_WARN, "%s: noise acquisitions have different sample times (%g and %g us)", r->label,
-                       (double)s->noise_dwell_us, (double)h->sample_time_us);
-                warned = 1;
-            }
-        }
-        hid_t dxpl, ms;
-        if ((st = read_records(r, r->t_rec_data, idx, nsel, budget, recs, &dxpl, &ms, "data")) != MR_OK)
-            break;
-        for (int64_t j = 0; st == MR_OK && j < nsel; j++) {
-            const mem_head *h = &recs[j].head;
-            if ((st = check_data(r, (int64_t)idx[j], h, &recs[j].data)) != MR_OK)
-                break;
-            mr_noise_cov_accumulate(psi, C, recs[j].data.p, h->number_of_samples);
-        }
-        reclaim(r->t_rec_data, ms, dxpl, recs);
-    }
-    free(heads);
-    free(recs);
-    free(idx);
-    free(which);
+    noise_ctx n = {calloc((size_t)(C * C) * 2, sizeof(double)), 0};
+    if (!n.psi)
+        return mr_error(MR_ENOMEM, "%s: out of memory", r->label);
+    mr_status st = scan_records(r, VOL_NOISE, 0, 1, "data", noise_record, &n);
     if (st != MR_OK) {
-        free(psi);
+        free(n.psi);
         return st;
     }
+    double *psi = n.psi;
     for (int64_t i = 0; i < 2 * C * C; i++)
         psi[i] /= (double)s->noise_samples;
     s->noise_cov = psi;
@@ -1127,12 +1127,14 @@ static herr_t scan_group(hid_t loc, const char *name, const H5L_info_t *info, vo
     group_scan *g = ud;
     if (info->type != H5L_TYPE_HARD)
         return 0;
-    H5O_info_t oi;
-    if (H5Oget_info_by_name(loc, name, &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP)
-        return 0;
     char p[300];
     if (snprintf(p, sizeof p, "/%s/xml", name) >= (int)sizeof p)
         return 0;
+    /* a group (H5Gopen2 fails on anything else) holding both children */
+    hid_t grp = H5Gopen2(loc, name, H5P_DEFAULT);
+    if (grp < 0)
+        return 0;
+    H5Gclose(grp);
     if (H5Lexists(loc, p, H5P_DEFAULT) <= 0)
         return 0;
     snprintf(p, sizeof p, "/%s/data", name);
@@ -1213,8 +1215,8 @@ static mr_status open_dataset(mr_ismrmrd *r)
         return st;
     r->t_head = make_head_type();
     r->t_rec_head = make_rec_type(r->t_head, sizeof(rec_head), -1, -1);
-    r->t_rec_traj = make_rec_type(r->t_head, sizeof(rec_traj), (long)HOFFSET(rec_traj, traj), -1);
-    r->t_rec_data = make_rec_type(r->t_head, sizeof(rec_data), -1, (long)HOFFSET(rec_data, data));
+    r->t_rec_traj = make_rec_type(r->t_head, sizeof(rec_full), (long)HOFFSET(rec_full, traj), -1);
+    r->t_rec_data = make_rec_type(r->t_head, sizeof(rec_full), -1, (long)HOFFSET(rec_full, data));
     r->t_rec_full =
         make_rec_type(r->t_head, sizeof(rec_full), (long)HOFFSET(rec_full, traj), (long)HOFFSET(rec_full, data));
     if (r->t_head < 0 || r->t_rec_head < 0 || r->t_rec_traj < 0 || r->t_rec_data < 0 || r->t_rec_full < 0)
@@ -1433,6 +1435,31 @@ static const char *kind_for(const char *traj, int is3d, int stack)
     return NULL;
 }
 
+typedef struct {
+    mr_kspace *ks;
+    acq_span *spans;
+    int64_t max_acq, nacq, pos;
+    const double *f;
+    int64_t e2_center;
+} volume_ctx;
+
+static mr_status volume_record(mr_ismrmrd *r, int64_t acq, const mem_head *h, const hvl_t *traj, const hvl_t *data,
+                               void *ctx)
+{
+    volume_ctx *v = ctx;
+    const int64_t kept = (int64_t)h->number_of_samples - h->discard_pre - h->discard_post;
+    if (v->nacq >= v->max_acq || v->pos + kept > v->ks->nsamples)
+        return mr_error(MR_EFORMAT, "%s: acquisition %lld disagrees with the headers read before", r->label,
+                        (long long)acq);
+    copy_acquisition(h, traj->p, data->p, v->f, (int64_t)h->idx.kspace_encode_step_2 - v->e2_center, v->ks, v->pos);
+    v->spans[v->nacq].average = h->idx.average;
+    v->spans[v->nacq].offset = v->pos;
+    v->spans[v->nacq].count = kept;
+    v->nacq++;
+    v->pos += kept;
+    return MR_OK;
+}
+
 mr_status mr_ismrmrd_read_volume(mr_ismrmrd *r, int index, mr_kspace **out)
 {
     *out = NULL;
@@ -1460,62 +1487,13 @@ mr_status mr_ismrmrd_read_volume(mr_ismrmrd *r, int index, mr_kspace **out)
     }
     const int64_t e2_center = en->limits[MR_LIMIT_E2].present ? en->limits[MR_LIMIT_E2].center : nenc[2] / 2;
 
-    acq_span *spans = malloc((size_t)vi->acquisitions * sizeof *spans);
-    rec_head *heads = malloc(BLOCK * sizeof *heads);
-    rec_full *recs = malloc(BLOCK * sizeof *recs);
-    hsize_t *idx = malloc(BLOCK * sizeof *idx);
-    int32_t *which = malloc(BLOCK * sizeof *which);
-    if (!spans || !heads || !recs || !idx || !which)
+    volume_ctx vc = {ks, malloc((size_t)vi->acquisitions * sizeof(acq_span)), vi->acquisitions, 0, 0, f, e2_center};
+    acq_span *spans = vc.spans;
+    if (!spans)
         st = mr_error(MR_ENOMEM, "%s: out of memory", r->label);
-    int64_t pos = 0, nacq = 0;
-    for (int64_t start = 0; st == MR_OK && start < s->acquisitions; start += BLOCK) {
-        int64_t n = s->acquisitions - start < BLOCK ? s->acquisitions - start : BLOCK;
-        int64_t nsel = 0;
-        for (int64_t i = 0; i < n; i++)
-            if (r->acq_vol[start + i] == index) {
-                which[nsel] = (int32_t)i;
-                idx[nsel++] = (hsize_t)(start + i);
-            }
-        if (nsel == 0)
-            continue;
-        if ((st = read_heads(r, start, n, heads)) != MR_OK)
-            break;
-        size_t budget = 0;
-        for (int64_t j = 0; j < nsel; j++) {
-            const mem_head *h = &heads[which[j]].head;
-            budget += (size_t)h->number_of_samples * (h->trajectory_dimensions + 2 * (size_t)h->active_channels) *
-                      sizeof(float);
-        }
-        hid_t dxpl, ms;
-        if ((st = read_records(r, r->t_rec_full, idx, nsel, budget, recs, &dxpl, &ms, "trajectory/data")) != MR_OK)
-            break;
-        for (int64_t j = 0; st == MR_OK && j < nsel; j++) {
-            const mem_head *h = &recs[j].head;
-            const int64_t acq = (int64_t)idx[j];
-            const int64_t kept = (int64_t)h->number_of_samples - h->discard_pre - h->discard_post;
-            if (memcmp(h, &heads[which[j]].head, sizeof *h) != 0 ||
-                recs[j].traj.len != (size_t)h->number_of_samples * h->trajectory_dimensions ||
-                nacq >= vi->acquisitions || pos + kept > ks->nsamples) {
-                st = mr_error(MR_EFORMAT, "%s: acquisition %lld changed between reads or disagrees with its header",
-                              r->label, (long long)acq);
-                break;
-            }
-            if ((st = check_data(r, acq, h, &recs[j].data)) != MR_OK)
-                break;
-            const int64_t kz = (int64_t)h->idx.kspace_encode_step_2 - e2_center;
-            copy_acquisition(h, recs[j].traj.p, recs[j].data.p, f, kz, ks, pos);
-            spans[nacq].average = h->idx.average;
-            spans[nacq].offset = pos;
-            spans[nacq].count = kept;
-            nacq++;
-            pos += kept;
-        }
-        reclaim(r->t_rec_full, ms, dxpl, recs);
-    }
-    free(heads);
-    free(recs);
-    free(idx);
-    free(which);
+    else
+        st = scan_records(r, index, 1, 1, "trajectory/data", volume_record, &vc);
+    const int64_t pos = vc.pos, nacq = vc.nacq;
     if (st == MR_OK && (pos != ks->nsamples || nacq != vi->acquisitions))
         st = mr_error(MR_EFORMAT, "%s: volume %d: read %lld samples of %lld acquisitions, the headers announced %lld "
                                   "of %lld",

@@ -219,11 +219,27 @@ static inline int ism_write(const char *path, const mr_kspace *ks, const ism_opt
 
 /* ---- corrupting a written file (malformed-input tests), with plain HDF5 ----------------------- */
 
-/* Overwrite the uint16 header member `member` (or idx.`sub` when member is "idx") of acquisition i. */
-static inline int ism_patch_u16(const char *path, hsize_t i, const char *member, const char *sub, uint16_t value)
+/* Write acquisition i of /dataset/data through memtype (a compound with the members to replace). */
+static inline int ism_write_element(const char *path, hsize_t i, hid_t memtype, const void *buf)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     hid_t d = f >= 0 ? H5Dopen2(f, "/dataset/data", H5P_DEFAULT) : -1;
+    hid_t fs = d >= 0 ? H5Dget_space(d) : -1, ms = H5Screate(H5S_SCALAR);
+    int bad = d < 0 || fs < 0 || H5Sselect_elements(fs, H5S_SELECT_SET, 1, &i) < 0 ||
+              H5Dwrite(d, memtype, ms, fs, H5P_DEFAULT, buf) < 0;
+    H5Sclose(ms);
+    if (fs >= 0)
+        H5Sclose(fs);
+    if (d >= 0)
+        H5Dclose(d);
+    if (f >= 0)
+        H5Fclose(f);
+    return bad;
+}
+
+/* Overwrite the uint16 header member `member` (or idx.`sub` when member is "idx") of acquisition i. */
+static inline int ism_patch_u16(const char *path, hsize_t i, const char *member, const char *sub, uint16_t value)
+{
     hid_t leaf = H5Tcreate(H5T_COMPOUND, 2);
     H5Tinsert(leaf, sub ? sub : member, 0, H5T_NATIVE_UINT16);
     hid_t mid = leaf;
@@ -233,43 +249,23 @@ static inline int ism_patch_u16(const char *path, hsize_t i, const char *member,
     }
     hid_t top = H5Tcreate(H5T_COMPOUND, 2);
     H5Tinsert(top, "head", 0, mid);
-    hid_t fs = d >= 0 ? H5Dget_space(d) : -1, ms = H5Screate(H5S_SCALAR);
-    int bad = d < 0 || fs < 0 || H5Sselect_elements(fs, H5S_SELECT_SET, 1, &i) < 0 ||
-              H5Dwrite(d, top, ms, fs, H5P_DEFAULT, &value) < 0;
-    H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
+    int bad = ism_write_element(path, i, top, &value);
     H5Tclose(top);
     if (sub)
         H5Tclose(mid);
     H5Tclose(leaf);
-    if (d >= 0)
-        H5Dclose(d);
-    if (f >= 0)
-        H5Fclose(f);
     return bad;
 }
 
 /* Replace the variable-length member "traj" or "data" of acquisition i by n floats. */
 static inline int ism_patch_vlen(const char *path, hsize_t i, const char *member, const float *vals, size_t n)
 {
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    hid_t d = f >= 0 ? H5Dopen2(f, "/dataset/data", H5P_DEFAULT) : -1;
     hid_t vl = H5Tvlen_create(H5T_NATIVE_FLOAT), top = H5Tcreate(H5T_COMPOUND, sizeof(hvl_t));
     H5Tinsert(top, member, 0, vl);
     hvl_t h = {n, (void *)vals};
-    hid_t fs = d >= 0 ? H5Dget_space(d) : -1, ms = H5Screate(H5S_SCALAR);
-    int bad = d < 0 || fs < 0 || H5Sselect_elements(fs, H5S_SELECT_SET, 1, &i) < 0 ||
-              H5Dwrite(d, top, ms, fs, H5P_DEFAULT, &h) < 0;
-    H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
+    int bad = ism_write_element(path, i, top, &h);
     H5Tclose(top);
     H5Tclose(vl);
-    if (d >= 0)
-        H5Dclose(d);
-    if (f >= 0)
-        H5Fclose(f);
     return bad;
 }
 
