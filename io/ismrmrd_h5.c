@@ -93,6 +93,7 @@ struct mr_ismrmrd {
     uint64_t mask[16];
     int have_mask;
     int64_t first_channels_acq;
+    double declared_bytes; /* trajectory and data bytes the headers of imaging and noise acquisitions announce */
 };
 
 static const char *const kind_names[MR_ACQ_KINDS] = {"imaging",  "noise",    "calibration", "navigation",
@@ -743,6 +744,9 @@ static mr_status pass_headers(mr_ismrmrd *r)
             }
             if ((st = check_channels(r, acq, h, mr_acq_kind_name(kind))) != MR_OK)
                 break;
+            r->declared_bytes += (double)h->number_of_samples *
+                                 ((kind == MR_ACQ_IMAGING ? h->trajectory_dimensions : 0) + 2.0 * h->active_channels) *
+                                 sizeof(float);
             if (kind == MR_ACQ_NOISE) {
                 r->acq_vol[acq] = VOL_NOISE;
                 if (s->noise_samples > MR_MAX_SAMPLES - h->number_of_samples) {
@@ -761,6 +765,13 @@ static mr_status pass_headers(mr_ismrmrd *r)
     free(heads);
     if (st != MR_OK)
         return st;
+    /* variable-length data live in the file's global heaps, which HDF5 never compresses: headers that
+     * announce more bytes than the file has are refused before anything is allocated for them */
+    hsize_t fsize = 0;
+    if (H5Fget_filesize(r->file, &fsize) >= 0 && r->declared_bytes > (double)fsize)
+        return mr_error(MR_EFORMAT, "%s: the acquisition headers announce %.0f bytes of trajectory and data, more than "
+                                    "the file's %llu bytes",
+                        r->label, r->declared_bytes, (unsigned long long)fsize);
     if (s->count[MR_ACQ_IMAGING] == 0)
         return mr_error(MR_EFORMAT, "%s: no imaging acquisitions (%lld acquisitions: %lld noise, %lld skipped by their "
                                     "flags)",

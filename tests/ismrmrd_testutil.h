@@ -379,6 +379,7 @@ static const ism_corruption ism_corruptions[] = {
     {"encoding-ref", "encoding_space_ref"},
     {"slice-limit", "exceeds"},
     {"traj-length", "trajectory holds"},
+    {"samples-huge", "more than the file's"},
     {"traj-longer", "more trajectory values than their headers announce"},
     {"data-length", "data holds"},
     {"not-compound", "not a compound"},
@@ -451,6 +452,8 @@ static inline int ism_write_corrupt(const char *path, const mr_kspace *ks, const
         bad = ism_patch_u16(path, first, "encoding_space_ref", NULL, 3);
     else if (!strcmp(name, "slice-limit"))
         bad = ism_patch_u16(path, first + 1, "idx", "slice", 7);
+    else if (!strcmp(name, "samples-huge"))
+        bad = ism_patch_u16(path, first + 1, "number_of_samples", NULL, 65535);
     else if (!strcmp(name, "traj-length"))
         bad = ism_patch_vlen(path, first + 2, "traj", buf, (size_t)(2 * R - 2));
     else if (!strcmp(name, "traj-longer"))

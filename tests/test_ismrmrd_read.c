@@ -311,6 +311,55 @@ static void test_volumes(void)
     mr_kspace_free(ks);
 }
 
+/* The fuzzing entry point: mr_ismrmrd_open on an HDF5 file image in memory (no file on disk). */
+static void test_file_image(void)
+{
+    mr_kspace *ks = make_scan(MR_TRAJ_RADIAL2D, 32, 2);
+    CHECK(ks != NULL);
+    if (!ks)
+        return;
+    ism_opts o;
+    ism_opts_default(&o);
+    o.readout = readout_of(ks);
+    o.noise_acqs = 4;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/image.h5", dir);
+    CHECK(ism_write(path, ks, &o) == 0);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    if (!f) {
+        mr_kspace_free(ks);
+        return;
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = malloc((size_t)size);
+    CHECK(fread(buf, 1, (size_t)size, f) == (size_t)size);
+    fclose(f);
+    remove(path);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_core(fapl, 1 << 20, 0);
+    H5Pset_file_image(fapl, buf, (size_t)size);
+    hid_t file = H5Fopen("in-memory image", H5F_ACC_RDONLY, fapl);
+    CHECK(file >= 0);
+    mr_read_opts ro;
+    mr_read_opts_default(&ro);
+    ro.prewhiten = 0;
+    mr_ismrmrd *r = NULL;
+    mr_kspace *got = NULL;
+    CHECK_OK(mr_ismrmrd_open(file, "in-memory image", &ro, &r));
+    if (r)
+        CHECK_OK(mr_ismrmrd_read_volume(r, 0, &got));
+    compare("HDF5 file image in memory", got, ks, 1.0, 0);
+    mr_kspace_free(got);
+    mr_ismrmrd_close(r);
+    H5Fclose(file);
+    H5Pclose(fapl);
+    free(buf);
+    mr_kspace_free(ks);
+}
+
 static void test_ambiguous(void)
 {
     /* an 8x8 matrix: radians (edge pi) and cycles (edge 4) both fit a trajectory reaching pi */
@@ -349,6 +398,7 @@ int main(void)
     test_noise();
     test_volumes();
     test_ambiguous();
+    test_file_image();
     return test_finish("test_ismrmrd_read");
 }
 #endif
