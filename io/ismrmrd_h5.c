@@ -824,6 +824,26 @@ static double unit_factor(mr_traj_units u, int64_t n, double fov_mm)
 #define FIT_LO 0.4
 #define FIT_HI 1.05
 
+void mr_ismrmrd_units_fits(const mr_ismrmrd_summary *s, int e, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int u = MR_UNITS_CYCLES; u < MR_UNITS_COUNT && used < size; u++) {
+        const double lo = s->units_fit_min[e][u], hi = s->units_fit[e][u];
+        const char *name = mr_traj_units_name((mr_traj_units)u);
+        int k;
+        if (hi == 0)
+            k = snprintf(buf + used, size - used, "%s%s n/a", used ? ", " : "", name);
+        else if (hi - lo <= 1e-3 * hi)
+            k = snprintf(buf + used, size - used, "%s%s %.3g", used ? ", " : "", name, hi);
+        else
+            k = snprintf(buf + used, size - used, "%s%s %.3g..%.3g", used ? ", " : "", name, lo, hi);
+        if (k < 0)
+            break;
+        used += (size_t)k;
+    }
+}
+
 static mr_status detect_units(mr_ismrmrd *r, int e)
 {
     mr_ismrmrd_summary *s = &r->sum;
@@ -836,17 +856,19 @@ static mr_status detect_units(mr_ismrmrd *r, int e)
         have_fov &= fenc[a] > 0;
     for (int u = MR_UNITS_CYCLES; u < MR_UNITS_COUNT; u++) {
         if (u == MR_UNITS_PER_M && !have_fov) {
-            s->units_fit[e][u] = 0;
+            s->units_fit[e][u] = s->units_fit_min[e][u] = 0;
             continue;
         }
-        double fit = 0;
+        double hi = 0, lo = INFINITY;
         for (int a = 0; a < naxes; a++) {
             /* the edge of the Nyquist box [-N/2, N/2] in this unit */
             double edge = 0.5 * (double)nenc[a] / unit_factor((mr_traj_units)u, nenc[a], fenc[a]);
             double f = s->kmax[e][a] / edge;
-            fit = f > fit ? f : fit;
+            hi = f > hi ? f : hi;
+            lo = f < lo ? f : lo;
         }
-        s->units_fit[e][u] = fit;
+        s->units_fit[e][u] = hi;
+        s->units_fit_min[e][u] = lo;
     }
     if (r->opts.traj_units != MR_UNITS_AUTO) {
         if (r->opts.traj_units == MR_UNITS_PER_M && !have_fov)
@@ -862,12 +884,12 @@ static mr_status detect_units(mr_ismrmrd *r, int e)
                    r->label, e, mr_traj_units_name(r->opts.traj_units), fit);
         return MR_OK;
     }
-    /* plausible units: the trajectory reaches between FIT_LO and FIT_HI of the box edge; units
-     * that convert with the same factor (e.g. per-m with a 1000 mm FOV and cycles) are one choice */
+    /* plausible units: on every axis the trajectory reaches between FIT_LO and FIT_HI of the box
+     * edge; units that convert with the same factor (e.g. per-m with a 1000 mm FOV and cycles) are
+     * one choice */
     int pick = -1, other = -1;
     for (int u = MR_UNITS_CYCLES; u < MR_UNITS_COUNT; u++) {
-        double fit = s->units_fit[e][u];
-        if (!(fit >= FIT_LO && fit <= FIT_HI))
+        if (!(s->units_fit_min[e][u] >= FIT_LO && s->units_fit[e][u] <= FIT_HI))
             continue;
         if (pick < 0) {
             pick = u;
@@ -882,14 +904,12 @@ static mr_status detect_units(mr_ismrmrd *r, int e)
         if (!same)
             other = u;
     }
-    char fits[256];
-    snprintf(fits, sizeof fits, "max |k| / Nyquist edge: cycles %.3g, normalized %.3g, radians %.3g, per-m %s%.3g",
-             s->units_fit[e][MR_UNITS_CYCLES], s->units_fit[e][MR_UNITS_NORMALIZED], s->units_fit[e][MR_UNITS_RADIANS],
-             have_fov ? "" : "n/a ", s->units_fit[e][MR_UNITS_PER_M]);
+    char fits[300] = "max |k| / Nyquist edge: ";
+    mr_ismrmrd_units_fits(s, e, fits + strlen(fits), sizeof fits - strlen(fits));
     if (pick < 0)
         return mr_error(MR_EFORMAT,
                         "%s: encoding %d: the trajectory's range (max |k| %g, %g, %g) fits none of the units (%s; a "
-                        "fit needs %.2f..%.2f): give them with --traj-units",
+                        "fit needs %.2f..%.2f on every axis): give them with --traj-units",
                         r->label, e, s->kmax[e][0], s->kmax[e][1], s->kmax[e][2], fits, FIT_LO, FIT_HI);
     if (other >= 0)
         return mr_error(MR_EFORMAT, "%s: encoding %d: the trajectory units are ambiguous, %s or %s (%s): give them "

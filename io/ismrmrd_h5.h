@@ -82,7 +82,8 @@ typedef struct {
     int have_imaging[MR_MRD_MAX_ENCODINGS];
     mr_traj_units units[MR_MRD_MAX_ENCODINGS];    /* the units used */
     int units_detected[MR_MRD_MAX_ENCODINGS];     /* 1 detected, 0 from the options */
-    double units_fit[MR_MRD_MAX_ENCODINGS][MR_UNITS_COUNT]; /* max_a |k_a| / edge_a(units); 0 n/a */
+    double units_fit[MR_MRD_MAX_ENCODINGS][MR_UNITS_COUNT];     /* max over axes of max|k_a| / edge_a(units) */
+    double units_fit_min[MR_MRD_MAX_ENCODINGS][MR_UNITS_COUNT]; /* the same, min over axes; 0 n/a */
     double kmax[MR_MRD_MAX_ENCODINGS][3];         /* largest |k| per stored axis, as stored */
     /* noise */
     int64_t noise_samples;         /* per coil, over all noise acquisitions */
@@ -106,6 +107,10 @@ mr_status mr_ismrmrd_open(hid_t file, const char *label, const mr_read_opts *opt
 mr_status mr_ismrmrd_open_path(const char *path, const mr_read_opts *opts, mr_ismrmrd **out);
 
 const mr_ismrmrd_summary *mr_ismrmrd_summary_get(const mr_ismrmrd *r);
+
+/* "cycles 1, normalized 64, radians 10.2, per-m 0.24..0.48" (min..max over the axes where they
+ * differ; per-m "n/a" without a FOV): how well each unit fits encoding e, for messages and info. */
+void mr_ismrmrd_units_fits(const mr_ismrmrd_summary *s, int e, char *buf, size_t size);
 int mr_ismrmrd_nvolumes(const mr_ismrmrd *r);
 const mr_volume_info *mr_ismrmrd_volume(const mr_ismrmrd *r, int index); /* NULL out of range */
 

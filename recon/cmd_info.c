@@ -215,12 +215,12 @@ static void print_ismrmrd_text(const mr_input *in, const double *vol_rms, int de
                en->recon.have_fov ? en->recon.fov_mm[0] : en->encoded.fov_mm[0],
                en->recon.have_fov ? en->recon.fov_mm[1] : en->encoded.fov_mm[1],
                en->recon.have_fov ? en->recon.fov_mm[2] : en->encoded.fov_mm[2]);
-        if (s->have_imaging[e])
-            printf("  traj units  %s (%s; max |k| / Nyquist edge: cycles %.3g, normalized %.3g, radians %.3g, "
-                   "per-m %.3g)\n",
-                   mr_traj_units_name(s->units[e]), s->units_detected[e] ? "detected" : "given",
-                   s->units_fit[e][MR_UNITS_CYCLES], s->units_fit[e][MR_UNITS_NORMALIZED],
-                   s->units_fit[e][MR_UNITS_RADIANS], s->units_fit[e][MR_UNITS_PER_M]);
+        if (s->have_imaging[e]) {
+            char fits[300];
+            mr_ismrmrd_units_fits(s, e, fits, sizeof fits);
+            printf("  traj units  %s (%s; max |k| / Nyquist edge: %s)\n", mr_traj_units_name(s->units[e]),
+                   s->units_detected[e] ? "detected" : "given", fits);
+        }
     }
     printf("acquisitions  %lld: imaging %lld, noise %lld", (long long)s->acquisitions,
            (long long)s->count[MR_ACQ_IMAGING], (long long)s->count[MR_ACQ_NOISE]);
@@ -286,8 +286,11 @@ static void print_ismrmrd_json(const mr_input *in, const double *vol_rms)
             printf(", \"traj_units\": \"%s\", \"traj_units_detected\": %s, \"units_fit\": {",
                    mr_traj_units_name(s->units[e]), s->units_detected[e] ? "true" : "false");
             for (int u = MR_UNITS_CYCLES; u < MR_UNITS_COUNT; u++) {
-                printf("%s\"%s\": ", u > MR_UNITS_CYCLES ? ", " : "", mr_traj_units_name((mr_traj_units)u));
+                printf("%s\"%s\": [", u > MR_UNITS_CYCLES ? ", " : "", mr_traj_units_name((mr_traj_units)u));
+                json_number(s->units_fit_min[e][u]);
+                printf(", ");
                 json_number(s->units_fit[e][u]);
+                printf("]");
             }
             printf("}");
         }

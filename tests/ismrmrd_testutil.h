@@ -39,6 +39,8 @@ typedef struct {
     int discard_pre, discard_post;     /* extra samples around each readout (flagged for discard) */
     const char *trajectory;            /* header <trajectory>; NULL: from the scan's traj_kind */
     int traj_dims;                     /* 0: 2 for a 2D scan, 3 for 3D; 3 forces a 3D trajectory */
+    int oversample;                    /* 1, or 2: encodedSpace twice the scan's matrix and FOV in x (readout
+                                          oversampling), reconSpace the scan's; kx stored per encoded FOV */
 } ism_opts;
 
 static inline void ism_opts_default(ism_opts *o)
@@ -49,6 +51,7 @@ static inline void ism_opts_default(ism_opts *o)
     o->noise_sigma = 1.0;
     o->seed = 7;
     o->slices = o->repetitions = o->averages = 1;
+    o->oversample = 1;
 }
 
 /* the stored value of k (cycles/FOV) on an axis with matrix n and FOV fov_mm */
@@ -127,8 +130,9 @@ static inline int ism_write_header(ISMRMRD_Dataset *d, const mr_kspace *ks, cons
              "    <trajectory>%s</trajectory>\n"
              "  </encoding>\n"
              "</ismrmrdHeader>\n",
-             (long long)ks->ncoils, (long long)ks->matrix[0], (long long)ks->matrix[1], (long long)ks->matrix[2],
-             fov[0], fov[1], fov[2], (long long)ks->matrix[0], (long long)ks->matrix[1], (long long)ks->matrix[2],
+             (long long)ks->ncoils, (long long)(o->oversample * ks->matrix[0]), (long long)ks->matrix[1],
+             (long long)ks->matrix[2], o->oversample * fov[0], fov[1], fov[2], (long long)ks->matrix[0],
+             (long long)ks->matrix[1], (long long)ks->matrix[2],
              fov[0], fov[1], fov[2], o->slices - 1, o->repetitions - 1, o->averages - 1,
              o->trajectory ? o->trajectory : ism_traj_name(ks->traj_kind));
     return ismrmrd_write_header(d, xml) != ISMRMRD_NOERROR;
@@ -198,10 +202,13 @@ static inline int ism_write(const char *path, const mr_kspace *ks, const ism_opt
                     for (int64_t q = 0; q < ns; q++) {
                         const int64_t m = a0 + q - o->discard_pre; /* sample of the scan */
                         const int keep = q >= o->discard_pre && q < o->discard_pre + R;
-                        for (int a = 0; a < td; a++)
+                        for (int a = 0; a < td; a++) {
+                            const int os = a == 0 ? o->oversample : 1; /* per encoded FOV */
                             acq.traj[q * td + a] =
-                                keep ? (float)o->sign * ism_to_units(ks->traj[3 * m + a], o->units, ks->matrix[a], fov[a])
+                                keep ? (float)o->sign * ism_to_units((float)os * ks->traj[3 * m + a], o->units,
+                                                                      os * ks->matrix[a], os * fov[a])
                                      : 1e3f; /* discarded: far out, must be ignored */
+                        }
                         for (int64_t c = 0; c < C; c++)
                             acq.data[c * ns + q] =
                                 keep ? scale * ks->data[2 * (c * M + m)] + scale * ks->data[2 * (c * M + m) + 1] * I

@@ -311,6 +311,43 @@ static void test_volumes(void)
     mr_kspace_free(ks);
 }
 
+/* Readout oversampling: encodedSpace 2N x N with FOV 2x in x, reconSpace N x N. --space encoded gives
+ * the 2N x N grid with kx per encoded FOV (twice the scan's), --space recon the scan itself. */
+static void test_oversampling(void)
+{
+    mr_kspace *ks = make_scan(MR_TRAJ_RADIAL2D, 32, 1);
+    CHECK(ks != NULL);
+    if (!ks)
+        return;
+    ism_opts o;
+    ism_opts_default(&o);
+    o.readout = readout_of(ks);
+    o.oversample = 2;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/oversampled.h5", dir);
+    CHECK(ism_write(path, ks, &o) == 0);
+    mr_read_opts ro;
+    mr_read_opts_default(&ro);
+    ro.space = MR_SPACE_RECON;
+    mr_input *in = NULL;
+    mr_kspace *rec = read_file(path, &ro, 0, NULL, &in);
+    compare("oversampled readout, --space recon", rec, ks, 1.0, 0);
+    const mr_volume_info *vi = in ? mr_input_volume(in, 0) : NULL;
+    CHECK(vi && vi->matrix[0] == 32 && vi->recon_matrix[0] == 32 && vi->fov_mm[0] == ks->fov_mm[0]);
+    mr_input_close(in);
+    ro.space = MR_SPACE_ENCODED;
+    mr_kspace *enc = read_file(path, &ro, 0, NULL, NULL);
+    CHECK(enc && enc->matrix[0] == 64 && enc->matrix[1] == 32 && enc->fov_mm[0] == 2 * ks->fov_mm[0]);
+    int same = enc && enc->nsamples == ks->nsamples;
+    for (int64_t m = 0; same && m < ks->nsamples; m++)
+        same = enc->traj[3 * m] == 2 * ks->traj[3 * m] && enc->traj[3 * m + 1] == ks->traj[3 * m + 1];
+    CHECK(same);
+    printf("%s: oversampled readout, --space encoded: 64x32 grid, kx per encoded FOV\n", same ? "ok" : "FAIL");
+    mr_kspace_free(enc);
+    mr_kspace_free(rec);
+    mr_kspace_free(ks);
+}
+
 /* The fuzzing entry point: mr_ismrmrd_open on an HDF5 file image in memory (no file on disk). */
 static void test_file_image(void)
 {
@@ -399,6 +436,7 @@ int main(void)
     test_volumes();
     test_ambiguous();
     test_file_image();
+    test_oversampling();
     return test_finish("test_ismrmrd_read");
 }
 #endif
