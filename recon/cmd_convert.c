@@ -197,6 +197,9 @@ int mr_cmd_convert(int argc, char **argv)
             return mr_opts_usage(&spec, "--volume: '%s' is not 'all' or a volume index >= 0", volume);
         pick = (int)v;
     }
+    if (!to && (ends_with(out, ".mrd") || ends_with(out, ".ismrmrd")))
+        return mr_opts_usage(&spec, "%s: mrirecon reads ISMRMRD but does not write it; give OUT as .h5 (mrirecon) or "
+                                    "a BART prefix", out);
     const int bart = to ? strcmp(to, "bart") == 0 : !(ends_with(out, ".h5") || ends_with(out, ".hdf5"));
 
     mr_input *in = NULL;

@@ -21,6 +21,7 @@ expect 2 "--volume abc" -- "$bin" convert a.h5 b.h5 --volume abc
 expect 2 "--matrix 4,x" -- "$bin" convert a.h5 b.h5 --matrix 4,x
 expect 2 "--fov -3" -- "$bin" convert a.h5 b.h5 --fov -3
 expect 2 "--to tiff" -- "$bin" convert a.h5 b.h5 --to tiff
+expect 2 "OUT.mrd (ISMRMRD is not written)" -- "$bin" convert a.h5 b.mrd
 expect 1 "missing input" -- "$bin" convert "$dir/missing.h5" "$dir/x.h5"
 grep -q "missing.h5" "$dir/err" && echo "ok: names the missing file" || { echo "FAIL: message"; fail=1; }
 
