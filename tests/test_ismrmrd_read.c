@@ -73,6 +73,25 @@ static int64_t readout_of(const mr_kspace *ks)
     return p.readout;
 }
 
+/* the writer's defaults for ks: one acquisition per spoke */
+static ism_opts opts_for(const mr_kspace *ks)
+{
+    ism_opts o;
+    ism_opts_default(&o);
+    o.readout = readout_of(ks);
+    return o;
+}
+
+/* write ks as ISMRMRD to dir/name (path receives the name); a failed write is a failed check */
+static void write_named(const char *name, const mr_kspace *ks, const ism_opts *o, char *path, size_t size)
+{
+    snprintf(path, size, "%s/%s", dir, name);
+    int bad = ism_write(path, ks, o);
+    CHECK(bad == 0);
+    if (bad)
+        fprintf(stderr, "writing %s with libismrmrd failed\n", path);
+}
+
 /* max |a - b| / max |b| over traj and data; -1 on a shape mismatch */
 static double rel_diff(const float *a, const float *b, int64_t n)
 {
@@ -145,14 +164,13 @@ static void test_units(mr_traj_kind kind, int64_t n, int64_t C)
     char path[1200];
     for (int u = MR_UNITS_CYCLES; u < MR_UNITS_COUNT; u++)
         for (int sign = 1; sign >= -1; sign -= 2) {
-            ism_opts o;
-            ism_opts_default(&o);
+            ism_opts o = opts_for(ks);
             o.units = (mr_traj_units)u;
             o.sign = sign;
-            o.readout = readout_of(ks);
-            snprintf(path, sizeof path, "%s/%s_%lldc_%s_%d.h5", dir, ks->traj_kind, (long long)C,
+            char name[128];
+            snprintf(name, sizeof name, "%s_%lldc_%s_%d.h5", ks->traj_kind, (long long)C,
                      mr_traj_units_name((mr_traj_units)u), sign);
-            CHECK(ism_write(path, ks, &o) == 0);
+            write_named(name, ks, &o, path, sizeof path);
             mr_read_opts ro;
             mr_read_opts_default(&ro);
             ro.traj_sign = sign;
@@ -185,15 +203,12 @@ static void test_noise(void)
     CHECK(ks != NULL);
     if (!ks)
         return;
-    ism_opts o;
-    ism_opts_default(&o);
-    o.readout = readout_of(ks);
+    ism_opts o = opts_for(ks);
     o.noise_acqs = 64;
     o.noise_sigma = 0.01;
     o.noise_rho = 0.6;
     char path[1200];
-    snprintf(path, sizeof path, "%s/noise.h5", dir);
-    CHECK(ism_write(path, ks, &o) == 0);
+    write_named("noise.h5", ks, &o, path, sizeof path);
     mr_read_opts ro;
     mr_read_opts_default(&ro);
     ro.prewhiten = 0;
@@ -244,9 +259,7 @@ static void test_volumes(void)
     CHECK(ks != NULL);
     if (!ks)
         return;
-    ism_opts o;
-    ism_opts_default(&o);
-    o.readout = readout_of(ks);
+    ism_opts o = opts_for(ks);
     o.slices = 2;
     o.repetitions = 3;
     o.discard_pre = 3;
@@ -254,8 +267,7 @@ static void test_volumes(void)
     o.noise_acqs = 2;
     o.units = MR_UNITS_NORMALIZED;
     char path[1200];
-    snprintf(path, sizeof path, "%s/volumes.h5", dir);
-    CHECK(ism_write(path, ks, &o) == 0);
+    write_named("volumes.h5", ks, &o, path, sizeof path);
     mr_read_opts ro;
     mr_read_opts_default(&ro);
     ro.prewhiten = 0;
@@ -292,11 +304,9 @@ static void test_volumes(void)
     mr_kspace_free(one);
 
     /* averages: identical copies are averaged (combine) or kept apart (separate) */
-    ism_opts_default(&o);
-    o.readout = readout_of(ks);
+    o = opts_for(ks);
     o.averages = 3;
-    snprintf(path, sizeof path, "%s/averages.h5", dir);
-    CHECK(ism_write(path, ks, &o) == 0);
+    write_named("averages.h5", ks, &o, path, sizeof path);
     mr_read_opts_default(&ro);
     int nvol = 0;
     mr_kspace *avg = read_file(path, &ro, 0, &nvol, NULL);
@@ -319,13 +329,10 @@ static void test_oversampling(void)
     CHECK(ks != NULL);
     if (!ks)
         return;
-    ism_opts o;
-    ism_opts_default(&o);
-    o.readout = readout_of(ks);
+    ism_opts o = opts_for(ks);
     o.oversample = 2;
     char path[1200];
-    snprintf(path, sizeof path, "%s/oversampled.h5", dir);
-    CHECK(ism_write(path, ks, &o) == 0);
+    write_named("oversampled.h5", ks, &o, path, sizeof path);
     mr_read_opts ro;
     mr_read_opts_default(&ro);
     ro.space = MR_SPACE_RECON;
@@ -355,13 +362,10 @@ static void test_file_image(void)
     CHECK(ks != NULL);
     if (!ks)
         return;
-    ism_opts o;
-    ism_opts_default(&o);
-    o.readout = readout_of(ks);
+    ism_opts o = opts_for(ks);
     o.noise_acqs = 4;
     char path[1200];
-    snprintf(path, sizeof path, "%s/image.h5", dir);
-    CHECK(ism_write(path, ks, &o) == 0);
+    write_named("image.h5", ks, &o, path, sizeof path);
     FILE *f = fopen(path, "rb");
     CHECK(f != NULL);
     if (!f) {
@@ -404,13 +408,10 @@ static void test_ambiguous(void)
     CHECK(ks != NULL);
     if (!ks)
         return;
-    ism_opts o;
-    ism_opts_default(&o);
-    o.readout = readout_of(ks);
+    ism_opts o = opts_for(ks);
     o.units = MR_UNITS_RADIANS;
     char path[1200];
-    snprintf(path, sizeof path, "%s/ambiguous.h5", dir);
-    CHECK(ism_write(path, ks, &o) == 0);
+    write_named("ambiguous.h5", ks, &o, path, sizeof path);
     mr_read_opts ro;
     mr_read_opts_default(&ro);
     mr_input *in = NULL;
