@@ -21,7 +21,8 @@ typedef struct {
 
 static const command commands[] = {
     {"phantom", mr_cmd_phantom, "write a simulated scan (analytic Shepp-Logan k-space) to an HDF5 file"},
-    {"info", mr_cmd_info, "print what a k-space file holds"},
+    {"info", mr_cmd_info, "print what a k-space file holds (mrirecon, ISMRMRD or BART)"},
+    {"convert", mr_cmd_convert, "convert k-space between mrirecon HDF5, ISMRMRD (input) and BART"},
     {"recon", mr_cmd_recon, "reconstruct a scan (CG least squares, gridding baselines)"},
     {"validate", mr_cmd_validate, "run the book's validation experiment and print the table"},
     {"bench", mr_cmd_bench, "benchmark the Q and F^H d kernels and the whole pipeline"},
