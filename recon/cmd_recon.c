@@ -2,6 +2,7 @@
  * result table on stdout; diagnostics (and the CG progress with -v) go to stderr. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../base/log.h"
 #include "commands.h"
@@ -89,6 +90,8 @@ int mr_cmd_recon(int argc, char **argv)
     mr_opts_free(&res);
     if (!outdir || !outdir[0])
         return mr_opts_usage(&spec, "missing -o OUTDIR");
+    if (o.sens_maps && !strcmp(o.sens, "rss"))
+        return mr_opts_usage(&spec, "--sens-maps %s and --sens rss exclude each other", o.sens_maps);
     mr_op_opts_set_device(&o.op, device);
     o.op.basis = basis[0] == 'd' ? MR_BASIS_DIRAC : MR_BASIS_BOX;
     o.on_report = print_table;
