@@ -896,6 +896,10 @@ mr_status mr_gpu_nudft_adjoint_dev(mr_gpu_nudft *p, mr_gpu_ctx *c, const mr_grid
         ka.out = (float2 *)d_out + r0 * nx;
         ka.row0 = (unsigned)r0;
         ka.ngroups = (unsigned)(nr * ka.ngx);
+        /* the first uploads of a later pass overwrite buffers the previous pass's kernels read */
+        if (r0 > 0 && ((st = MR_CU(cudaEventRecord(p->ev_t1, p->s_comp))) != MR_OK ||
+                       (st = MR_CU(cudaStreamWaitEvent(p->s_copy, p->ev_t1, 0))) != MR_OK))
+            break;
         st = mr_run_pass(p, ke, real, ka, p->d_stage, cudaMemcpyDeviceToDevice);
     }
     float ms = 0.0f;

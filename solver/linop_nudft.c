@@ -31,7 +31,7 @@ void mr_nudft_opts_default(mr_nudft_opts *o)
 typedef struct {
     mr_toeplitz *cpu;
     mr_gpu_toeplitz *gpu;
-    int64_t n, c;
+    int64_t c;
 } tp_data;
 
 static void tp_destroy(void *p)
@@ -49,12 +49,7 @@ static mr_status tp_apply(void *p, const float *x, float *y)
     const tp_data *d = p;
     if (d->gpu)
         return mr_gpu_toeplitz_apply(d->gpu, d->c, x, y);
-    for (int64_t c = 0; c < d->c; c++) {
-        mr_status st = mr_toeplitz_apply(d->cpu, x + 2 * c * d->n, y + 2 * c * d->n);
-        if (st != MR_OK)
-            return st;
-    }
-    return MR_OK;
+    return mr_toeplitz_apply_batch(d->cpu, d->c, x, y);
 }
 
 mr_status mr_linop_toeplitz_create(mr_linop **out, mr_backend *be, const int64_t matrix[3], const float *q,
@@ -70,7 +65,6 @@ mr_status mr_linop_toeplitz_create(mr_linop **out, mr_backend *be, const int64_t
     tp_data *d = calloc(1, sizeof *d);
     if (!d)
         return mr_error(MR_ENOMEM, "Toeplitz operator: out of memory");
-    d->n = matrix[0] * matrix[1] * matrix[2];
     d->c = ncoils;
     const double t0 = mr_now();
     if (mr_backend_on_gpu(be))
