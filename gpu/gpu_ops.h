@@ -76,6 +76,10 @@ mr_status mr_gpu_fd_normal(mr_gpu_ctx *c, const int64_t matrix[3], const float *
  * (libcufft.so, see docs/GPU.md), so a CUDA build starts where it is missing; create fails then with
  * MR_ENODEV naming the library. */
 typedef struct mr_gpu_toeplitz mr_gpu_toeplitz;
+/* Load cuFFT (once per process, thread-safe; later calls return at once): MR_OK, or MR_ENODEV naming the
+ * library and why it could not be loaded. The backend does this when it chooses a GPU, so that a GPU
+ * without cuFFT counts as unusable up front. */
+mr_status mr_gpu_fft_load(void);
 /* q: device, [mr_grid_size(mr_grid_q(matrix))][2], borrowed for the call. *out belongs to the caller
  * and borrows c (destroy it first). */
 mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int64_t matrix[3], const float *q);

@@ -202,3 +202,5 @@ mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *
 
 void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t) { (void)t; }
 double mr_gpu_toeplitz_plan_seconds(const mr_gpu_toeplitz *t) { return (void)t, 0.0; }
+
+mr_status mr_gpu_fft_load(void) { return no_cuda(); }

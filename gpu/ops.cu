@@ -137,22 +137,23 @@ void mr_gpu_free(mr_gpu_ctx *c, void *p)
         (void)cudaGetLastError();
 }
 
-mr_status mr_gpu_upload(mr_gpu_ctx *c, float *dev_dst, const float *host_src, int64_t nfloats)
+/* A copy in either direction on the stream, waited for. */
+static mr_status copy_wait(mr_gpu_ctx *c, void *dst, const void *src, int64_t nfloats, cudaMemcpyKind kind)
 {
-    mr_status st = MR_CU(cudaMemcpyAsync(dev_dst, host_src, (size_t)nfloats * sizeof(float), cudaMemcpyHostToDevice,
-                                         c->s));
+    mr_status st = MR_CU(cudaMemcpyAsync(dst, src, (size_t)nfloats * sizeof(float), kind, c->s));
     if (st == MR_OK)
         st = MR_CU(cudaStreamSynchronize(c->s));
     return mr_gpu_ctx_fail(c, st);
 }
 
+mr_status mr_gpu_upload(mr_gpu_ctx *c, float *dev_dst, const float *host_src, int64_t nfloats)
+{
+    return copy_wait(c, dev_dst, host_src, nfloats, cudaMemcpyHostToDevice);
+}
+
 mr_status mr_gpu_download(mr_gpu_ctx *c, float *host_dst, const float *dev_src, int64_t nfloats)
 {
-    mr_status st = MR_CU(cudaMemcpyAsync(host_dst, dev_src, (size_t)nfloats * sizeof(float), cudaMemcpyDeviceToHost,
-                                         c->s));
-    if (st == MR_OK)
-        st = MR_CU(cudaStreamSynchronize(c->s));
-    return mr_gpu_ctx_fail(c, st);
+    return copy_wait(c, host_dst, dev_src, nfloats, cudaMemcpyDeviceToHost);
 }
 
 /* ---- vector operations ------------------------------------------------------------------------- */

@@ -44,7 +44,7 @@ static struct {
     destroy_fn destroy;
 } cufft = {PTHREAD_MUTEX_INITIALIZER, 0, NULL, "", NULL, NULL, NULL, NULL};
 
-static mr_status cufft_load(void)
+mr_status mr_gpu_fft_load(void)
 {
     pthread_mutex_lock(&cufft.lock);
     if (!cufft.tried) {
@@ -212,7 +212,7 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
         t->pp *= t->p[a];
     }
     const double t0 = mr_now();
-    mr_status st = rank > 0 ? cufft_load() : MR_OK;
+    mr_status st = rank > 0 ? mr_gpu_fft_load() : MR_OK;
     if (st == MR_OK && (!(t->work = (float2 *)mr_gpu_alloc(c, 2 * t->pp)) || !(t->h = mr_gpu_alloc(c, t->pp))))
         st = MR_ENOMEM;
     if (st == MR_OK && rank > 0) {

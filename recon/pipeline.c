@@ -87,6 +87,7 @@ typedef struct {
     sens_mode sens;
     const float *maps; /* SENS_FILE: [C][N][2], the scan's or maps_owned */
     float *maps_owned; /* read from --sens-maps */
+    double t_resolve;  /* choosing the device (part of the device initialisation) */
     float *img[3];
     float *weights;
     double *hist; /* per-coil CG: the combined residual history */
@@ -167,33 +168,12 @@ static void log_progress(void *ctx, int iter, double rel_resid, double metric)
 /* The system CG solves: E^H E (+ lambda R^H R, R = I or finite differences). */
 static mr_status make_system(mr_linop **out, mr_linop *e, mr_reg_kind regk, double lambda)
 {
-    mr_linop *ne = NULL, *rr = NULL, *nr = NULL, *fd = NULL;
-    mr_status st = mr_linop_normal_of(&ne, e);
-    if (st != MR_OK || lambda == 0) {
-        *out = ne;
-        return st;
-    }
-    mr_backend *be = mr_linop_backend(e);
+    mr_linop *fd = NULL;
     int64_t dims[4];
     mr_linop_dom(e, dims);
-    if (regk == MR_REG_IDENTITY) {
-        st = mr_linop_identity(&rr, be, dims, lambda);
-    } else {
-        mr_linop *scale = NULL;
-        st = mr_linop_fd_create(&fd, be, dims);
-        if (st == MR_OK)
-            st = mr_linop_normal_of(&nr, fd);
-        if (st == MR_OK)
-            st = mr_linop_identity(&scale, be, dims, lambda);
-        if (st == MR_OK)
-            st = mr_linop_chain(&rr, nr, scale);
-        mr_linop_free(scale);
-    }
+    mr_status st = regk == MR_REG_GRADIENT && lambda > 0 ? mr_linop_fd_create(&fd, mr_linop_backend(e), dims) : MR_OK;
     if (st == MR_OK)
-        st = mr_linop_sum(out, ne, rr);
-    mr_linop_free(ne);
-    mr_linop_free(rr);
-    mr_linop_free(nr);
+        st = mr_linop_normal_system(out, e, fd, lambda);
     mr_linop_free(fd);
     return st;
 }
@@ -250,11 +230,13 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
     memset(&c, 0, sizeof c);
     double t0 = mr_now();
     const mr_device_sel sel = {s->gpu >= 0 ? MR_DEVICE_GPU : MR_DEVICE_CPU, s->gpu};
+    if (s->gpu >= 0)
+        t0 -= s->t_resolve; /* the operator's setup includes choosing the device */
     mr_status st = mr_backend_create(&c.be, sel, o->op.threads);
     if (st != MR_OK)
         goto done;
     c.v = mr_backend_vecops(c.be);
-    r->t_device_init = mr_backend_init_seconds(c.be);
+    r->t_device_init = s->gpu >= 0 ? s->t_resolve + mr_backend_init_seconds(c.be) : 0.0;
     snprintf(r->backend, sizeof r->backend, "%s", mr_backend_name(c.be));
 
     mr_nudft_opts no;
@@ -549,9 +531,11 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
 
     run_state s;
     memset(&s, 0, sizeof s);
-    /* the device is decided once, for every method, before anything is read */
+    /* the device is decided once, for every method, before anything is read (loading cuFFT included) */
+    const double t_resolve = mr_now();
     if ((st = mr_device_resolve(mr_op_opts_device(&o.op), &s.gpu)) != MR_OK)
         return st;
+    s.t_resolve = mr_now() - t_resolve;
     if (s.gpu >= 0 && (run[RUN_KB] || run[RUN_BILINEAR]))
         mr_log(MR_LOG_INFO, "gridding runs on the CPU (it has no GPU backend)");
 

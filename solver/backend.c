@@ -77,6 +77,16 @@ mr_status mr_device_resolve(mr_device_sel sel, int *gpu)
             mr_log(MR_LOG_INFO, "gpu:%d is not usable (%d usable GPU(s)), running on the CPU", sel.index, count);
         return MR_OK;
     }
+    /* the GPU backend needs cuFFT (the Toeplitz normal): a GPU without it is not usable */
+    if (mr_gpu_fft_load() != MR_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", mr_last_error());
+        if (sel.kind == MR_DEVICE_GPU)
+            return mr_error(MR_ENODEV, "--device %s: %s", req, why);
+        mr_log(MR_LOG_INFO, "the GPU is not usable (%s), running on the CPU", why);
+        mr_clear_error();
+        return MR_OK;
+    }
     *gpu = sel.index < 0 ? 0 : sel.index;
     return MR_OK;
 }
@@ -121,6 +131,7 @@ mr_status mr_backend_create(mr_backend **out, mr_device_sel sel, int threads)
         return mr_error(MR_EINVAL, "mr_backend_create: no output pointer");
     *out = NULL;
     int gpu = -1;
+    const double t0 = mr_now();
     mr_status st = mr_device_resolve(sel, &gpu);
     if (st != MR_OK)
         return st;
@@ -136,7 +147,6 @@ mr_status mr_backend_create(mr_backend **out, mr_device_sel sel, int threads)
         *out = b;
         return MR_OK;
     }
-    const double t0 = mr_now();
     st = mr_gpu_ctx_create(&b->ctx, gpu);
     if (st != MR_OK) {
         free(b);

@@ -311,3 +311,31 @@ mr_status mr_linop_normal_of(mr_linop **out, mr_linop *a)
     const mr_linop_ops ops = {normal_of_apply, normal_of_apply, NULL, normal_of_destroy};
     return mr_linop_create(out, a->be, a->dom, a->dom, &ops, mr_linop_ref(a));
 }
+
+mr_status mr_linop_normal_system(mr_linop **out, mr_linop *e, mr_linop *r, double lambda)
+{
+    *out = NULL;
+    if (!e || !(lambda >= 0) || !isfinite(lambda))
+        return mr_error(MR_EINVAL, "mr_linop_normal_system: no operator or lambda %g is not finite and >= 0", lambda);
+    mr_linop *ne = NULL, *nr = NULL, *lam = NULL, *reg = NULL;
+    mr_status st = mr_linop_normal_of(&ne, e);
+    if (st != MR_OK || lambda == 0) {
+        *out = ne;
+        return st;
+    }
+    st = mr_linop_identity(&lam, e->be, e->dom, lambda);
+    if (st == MR_OK && r) {
+        st = mr_linop_normal_of(&nr, r);
+        if (st == MR_OK)
+            st = mr_linop_chain(&reg, nr, lam);
+    } else if (st == MR_OK) {
+        reg = mr_linop_ref(lam);
+    }
+    if (st == MR_OK)
+        st = mr_linop_sum(out, ne, reg);
+    mr_linop_free(ne);
+    mr_linop_free(nr);
+    mr_linop_free(lam);
+    mr_linop_free(reg);
+    return st;
+}

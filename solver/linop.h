@@ -76,6 +76,10 @@ mr_status mr_linop_identity(mr_linop **out, mr_backend *be, const int64_t dims[4
 /* A^H A as an operator (Hermitian: forward = adjoint = normal(A)). */
 mr_status mr_linop_normal_of(mr_linop **out, mr_linop *a);
 
+/* The regularised normal system CG solves: E^H E + lambda R^H R (R given) or E^H E + lambda I (r NULL);
+ * just E^H E when lambda = 0. r must map E's domain (e.g. mr_linop_fd_create). */
+mr_status mr_linop_normal_system(mr_linop **out, mr_linop *e, mr_linop *r, double lambda);
+
 /* ---- sensitivity maps: image {Nx,Ny,Nz,1} -> coil images {Nx,Ny,Nz,C} --------------------------
  * forward y_c = S_c x (voxel by voxel), adjoint x = sum_c conj(S_c) y_c, normal sum_c |S_c|^2 x.
  * maps: host [C][Nz][Ny][Nx][2], copied (to the device on a GPU backend). */

@@ -76,10 +76,11 @@ static void nudft_entry_points(mr_backend *gpu, const int64_t matrix[3], int64_t
     struct mr_gpu_ctx *c = mr_backend_gpu_ctx(gpu);
     float *traj = test_random_traj(&rng, matrix, m), *a = test_random_normal(&rng, 2 * m);
     float *wr = test_random_weights(&rng, m), *x = test_random_normal(&rng, 2 * n);
-    float *h1 = malloc((size_t)nq * 2 * sizeof(float)), *h2 = malloc((size_t)nq * 2 * sizeof(float));
-    double *ref = malloc((size_t)(nq > m ? nq : m) * 2 * sizeof(double));
+    const int64_t len = nq > m ? nq : m; /* the Q grid or the samples, whichever is larger */
+    float *h1 = malloc((size_t)len * 2 * sizeof(float)), *h2 = malloc((size_t)len * 2 * sizeof(float));
+    double *ref = malloc((size_t)len * 2 * sizeof(double));
     float *da = mr_backend_upload(gpu, 2 * m, a), *dw = mr_backend_upload(gpu, m, wr), *dx = mr_backend_upload(gpu, 2 * n, x);
-    float *dout = mr_backend_alloc(gpu, nq > m ? nq : m);
+    float *dout = mr_backend_alloc(gpu, len);
     mr_gpu_nudft *p = NULL;
     CHECK_OK(mr_gpu_nudft_create(&p, mr_backend_gpu_index(gpu), traj, m));
     if (!p || !da || !dw || !dx || !dout)
@@ -175,7 +176,7 @@ static void operators(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3],
     mr_nudft_opts o;
     mr_nudft_opts_default(&o);
     for (int k = 0; k < 2; k++) {
-        mr_linop *ne = NULL, *fd1 = NULL, *nfd = NULL, *lam = NULL, *reg = NULL, *f1 = NULL, *s1 = NULL;
+        mr_linop *fd1 = NULL, *f1 = NULL, *s1 = NULL;
         CHECK_OK(mr_linop_identity(&op[k][ID], be[k], dims, 0.5));
         CHECK_OK(mr_linop_sens_create(&op[k][SENS], be[k], matrix, nc, maps));
         CHECK_OK(mr_linop_fd_create(&op[k][FD], be[k], matrix));
@@ -188,15 +189,10 @@ static void operators(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3],
         CHECK_OK(mr_linop_sens_create(&s1, be[k], matrix, nc, maps));
         if (f1 && s1)
             CHECK_OK(mr_linop_chain(&op[k][E], s1, f1));
-        if (op[k][E]) {
-            CHECK_OK(mr_linop_normal_of(&ne, op[k][E]));
-            CHECK_OK(mr_linop_fd_create(&fd1, be[k], matrix));
-            CHECK_OK(mr_linop_normal_of(&nfd, fd1));
-            CHECK_OK(mr_linop_identity(&lam, be[k], dims, 1e-3));
-            CHECK_OK(mr_linop_chain(&reg, nfd, lam));
-            CHECK_OK(mr_linop_sum(&op[k][SYS], ne, reg));
-        }
-        mr_linop *drop[] = {ne, fd1, nfd, lam, reg, f1, s1};
+        CHECK_OK(mr_linop_fd_create(&fd1, be[k], matrix));
+        if (op[k][E] && fd1)
+            CHECK_OK(mr_linop_normal_system(&op[k][SYS], op[k][E], fd1, 1e-3));
+        mr_linop *drop[] = {fd1, f1, s1};
         for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++)
             mr_linop_free(drop[i]);
     }

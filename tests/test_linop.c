@@ -193,6 +193,19 @@ static void nudft_operators(mr_backend *be, const int64_t matrix[3], int64_t m, 
             for (int64_t i = 0; i < 2 * n; i++)
                 b[i] += 1e-3f * x[i];
             CHECK_LE("sum: forward = normal(E) x + 1e-3 x, rel L2", test_rel_l2_ff(a, b, 2 * n), 1e-6);
+            /* mr_linop_normal_system builds the same systems */
+            mr_linop *ns1 = NULL, *ns2 = NULL;
+            CHECK_OK(mr_linop_normal_system(&ns1, e, fd, 1e-3));
+            CHECK_OK(mr_linop_normal_system(&ns2, e, NULL, 1e-3));
+            if (ns1 && ns2) {
+                CHECK_OK(lc_apply(ns2, mr_linop_forward, x, n, b, n));
+                CHECK(memcmp(a, b, (size_t)n * 2 * sizeof(float)) == 0);
+                CHECK_OK(lc_apply(sys, mr_linop_forward, x, n, a, n));
+                CHECK_OK(lc_apply(ns1, mr_linop_forward, x, n, b, n));
+                CHECK(memcmp(a, b, (size_t)n * 2 * sizeof(float)) == 0);
+            }
+            mr_linop_free(ns1);
+            mr_linop_free(ns2);
             free(x);
             free(a);
             free(b);

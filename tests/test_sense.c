@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 
 #include "io/kspace_h5.h"
-#include "phantoms/scan.h"
 #include "recon/pipeline.h"
 #include "recon/report.h"
 #include "solver/cg.h"
+#include "scan_testutil.h"
 #include "testutil.h"
 
 typedef struct {
@@ -55,15 +55,7 @@ static mr_status recon(const char *scan, const char *out, const char *method, co
 
 static void write_scan(const char *path, int64_t coils, int unit_maps)
 {
-    mr_scan_params sp;
-    mr_scan_params_default(&sp);
-    const int64_t mat[3] = {64, 64, 1};
-    mr_traj_params_default(&sp.traj, MR_TRAJ_RADIAL2D, mat);
-    sp.traj.spokes = 101;
-    sp.traj.readout = 128;
-    sp.coils = coils;
-    mr_kspace *ks = NULL;
-    CHECK_OK(mr_scan_simulate(&sp, &ks));
+    mr_kspace *ks = test_radial_scan(64, 101, 128, coils);
     if (ks && unit_maps) {
         CHECK_OK(mr_kspace_alloc_sens(ks));
         for (int64_t v = 0; v < 64 * 64; v++)
@@ -129,14 +121,8 @@ static void sense_vs_rss(const char *dir)
 /* One coil, unit maps: through the operators, 40 CG iterations each way. */
 static void unit_maps_operators(void)
 {
-    mr_scan_params sp;
-    mr_scan_params_default(&sp);
-    const int64_t mat[3] = {48, 40, 1}, n = 48 * 40;
-    mr_traj_params_default(&sp.traj, MR_TRAJ_RADIAL2D, mat);
-    sp.traj.spokes = 61;
-    sp.traj.readout = 96;
-    mr_kspace *ks = NULL;
-    CHECK_OK(mr_scan_simulate(&sp, &ks));
+    const int64_t mat[3] = {48, 48, 1}, n = 48 * 48;
+    mr_kspace *ks = test_radial_scan(48, 61, 96, 0);
     mr_backend *be = NULL;
     const mr_device_sel cpu = {MR_DEVICE_CPU, -1};
     CHECK_OK(mr_backend_create(&be, cpu, 0));
