@@ -75,6 +75,9 @@ EOF
     "$bin" recon /tmp/c8.h5 -o "/tmp/c8$d" --device $d >"$L/c8_$d.log" 2>&1
     summarise "/tmp/c8$d/report.json" "SENSE 8 coils $d"
   done
+  log "kernel ladder on the 2D SENSE problem size (128^2, 51456 samples)"
+  "$bin" bench --device gpu --problem 128,128,1:51456 --what kernels --reps 5 -q >"$L/bench2d.txt" 2>&1
+  grep -E "^(Q|FHd) " "$L/bench2d.txt" >>"$S"
   log "SENSE 3D 64^3 kooshball 270x132, 8 coils"
   "$bin" phantom -o /tmp/c3.h5 --dim 3 --matrix 64 --traj kooshball --spokes 270 --readout 132 --coils 8 -q >>"$S" 2>&1
   for d in gpu cpu; do
