@@ -790,8 +790,13 @@ static mr_status mr_device_geometry(mr_gpu_nudft *p, const mr_grid *g)
         st = MR_CU(cudaMalloc((void **)&p->d_geo, (size_t)p->m * 8 * sizeof(float)));
     else
         st = MR_CU(cudaDeviceSynchronize()); /* earlier kernels may still read the old geometry */
+    /* on s_comp and waited for: a plain cudaMemcpy from pageable memory may return before the data have
+     * arrived, and the non-blocking streams do not wait for the legacy stream */
     if (st == MR_OK)
-        st = MR_CU(cudaMemcpy(p->d_geo, p->geo, (size_t)p->m * 8 * sizeof(float), cudaMemcpyHostToDevice));
+        st = MR_CU(cudaMemcpyAsync(p->d_geo, p->geo, (size_t)p->m * 8 * sizeof(float), cudaMemcpyHostToDevice,
+                                   p->s_comp));
+    if (st == MR_OK)
+        st = MR_CU(cudaStreamSynchronize(p->s_comp));
     if (st != MR_OK)
         return st;
     memcpy(p->d_geo_scale, p->geo_scale, sizeof p->d_geo_scale);

@@ -229,14 +229,17 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
     cg_objects c;
     memset(&c, 0, sizeof c);
     double t0 = mr_now();
-    const mr_device_sel sel = {s->gpu >= 0 ? MR_DEVICE_GPU : MR_DEVICE_CPU, s->gpu};
+    /* the device resolved at the start; an explicit request stays explicit, auto may still take the
+     * host if the GPU turns out unusable (no cuFFT) */
+    const mr_device_sel sel = {s->gpu < 0 ? MR_DEVICE_CPU : o->op.device == MR_DEVICE_GPU ? MR_DEVICE_GPU : MR_DEVICE_AUTO,
+                               s->gpu};
     if (s->gpu >= 0)
         t0 -= s->t_resolve; /* the operator's setup includes choosing the device */
     mr_status st = mr_backend_create(&c.be, sel, o->op.threads);
     if (st != MR_OK)
         goto done;
     c.v = mr_backend_vecops(c.be);
-    r->t_device_init = s->gpu >= 0 ? s->t_resolve + mr_backend_init_seconds(c.be) : 0.0;
+    r->t_device_init = mr_backend_on_gpu(c.be) ? s->t_resolve + mr_backend_init_seconds(c.be) : 0.0;
     snprintf(r->backend, sizeof r->backend, "%s", mr_backend_name(c.be));
 
     mr_nudft_opts no;
@@ -531,7 +534,7 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
 
     run_state s;
     memset(&s, 0, sizeof s);
-    /* the device is decided once, for every method, before anything is read (loading cuFFT included) */
+    /* the device is decided once, for every method, before anything is read */
     const double t_resolve = mr_now();
     if ((st = mr_device_resolve(mr_op_opts_device(&o.op), &s.gpu)) != MR_OK)
         return st;

@@ -4,8 +4,9 @@
  *
  * The choice is made once, at create time: MR_DEVICE_CPU is the host; MR_DEVICE_GPU needs a usable
  * GPU (otherwise MR_ENODEV with a message naming the request); MR_DEVICE_AUTO takes the GPU when one
- * is usable and otherwise the host, with one info line. Nothing falls back later: a device failure
- * is an error.
+ * is usable and otherwise the host, with one info line. "Usable" means a CUDA device exists and, when
+ * the backend is made, cuFFT loads (the GPU Toeplitz normal needs it). Nothing falls back later: a
+ * device failure is an error.
  *
  * Ownership: reference counted. mr_backend_create returns one reference; mr_backend_ref adds one and
  * mr_backend_free drops one (the last frees it). Every operator holds a reference to its backend.
@@ -38,8 +39,8 @@ mr_status mr_device_parse(const char *text, mr_device_sel *out);
 void mr_device_format(mr_device_sel sel, char *buf, size_t size);
 
 /* Resolve a request without making anything: *gpu = the GPU index to use, or -1 for the host.
- * Explicit GPU requests fail (MR_ENODEV) when the GPU is not usable; AUTO logs its choice once
- * per call when it takes the host. */
+ * Explicit GPU requests fail (MR_ENODEV) when no such CUDA device exists; AUTO logs its choice once
+ * per call when it takes the host. (Whether cuFFT loads is known only when the backend is made.) */
 mr_status mr_device_resolve(mr_device_sel sel, int *gpu);
 
 typedef struct mr_backend mr_backend;
