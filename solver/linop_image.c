@@ -9,10 +9,16 @@
 #include "linop.h"
 #include "regularizer.h"
 
-/* Below this many voxels the loops run on one thread. */
-#define IMG_PARALLEL_MIN 16384
+/* Below this many complex multiply-adds (voxels x coils or axes) a loop runs on one thread: it takes
+ * well under a millisecond there, and a parallel region costs more than it saves when the cores are
+ * shared (the same reasoning as solver/toeplitz.c's TP_SERIAL_POINTS; a 2D 128^2 SENSE iteration with 8
+ * coils went from ~20 ms to ~4 ms per iteration on the loaded 2-core machine). */
+#define IMG_PARALLEL_MIN (1 << 20)
 
-static int img_threads(const mr_backend *be, int64_t n) { return n < IMG_PARALLEL_MIN ? 1 : mr_backend_threads(be); }
+static int img_threads(const mr_backend *be, int64_t work)
+{
+    return work < IMG_PARALLEL_MIN ? 1 : mr_backend_threads(be);
+}
 
 /* ---- sensitivity maps -------------------------------------------------------------------------- */
 
@@ -42,7 +48,7 @@ static mr_status sens_forward(void *p, const float *x, float *y)
     if (d->gpu)
         return mr_gpu_sens_forward(d->gpu, d->n, d->c, d->maps, x, y);
     const int64_t n = d->n, nc = d->c;
-#pragma omp parallel for num_threads(img_threads(d->be, n)) schedule(static)
+#pragma omp parallel for num_threads(img_threads(d->be, n * nc)) schedule(static)
     for (int64_t v = 0; v < n; v++) {
         const float xr = x[2 * v], xi = x[2 * v + 1];
         for (int64_t c = 0; c < nc; c++) {
@@ -60,7 +66,7 @@ static mr_status sens_adjoint(void *p, const float *y, float *x)
     if (d->gpu)
         return mr_gpu_sens_adjoint(d->gpu, d->n, d->c, d->maps, y, x);
     const int64_t n = d->n, nc = d->c;
-#pragma omp parallel for num_threads(img_threads(d->be, n)) schedule(static)
+#pragma omp parallel for num_threads(img_threads(d->be, n * nc)) schedule(static)
     for (int64_t v = 0; v < n; v++) {
         float re = 0, im = 0;
         for (int64_t c = 0; c < nc; c++) { /* conj(S) y */
@@ -173,7 +179,7 @@ static mr_status fd_forward(void *p, const float *x, float *g)
         memset(g, 0, (size_t)n * 2 * sizeof(float));
         return MR_OK;
     }
-#pragma omp parallel for num_threads(img_threads(d->be, n)) schedule(static)
+#pragma omp parallel for num_threads(img_threads(d->be, n * na)) schedule(static)
     for (int64_t v = 0; v < n; v++) {
         const int64_t idx[3] = {v % m[0], (v / m[0]) % m[1], v / (m[0] * m[1])};
         for (int k = 0; k < na; k++) {
@@ -198,7 +204,7 @@ static mr_status fd_adjoint(void *p, const float *g, float *x)
     int axes[3];
     int64_t stride[3];
     const int na = fd_axes(m, axes, stride);
-#pragma omp parallel for num_threads(img_threads(d->be, n)) schedule(static)
+#pragma omp parallel for num_threads(img_threads(d->be, n * na)) schedule(static)
     for (int64_t v = 0; v < n; v++) {
         const int64_t idx[3] = {v % m[0], (v / m[0]) % m[1], v / (m[0] * m[1])};
         float re = 0, im = 0;

@@ -13,7 +13,7 @@
  * Every line is transformed by the same code whatever thread takes it: results do not depend on
  * the thread count. OpenMP runs the line groups (static schedule); FFTW's own threads are not used
  * (one thread pool). The kernel spectrum H is computed once in create, by passes of the same line plans
- * over the whole 2P grid (OpenMP over line groups, all threads asked for). */
+ * over the whole 2P grid (OpenMP over line groups, with the applications' thread count). */
 #include "toeplitz.h"
 
 #include "fft.h"
@@ -184,7 +184,7 @@ mr_status mr_toeplitz_create(mr_toeplitz **out, const int64_t matrix[3], const f
     if (px * py * pz < TP_SERIAL_POINTS)
         t->threads = 1;
     t->buf_stride = (size_t)(pmax * t->gb + 8); /* + 64 bytes: every thread's buffer equally aligned */
-    /* the kernel spectrum uses every thread asked for, even where the applications use one */
+    /* batches of small grids use every thread asked for, even where one application uses one */
     const int nbuf = threads > 0 ? threads : omp_get_max_threads();
     t->req_threads = nbuf;
     t->w1 = fftwf_alloc_complex((size_t)(nz * ny * px));
@@ -211,7 +211,7 @@ mr_status mr_toeplitz_create(mr_toeplitz **out, const int64_t matrix[3], const f
         return mr_error(MR_EFFT, "toeplitz: FFTW could not plan the %lldx%lldx%lld line transforms", (long long)px,
                         (long long)py, (long long)pz);
     }
-    mr_status st = build_spectrum(t, q, nbuf);
+    mr_status st = build_spectrum(t, q, t->threads); /* small grids: one thread, as the applications */
     if (st != MR_OK) {
         mr_toeplitz_destroy(t);
         return st;
