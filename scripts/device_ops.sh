@@ -3,7 +3,7 @@
 # (their values kept), the book problem end to end on the GPU (twice: the first run includes CUDA's
 # start-up, and on the CPU with every core for the PSNR comparison), SENSE on the GPU, then the CPU tests.
 # Key results go to $OUT/summary.txt, every log to $OUT/logs.tgz (the tool brings back few files).
-# Usage: scripts/device_ops.sh [tests|bench|all] (default all); BUILD=/tmp/b
+# Usage: scripts/device_ops.sh [tests|bench|all] (default all); BUILD=/tmp/b; CMAKE_EXTRA=-DMR_WERROR=ON
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WHAT="${1:-all}"
@@ -25,7 +25,7 @@ log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$S"; }
 } >>"$S" 2>&1
 
 log "build"
-cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON >"$L/cmake.log" 2>&1 &&
+cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON ${CMAKE_EXTRA:-} >"$L/cmake.log" 2>&1 &&
   cmake --build "$B" -j"$(nproc)" >"$L/build.log" 2>&1
 rc=$?
 grep -i "warning" "$L/build.log" | head -20 >>"$S"
