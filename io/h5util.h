@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define MR_H5_MAX_RANK 4
+#define MR_H5_MAX_RANK 5
 
 /* Turn off HDF5's automatic error-stack printing, so users see only our messages. */
 void mr_h5_quiet(void);

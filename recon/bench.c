@@ -43,6 +43,7 @@ typedef struct {
     int64_t matrix[3], m;
     float *traj, *wreal, *wcplx; /* the problem: [M][3], [M], [M][2] */
     int gpu;                     /* GPU rows requested and a GPU present */
+    int gpu_index;               /* the GPU of those rows */
     char device_desc[256];
     bench_row rows[BENCH_MAX_ROWS];
     int nrows;
@@ -56,7 +57,8 @@ void mr_bench_opts_default(mr_bench_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->problem = "book";
-    o->device = "auto";
+    o->device.kind = MR_DEVICE_AUTO;
+    o->device.index = -1;
     o->what = "all";
     o->reps = 5;
     o->threads = 0;
@@ -414,7 +416,7 @@ static mr_status bench_ladder(bench_ctx *c)
     const mr_bench_opts *o = c->o;
     mr_gpu_nudft *gp = NULL;
     mr_status st = MR_OK;
-    if (c->gpu && (st = mr_gpu_nudft_create(&gp, 0, c->traj, c->m)) != MR_OK)
+    if (c->gpu && (st = mr_gpu_nudft_create(&gp, c->gpu_index, c->traj, c->m)) != MR_OK)
         return st;
     fprintf(c->out, "\n%-4s %-17s %12s %10s %10s %9s  %s\n", "sum", "implementation", "time_ms", "pairs/s", "GFLOP/s",
             "rel_L2", "config");
@@ -459,7 +461,7 @@ static mr_status bench_sweep(bench_ctx *c)
     const int64_t msave = c->m;
     c->m = o->sweep_m < c->m ? o->sweep_m : c->m; /* the first sweep_m samples of the problem */
     mr_gpu_nudft *gp = NULL;
-    mr_status st = mr_gpu_nudft_create(&gp, 0, c->traj, c->m);
+    mr_status st = mr_gpu_nudft_create(&gp, c->gpu_index, c->traj, c->m);
     if (st != MR_OK) {
         c->m = msave;
         return st;
@@ -579,6 +581,7 @@ static mr_status bench_e2e(bench_ctx *c)
         ro.iters = o->iters;
         ro.method = "cg";
         ro.op.device = c->gpu ? MR_DEVICE_GPU : MR_DEVICE_CPU;
+        ro.op.gpu_index = c->gpu ? c->gpu_index : -1;
         ro.op.threads = o->threads;
         ro.op.exact_trig = k == 1; /* run 0: SFU trig (the default), run 1: accurate sincosf */
         void *ctx[2] = {c, &k};
@@ -669,18 +672,14 @@ mr_status mr_bench_run(const mr_bench_opts *o, FILE *out)
     mr_status st = mr_bench_parse_problem(o->problem, c.matrix, &c.m);
     if (st != MR_OK)
         return st;
-    int want_gpu = strcmp(o->device, "gpu") == 0;
-    if (strcmp(o->device, "auto") == 0)
-        want_gpu = mr_gpu_count() > 0;
-    else if (!want_gpu && strcmp(o->device, "cpu") != 0)
-        return mr_error(MR_EINVAL, "--device '%s': expected auto, cpu or gpu", o->device);
-    if (want_gpu) {
-        if (mr_gpu_count() <= 0)
-            return mr_error(MR_ENODEV, "--device gpu: no usable GPU (no CUDA device or driver, or built without "
-                                       "CUDA); use --device cpu");
-        if ((st = mr_gpu_describe(0, c.device_desc, sizeof c.device_desc)) != MR_OK)
+    int gpu = -1;
+    if ((st = mr_device_resolve(o->device, &gpu)) != MR_OK)
+        return st;
+    if (gpu >= 0) {
+        if ((st = mr_gpu_describe(gpu, c.device_desc, sizeof c.device_desc)) != MR_OK)
             return st;
         c.gpu = 1;
+        c.gpu_index = gpu;
     } else {
         snprintf(c.device_desc, sizeof c.device_desc, "cpu");
     }

@@ -15,13 +15,14 @@
 #include <stdio.h>
 
 #include "../base/status.h"
+#include "../solver/backend.h"
 
 #define MR_BENCH_FLOP_FHD 15
 #define MR_BENCH_FLOP_Q 11
 
 typedef struct {
     const char *problem;  /* "book" (128^3, 284592 samples), "2d" (128^2, 32768), "NX,NY,NZ:M" */
-    const char *device;   /* "cpu": CPU rows only; "gpu": CPU and GPU rows; "auto": gpu if usable */
+    mr_device_sel device; /* cpu: CPU rows only; gpu[:N]: CPU and GPU rows; auto: gpu if usable */
     const char *what;     /* "kernels", "e2e", "all" */
     int reps;             /* timed runs per row (median), after one warm-up; >= 1 */
     int threads;          /* CPU threads, 0 = all cores */

@@ -13,14 +13,14 @@ int mr_cmd_bench(int argc, char **argv)
     mr_bench_opts o;
     mr_bench_opts_default(&o);
     int verbose = 0, quiet = 0, seed = 1, sweep_m = (int)o.sweep_m;
-    static const char *const devices[] = {"auto", "cpu", "gpu", NULL};
     static const char *const whats[] = {"kernels", "e2e", "all", NULL};
     static const char *const rowsets[] = {"all", "ladder", "gemm", NULL};
     static const char *const precisions[] = {"all", "tf32x3", "fp64", NULL};
     const mr_opt table[] = {
         {"problem", 'p', MR_OPT_STRING, &o.problem, "P",
          "book (128^3 voxels, 284592 samples), 2d (128^2, 32768) or NX,NY,NZ:M", NULL, 0, -1},
-        {"device", 0, MR_OPT_CHOICE, &o.device, "D", "cpu: CPU rows only; gpu: CPU and GPU rows; auto: gpu when one is usable", devices, 0, -1},
+        {"device", 0, MR_OPT_DEVICE, &o.device, "D",
+         "cpu: CPU rows only; gpu or gpu:N: CPU and GPU rows; auto: gpu when one is usable", NULL, 0, -1},
         {"what", 0, MR_OPT_CHOICE, &o.what, "W", "kernels (the ladder), e2e (file to image) or all", whats, 0, -1},
         {"reps", 'r', MR_OPT_INT, &o.reps, "N", "timed runs per row (median), after one warm-up", NULL, 1, 1000},
         {"threads", 0, MR_OPT_INT, &o.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
