@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "fsutil.h"
@@ -142,6 +146,114 @@ mr_status mr_h5_open_memory(const void *buf, size_t size, const char *name, hid_
     }
     *file = id;
     return MR_OK;
+}
+
+/* ---- reading in a child first ------------------------------------------------------------- */
+
+typedef struct {
+    int status;
+    char message[1024];
+} child_report;
+
+static mr_status open_and_read(const char *path, mr_h5_reader reader, void *ctx)
+{
+    hid_t file;
+    mr_status st = mr_h5_open_read(path, &file);
+    if (st != MR_OK)
+        return st;
+    st = reader(file, path, ctx);
+    mr_h5_close(&file);
+    return st;
+}
+
+static void write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
+{
+    struct stat sb;
+    /* CPU time for the child: generous for a healthy file, finite for a looping libhdf5 */
+    const double gib = stat(path, &sb) == 0 ? (double)sb.st_size / (double)(1 << 30) : 0;
+    const rlim_t cpu_s = (rlim_t)(120 + 60 * gib);
+    int fds[2];
+    if (pipe(fds) != 0)
+        return open_and_read(path, reader, ctx);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return open_and_read(path, reader, ctx);
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        struct rlimit cpu = {cpu_s, cpu_s + 5};
+        setrlimit(RLIMIT_CPU, &cpu);
+        /* if libhdf5 runs away with memory, the kernel's OOM killer should pick this child */
+        FILE *adj = fopen("/proc/self/oom_score_adj", "w");
+        if (adj) {
+            fputs("1000", adj);
+            fclose(adj);
+        }
+        child_report rep;
+        memset(&rep, 0, sizeof rep);
+        rep.status = (int)open_and_read(path, reader, ctx);
+        snprintf(rep.message, sizeof rep.message, "%s", mr_last_error());
+        write_all(fds[1], &rep, sizeof rep);
+        /* no atexit handlers, no stdio flush: nothing of the parent's is done twice */
+        _exit(0);
+    }
+    close(fds[1]);
+    child_report rep;
+    size_t got = 0;
+    while (got < sizeof rep) {
+        ssize_t r = read(fds[0], (char *)&rep + got, sizeof rep - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fds[0]);
+    int ws = 0;
+    pid_t w;
+    while ((w = waitpid(pid, &ws, 0)) < 0 && errno == EINTR)
+        ;
+    if (w == pid && WIFSIGNALED(ws)) {
+        int sig = WTERMSIG(ws);
+        if (sig == SIGXCPU)
+            return mr_error(MR_EFORMAT,
+                            "%s: HDF5 did not finish reading the file within %llu s of CPU time; damaged or hostile "
+                            "file refused",
+                            path, (unsigned long long)cpu_s);
+        if (sig == SIGKILL)
+            return mr_error(MR_EFORMAT,
+                            "%s: the process reading the file was killed (signal 9: out of memory, or over its %llu s "
+                            "of CPU time); damaged or hostile file refused",
+                            path, (unsigned long long)cpu_s);
+        return mr_error(MR_EFORMAT, "%s: HDF5 crashed reading the file (signal %d, %s); damaged or hostile file refused",
+                        path, sig, strsignal(sig));
+    }
+    if (got != sizeof rep || (w == pid && (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)))
+        return mr_error(MR_EFORMAT, "%s: the process reading the file failed (exit status %d); damaged or hostile file refused",
+                        path, w == pid && WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+    rep.message[sizeof rep.message - 1] = '\0';
+    if (rep.status != MR_OK)
+        return mr_error(rep.status > 0 && rep.status < MR_STATUS_COUNT ? (mr_status)rep.status : MR_EFORMAT, "%s",
+                        rep.message);
+    return open_and_read(path, reader, ctx);
 }
 
 mr_status mr_h5_create_tmp(const char *path, char *tmp, size_t tmp_size, hid_t *file)
@@ -678,22 +790,38 @@ static void scatter_chunk(const mr_h5_dataset_info *info, const hsize_t *origin,
     }
 }
 
+/* *buf grown to at least n bytes (its capacity in *cap); 0 when out of memory */
+static int ensure(unsigned char **buf, size_t *cap, size_t n)
+{
+    if (*cap >= n)
+        return 1;
+    unsigned char *p = realloc(*buf, n);
+    if (!p)
+        return 0;
+    *buf = p;
+    *cap = n;
+    return 1;
+}
+
 static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const char *path, const char *name,
                                hid_t memtype, void *buf)
 {
     const size_t fsize = info->type_size, msize = H5Tget_size(memtype);
     const size_t chunk_bytes = (size_t)info->chunk_bytes, nelem = chunk_bytes / fsize;
     /* stored chunks may be a little larger than the data (incompressible data, checksums) */
-    const size_t raw_cap = chunk_bytes + chunk_bytes / 16 + 4096;
-    /* decoded chunks, with room for the checksums of filters applied before deflate */
-    const size_t cap = chunk_bytes + 16;
-    const size_t conv_size = nelem * (fsize > msize ? fsize : msize);
+    const size_t raw_max = chunk_bytes + chunk_bytes / 16 + 4096;
+    /* decoded chunks, with room for the checksums of filters applied before deflate, and for the
+     * conversion to the memory type in place */
+    const size_t conv = nelem * (fsize > msize ? fsize : msize);
+    const size_t cap = conv > chunk_bytes + 16 ? conv : chunk_bytes + 16;
     mr_status st = MR_OK;
     hid_t ftype = H5Dget_type(ds);
-    unsigned char *raw = malloc(raw_cap), *w0 = malloc(cap), *w1 = malloc(cap), *conv = malloc(conv_size);
-    unsigned char *bkg = H5Tget_class(memtype) == H5T_COMPOUND ? calloc(nelem, msize) : NULL;
-    if (ftype < 0 || msize == 0 || !raw || !w0 || !w1 || !conv ||
-        (H5Tget_class(memtype) == H5T_COMPOUND && !bkg)) {
+    /* buffers grow as chunks need them: a header that declares big chunks costs nothing until the
+     * file really holds data that decodes to that size */
+    unsigned char *raw = NULL, *w[2] = {NULL, NULL}, *bkg = NULL;
+    size_t raw_cap = 0, w_cap[2] = {0, 0};
+    if (ftype < 0 || msize == 0 ||
+        (H5Tget_class(memtype) == H5T_COMPOUND && !(bkg = calloc(nelem, msize)))) {
         st = mr_error(MR_ENOMEM, "%s: %s: out of memory for %zu-byte chunks", path, name, chunk_bytes);
         goto done;
     }
@@ -713,12 +841,17 @@ static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const c
             st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s is missing", path, name, c.at);
             goto done;
         }
-        if (stored > raw_cap) {
+        if (stored > raw_max) {
             st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s stores %llu bytes, more than a %zu-byte chunk needs", path,
                           name, c.at, (unsigned long long)stored, chunk_bytes);
             goto done;
         }
         uint32_t skipped = 0;
+        if (!ensure(&raw, &raw_cap, (size_t)stored) || !ensure(&w[0], &w_cap[0], cap) ||
+            !ensure(&w[1], &w_cap[1], cap)) {
+            st = mr_error(MR_ENOMEM, "%s: %s: out of memory for %zu-byte chunks", path, name, chunk_bytes);
+            goto done;
+        }
         if (H5Dread_chunk(ds, H5P_DEFAULT, origin, &skipped, raw) < 0) {
             h5_reason r;
             st = mr_error(MR_EIO, "%s: %s: cannot read the chunk at %s%s", path, name, c.at, h5_why(&r));
@@ -729,7 +862,7 @@ static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const c
         for (int f = info->nfilters - 1; f >= 0; f--) {
             if (skipped & (1u << f))
                 continue; /* an optional filter that was not applied to this chunk */
-            unsigned char *dst = cur == w0 ? w1 : w0;
+            unsigned char *dst = cur == w[0] ? w[1] : w[0];
             if ((st = unfilter(info->filter[f], info->type_size, cur, &len, dst, cap, &cur, &c)) != MR_OK)
                 goto done;
         }
@@ -738,13 +871,16 @@ static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const c
                           chunk_bytes);
             goto done;
         }
-        memcpy(conv, cur, chunk_bytes);
-        if (H5Tconvert(ftype, memtype, nelem, conv, bkg, H5P_DEFAULT) < 0) {
+        /* convert in place, in a work buffer big enough for the memory type */
+        unsigned char *out = cur == w[1] ? w[1] : w[0];
+        if (cur != out)
+            memcpy(out, cur, chunk_bytes);
+        if (H5Tconvert(ftype, memtype, nelem, out, bkg, H5P_DEFAULT) < 0) {
             h5_reason r;
             st = mr_error(MR_EFORMAT, "%s: %s: cannot convert the chunk at %s%s", path, name, c.at, h5_why(&r));
             goto done;
         }
-        scatter_chunk(info, origin, conv, msize, buf);
+        scatter_chunk(info, origin, out, msize, buf);
         int i = info->rank - 1;
         while (i >= 0 && (origin[i] += info->chunk[i]) >= info->dims[i])
             origin[i--] = 0;
@@ -752,9 +888,8 @@ static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const c
 done:
     mr_h5_close(&ftype);
     free(bkg);
-    free(conv);
-    free(w1);
-    free(w0);
+    free(w[1]);
+    free(w[0]);
     free(raw);
     return st;
 }

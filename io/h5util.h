@@ -29,8 +29,9 @@ extern "C" {
 
 /* Largest dataspace rank any reader accepts (mr_h5_dataset_check). */
 #define MR_H5_MAX_RANK 8
-/* Largest chunk (uncompressed bytes) of a chunked dataset: HDF5 holds whole chunks in memory. */
-#define MR_H5_MAX_CHUNK_BYTES ((uint64_t)64 << 20)
+/* Largest chunk (uncompressed bytes) of a chunked dataset: a chunk is decoded whole in memory.
+ * h5py's automatic chunks are at most 1 MiB; HDF5's default chunk cache holds 1 MiB. */
+#define MR_H5_MAX_CHUNK_BYTES ((uint64_t)16 << 20)
 /* Most chunks of one dataset (each is looked up in the chunk index on reading). */
 #define MR_H5_MAX_CHUNKS ((uint64_t)1 << 22)
 /* Largest expansion of deflate: 258-byte matches coded in about 2 bits (zlib's documented bound). */
@@ -52,6 +53,19 @@ mr_status mr_h5_open_read(const char *path, hid_t *file);
  * (MR_EFORMAT) and that HDF5 can open it (MR_EIO). For fuzzing and for bytes that did not come
  * from a file. */
 mr_status mr_h5_open_memory(const void *buf, size_t size, const char *name, hid_t *file);
+
+/* A reader of an open HDF5 file (e.g. mr_kspace_read_file): fills what ctx points to. */
+typedef mr_status (*mr_h5_reader)(hid_t file, const char *path, void *ctx);
+
+/* Open `path` (mr_h5_open_read) and run reader(file, path, ctx) first in a child process (fork), and
+ * only when the child accepted the file again here. libhdf5 decodes a file's own structures
+ * (superblock, object headers, heaps, B-trees) before any check of ours can run, and some damaged
+ * ones crash or hang it (docs/FUZZING.md); the child takes that crash instead of the program:
+ * a child killed by a signal, or by its CPU-time limit (120 s + 60 s per GiB of file: libhdf5
+ * looping on a damaged structure), gives MR_EFORMAT naming the file and the signal. A refusal by
+ * the child is returned with the child's status and message; the file is then not opened here at
+ * all. The price: a file that is accepted is read twice. When fork fails, reads here only. */
+mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx);
 
 /* Create the temporary file for `path` (io/fsutil.h mr_tmp_name), truncating any stale one. */
 mr_status mr_h5_create_tmp(const char *path, char *tmp, size_t tmp_size, hid_t *file);

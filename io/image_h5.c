@@ -62,16 +62,22 @@ done:
     return mr_h5_close_commit(file, tmp, path, st);
 }
 
+typedef struct {
+    float **img;
+    int64_t *matrix;
+} image_out;
+
+static mr_status read_image(hid_t file, const char *path, void *ctx)
+{
+    image_out *o = ctx;
+    return mr_image_h5_read_file(file, path, o->img, o->matrix);
+}
+
 mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3])
 {
     *img = NULL;
-    hid_t file;
-    mr_status st = mr_h5_open_read(path, &file);
-    if (st != MR_OK)
-        return st;
-    st = mr_image_h5_read_file(file, path, img, matrix);
-    mr_h5_close(&file);
-    return st;
+    image_out o = {img, matrix};
+    return mr_h5_read_isolated(path, read_image, &o);
 }
 
 mr_status mr_image_h5_read_file(hid_t file, const char *path, float **img, int64_t matrix[3])

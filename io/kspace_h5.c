@@ -103,16 +103,12 @@ static mr_status read_meta(hid_t grp, const char *path, mr_kspace *ks)
     return MR_OK;
 }
 
+static mr_status read_scan(hid_t file, const char *path, void *out) { return mr_kspace_read_file(file, path, out); }
+
 mr_status mr_kspace_read(const char *path, mr_kspace **out)
 {
     *out = NULL;
-    hid_t file;
-    mr_status st = mr_h5_open_read(path, &file);
-    if (st != MR_OK)
-        return st;
-    st = mr_kspace_read_file(file, path, out);
-    mr_h5_close(&file);
-    return st;
+    return mr_h5_read_isolated(path, read_scan, out);
 }
 
 mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)

@@ -12,7 +12,8 @@ extern "C" {
 
 /* Read and validate a scan. Every size, rank, type and count is checked before anything is
  * allocated; on failure *out is NULL and the message names the file and dataset. *out is owned by
- * the caller (mr_kspace_free). */
+ * the caller (mr_kspace_free). The file is read in a child process first (mr_h5_read_isolated),
+ * so that a file that crashes or hangs libhdf5 is refused instead. */
 mr_status mr_kspace_read(const char *path, mr_kspace **out);
 
 /* The same from an HDF5 file that is already open (e.g. mr_h5_open_memory for bytes in memory);

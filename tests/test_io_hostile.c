@@ -366,10 +366,10 @@ static int missing_chunk(hid_t f, hid_t g, const char *filters)
 static int missing_chunk_plain(hid_t f, hid_t g) { return missing_chunk(f, g, ""); }
 static int missing_chunk_deflate(hid_t f, hid_t g) { return missing_chunk(f, g, "d"); }
 
-static int chunk_96mib(hid_t f, hid_t g)
+static int chunk_24mib(hid_t f, hid_t g)
 {
     (void)g;
-    const hsize_t dims[2] = {(hsize_t)1 << 23, 3};
+    const hsize_t dims[2] = {(hsize_t)1 << 21, 3};
     hid_t dcpl = io_test_dcpl(2, dims, "");
     int rc = make_ds(f, "/kspace/traj", H5T_IEEE_F32LE, 2, dims, dcpl, 0);
     H5Pclose(dcpl);
@@ -688,7 +688,7 @@ static const hostile_case cases[] = {
     {"fletcher32-wrong", fletcher_wrong, "fletcher32"},
     {"missing-chunk", missing_chunk_plain, "chunks"},
     {"missing-chunk-deflate", missing_chunk_deflate, "is missing"},
-    {"chunk-96MiB", chunk_96mib, "MiB limit"},
+    {"chunk-24MiB", chunk_24mib, "16 MiB limit"},
     {"chunks-16M", chunks_16m, "chunks, more than"},
     {"dims-overflow", dims_overflow, "2^62"},
     {"zero-dims", zero_dims, "empty dimension"},

@@ -1,6 +1,7 @@
 /* Replays files through a fuzz target without libFuzzer (fuzz_target.h):
- *   fuzz_<reader>_replay [--min N] PATH...
- * PATH is a file or a directory (its plain files, one level). A file named ok-* must be accepted
+ *   fuzz_<reader>_replay [--min N] PATH... [--isolated PATH...]
+ * PATH is a file or a directory (its plain files, one level). Paths after --isolated go through
+ * the public reader with its child process (inputs that crash libhdf5 in-process). A file named ok-* must be accepted
  * and bad-* refused (the seed writers name them so); anything else may go either way but must not
  * crash. Exit 0 when every expectation held and at least N files were read, else 1. */
 #include <dirent.h>
@@ -14,15 +15,38 @@
 
 #define MR_FUZZ_MAX_INPUT (64 << 20)
 
-static int nfiles, naccepted, nwrong;
+static int nfiles, naccepted, nwrong, isolated;
+
+static int replay_bytes(const char *path);
 
 static void replay(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    int want = strncmp(base, "ok-", 3) == 0 ? 1 : strncmp(base, "bad-", 4) == 0 ? 0 : -1;
+    int accepted = isolated ? mr_fuzz_file(path) : replay_bytes(path);
+    if (accepted < 0)
+        return;
+    nfiles++;
+    naccepted += accepted;
+    if (want >= 0 && accepted != want) {
+        nwrong++;
+        fprintf(stderr, "%s: %s, expected %s%s%s\n", path, accepted ? "accepted" : "refused",
+                want ? "acceptance" : "refusal", accepted ? "" : ": ", accepted ? "" : mr_last_error());
+    } else if (getenv("MR_FUZZ_VERBOSE")) {
+        printf("%s%s: %s%s%s\n", isolated ? "(isolated) " : "", base, accepted ? "accepted" : "refused",
+               accepted ? "" : ": ", accepted ? "" : mr_last_error());
+    }
+}
+
+/* The target on the bytes of path: 1 accepted, 0 refused, -1 unreadable (counted as wrong). */
+static int replay_bytes(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "%s: cannot open\n", path);
         nwrong++;
-        return;
+        return -1;
     }
     unsigned char *buf = malloc(MR_FUZZ_MAX_INPUT);
     size_t n = buf ? fread(buf, 1, MR_FUZZ_MAX_INPUT, f) : 0;
@@ -37,19 +61,7 @@ static void replay(const char *path)
     free(buf);
     int accepted = mr_fuzz_one(data, n);
     free(data);
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    int want = strncmp(base, "ok-", 3) == 0 ? 1 : strncmp(base, "bad-", 4) == 0 ? 0 : -1;
-    nfiles++;
-    naccepted += accepted;
-    if (want >= 0 && accepted != want) {
-        nwrong++;
-        fprintf(stderr, "%s: %s, expected %s%s%s\n", path, accepted ? "accepted" : "refused",
-                want ? "acceptance" : "refusal", accepted ? "" : ": ", accepted ? "" : mr_last_error());
-    } else if (getenv("MR_FUZZ_VERBOSE")) {
-        printf("%s: %s%s%s\n", base, accepted ? "accepted" : "refused", accepted ? "" : ": ",
-               accepted ? "" : mr_last_error());
-    }
+    return accepted;
 }
 
 int main(int argc, char **argv)
@@ -66,6 +78,10 @@ int main(int argc, char **argv)
     }
     for (; i < argc; i++) {
         struct stat sb;
+        if (strcmp(argv[i], "--isolated") == 0) {
+            isolated = 1;
+            continue;
+        }
         if (stat(argv[i], &sb) != 0) {
             fprintf(stderr, "%s: does not exist\n", argv[i]);
             nwrong++;

@@ -2,6 +2,7 @@
  * image files back from output folders, which a user may have replaced. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fuzz_target.h"
 #include "io/h5util.h"
@@ -34,4 +35,17 @@ int mr_fuzz_one(const uint8_t *data, size_t size)
         mr_fuzz_require(isfinite(img[i]), "non-finite pixel");
     free(img);
     return 1;
+}
+
+int mr_fuzz_file(const char *path)
+{
+    float *img = NULL;
+    int64_t matrix[3];
+    mr_clear_error();
+    mr_status st = mr_image_h5_read(path, &img, matrix);
+    mr_fuzz_require(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) == 0, "an HDF5 object is left open");
+    mr_fuzz_require(st == MR_OK ? img != NULL : img == NULL && strstr(mr_last_error(), path) != NULL,
+                    "the public reader broke its promise");
+    free(img);
+    return st == MR_OK;
 }

@@ -65,3 +65,15 @@ int mr_fuzz_one(const uint8_t *data, size_t size)
     mr_kspace_free(ks);
     return 1;
 }
+
+int mr_fuzz_file(const char *path)
+{
+    mr_kspace *ks = NULL;
+    mr_clear_error();
+    mr_status st = mr_kspace_read(path, &ks);
+    mr_fuzz_require(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) == 0, "an HDF5 object is left open");
+    mr_fuzz_require(st == MR_OK ? ks != NULL : ks == NULL && strstr(mr_last_error(), path) != NULL,
+                    "the public reader broke its promise");
+    mr_kspace_free(ks);
+    return st == MR_OK;
+}

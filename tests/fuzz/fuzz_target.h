@@ -5,7 +5,8 @@
  *    LLVMFuzzerTestOneInput;
  *  - fuzz_<reader>_replay: with fuzz_driver.c, a plain program that replays files and
  *    directories through the same function (ctest runs it over the seed corpus and
- *    tests/fuzz/regress/, so that a build without clang still exercises every target).
+ *    tests/fuzz/regress/<reader>, so that a build without clang still exercises every target),
+ *    or, after --isolated, through the public reader (tests/fuzz/regress/<reader>-libhdf5).
  * A target aborts when the reader breaks one of its promises (a failure must leave no output,
  * name the input in its message and leave no HDF5 object open; an accepted file must hold only
  * values the reader promises), so libFuzzer and the replay both report it as a crash. */
@@ -20,6 +21,10 @@
 
 /* Run the target's reader on data[size]: 1 when it accepts the file, 0 when it refuses it. */
 int mr_fuzz_one(const uint8_t *data, size_t size);
+
+/* The public reader on the file at path (with its child-process isolation, mr_h5_read_isolated):
+ * 1 accepted, 0 refused. For inputs that crash libhdf5 itself (tests/fuzz/regress/<reader>-libhdf5). */
+int mr_fuzz_file(const char *path);
 
 /* abort() with a message when cond is false. */
 void mr_fuzz_require(int cond, const char *what);
