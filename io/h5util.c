@@ -199,8 +199,9 @@ mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
     }
     if (pid == 0) {
         close(fds[0]);
-        struct rlimit cpu = {cpu_s, cpu_s + 5};
+        struct rlimit cpu = {cpu_s, cpu_s + 5}, core = {0, 0};
         setrlimit(RLIMIT_CPU, &cpu);
+        setrlimit(RLIMIT_CORE, &core); /* a crash here is expected of hostile files: no core dumps */
         /* if libhdf5 runs away with memory, the kernel's OOM killer should pick this child */
         FILE *adj = fopen("/proc/self/oom_score_adj", "w");
         if (adj) {
