@@ -411,6 +411,13 @@ static int zero_dims(hid_t f, hid_t g)
     return rc;
 }
 
+static int rank_9(hid_t f, hid_t g)
+{
+    (void)g;
+    const hsize_t dims[9] = {1, 1, 1, 1, 1, 1, 1, M, 3};
+    return make_ds(f, "/kspace/traj", H5T_IEEE_F32LE, 9, dims, H5P_DEFAULT, 1);
+}
+
 static int null_space(hid_t f, hid_t g)
 {
     (void)g;
@@ -693,6 +700,7 @@ static const hostile_case cases[] = {
     {"dims-overflow", dims_overflow, "2^62"},
     {"zero-dims", zero_dims, "empty dimension"},
     {"null-dataspace", null_space, "null"},
+    {"rank-9", rank_9, "rank 9"},
     {"compound-traj", compound_traj, "compound"},
     {"vlen-traj", vlen_traj, "variable-length"},
     {"array-traj", array_traj, "array"},
