@@ -166,20 +166,6 @@ static mr_status open_and_read(const char *path, mr_h5_reader reader, void *ctx)
     return st;
 }
 
-static void write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        p += w;
-        n -= (size_t)w;
-    }
-}
-
 mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
 {
     struct stat sb;
@@ -212,7 +198,9 @@ mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
         memset(&rep, 0, sizeof rep);
         rep.status = (int)open_and_read(path, reader, ctx);
         snprintf(rep.message, sizeof rep.message, "%s", mr_last_error());
-        write_all(fds[1], &rep, sizeof rep);
+        /* one write: a pipe passes up to PIPE_BUF (4096) bytes whole */
+        while (write(fds[1], &rep, sizeof rep) < 0 && errno == EINTR)
+            ;
         /* no atexit handlers, no stdio flush: nothing of the parent's is done twice */
         _exit(0);
     }

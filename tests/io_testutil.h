@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/kspace_h5.h"
+#include "testutil.h"
+
 /* Remove the plain files of a scratch directory (one level) and the directory itself. */
 static inline void io_test_rmdir(const char *dir)
 {
@@ -48,6 +51,34 @@ static inline int io_test_count_prefix(const char *dir, const char *prefix)
             n++;
     closedir(d);
     return n;
+}
+
+/* Write a valid random 2D scan to path: matrix nx x ny, m samples (|k| within the Nyquist box),
+ * c coils of normal data, weights, truth images when `truth`, trajectory kind "random2d". The scan
+ * is returned in *out (owned by the caller) or freed when out is NULL. */
+static inline void io_test_write_scan(const char *path, uint64_t *rng, int nx, int ny, int m, int c, int truth,
+                                      mr_kspace **out)
+{
+    const int64_t matrix[3] = {nx, ny, 1};
+    mr_kspace *ks = NULL;
+    CHECK_OK(mr_kspace_create(&ks, matrix, m, c));
+    CHECK_OK(mr_kspace_alloc_weights(ks));
+    if (truth)
+        CHECK_OK(mr_kspace_alloc_truth(ks));
+    for (int i = 0; i < m * 3; i++)
+        ks->traj[i] = (float)(nx * (test_uniform(rng) - 0.5));
+    for (int i = 0; i < m * c * 2; i++)
+        ks->data[i] = (float)test_normal(rng);
+    for (int i = 0; i < m; i++)
+        ks->weights[i] = (float)test_uniform(rng);
+    for (int i = 0; truth && i < nx * ny; i++)
+        ks->truth[i] = ks->truth_bl[i] = (float)test_uniform(rng);
+    snprintf(ks->traj_kind, sizeof ks->traj_kind, "random2d");
+    CHECK_OK(mr_kspace_write(path, ks));
+    if (out)
+        *out = ks;
+    else
+        mr_kspace_free(ks);
 }
 
 /* Copy file src to dst; 0 on success. */
@@ -151,6 +182,22 @@ static inline hid_t io_test_dcpl(int rank, const hsize_t *chunk, const char *fil
             H5Pset_fletcher32(p);
     }
     return p;
+}
+
+/* Replace attribute `name` of obj by n elements (0: a scalar) of file type ftype, written from buf
+ * as memory type mtype. 0 on success. */
+static inline int io_test_set_attr(hid_t obj, const char *name, hid_t ftype, hid_t mtype, int n, const void *buf)
+{
+    if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0)
+        return -1;
+    hsize_t dims[1] = {(hsize_t)n};
+    hid_t s = n > 0 ? H5Screate_simple(1, dims, NULL) : H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(obj, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a >= 0 && H5Awrite(a, mtype, buf) >= 0 ? 0 : -1;
+    if (a >= 0)
+        H5Aclose(a);
+    H5Sclose(s);
+    return rc;
 }
 
 /* Set the scalar string attribute `attr` of object `obj` to s, as variable-length (vlen 1) or

@@ -35,22 +35,7 @@ static void write_valid(const char *path, mr_kspace **out)
     if (!seed)
         seed = rng;
     rng = seed;
-    const int64_t matrix[3] = {NX, NY, 1};
-    mr_kspace *ks = NULL;
-    CHECK_OK(mr_kspace_create(&ks, matrix, M, C));
-    CHECK_OK(mr_kspace_alloc_weights(ks));
-    for (int i = 0; i < M * 3; i++)
-        ks->traj[i] = (float)(NX * (test_uniform(&rng) - 0.5));
-    for (int i = 0; i < M * C * 2; i++)
-        ks->data[i] = (float)test_normal(&rng);
-    for (int i = 0; i < M; i++)
-        ks->weights[i] = (float)test_uniform(&rng);
-    snprintf(ks->traj_kind, sizeof ks->traj_kind, "random2d");
-    CHECK_OK(mr_kspace_write(path, ks));
-    if (out)
-        *out = ks;
-    else
-        mr_kspace_free(ks);
+    io_test_write_scan(path, &rng, NX, NY, M, C, 0, out);
 }
 
 /* ---- building blocks ----------------------------------------------------------------------- */
@@ -518,14 +503,7 @@ static int chunked_fds(hid_t f, hid_t g) { (void)g; return filtered_ok(f, "fds",
 
 static void set_attr(hid_t g, const char *name, hid_t t, int n, const void *buf)
 {
-    if (H5Aexists(g, name) > 0)
-        CHECK(H5Adelete(g, name) >= 0);
-    hsize_t dims[1] = {(hsize_t)n};
-    hid_t s = n > 0 ? H5Screate_simple(1, dims, NULL) : H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(g, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    CHECK(a >= 0 && H5Awrite(a, t, buf) >= 0);
-    H5Aclose(a);
-    H5Sclose(s);
+    CHECK(io_test_set_attr(g, name, t, t, n, buf) == 0);
 }
 
 static int matrix_24bit(hid_t f, hid_t g)
@@ -551,18 +529,7 @@ static int matrix_be(hid_t f, hid_t g)
 {
     (void)f;
     const int64_t m[3] = {NX, NY, 1};
-    hid_t t = H5Tcopy(H5T_STD_I64BE);
-    /* write big-endian bytes of native values via conversion */
-    hsize_t three = 3;
-    if (H5Aexists(g, "matrix") > 0)
-        H5Adelete(g, "matrix");
-    hid_t s = H5Screate_simple(1, &three, NULL);
-    hid_t a = H5Acreate2(g, "matrix", t, s, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, m) >= 0 ? 0 : -1;
-    H5Aclose(a);
-    H5Sclose(s);
-    H5Tclose(t);
-    return rc;
+    return io_test_set_attr(g, "matrix", H5T_STD_I64BE, H5T_NATIVE_INT64, 3, m);
 }
 
 static int sigma_half_float(hid_t f, hid_t g)
@@ -573,13 +540,7 @@ static int sigma_half_float(hid_t f, hid_t g)
     H5Tset_size(t, 2);
     H5Tset_ebias(t, 15);
     const float v = 0.5f;
-    hid_t s = H5Screate(H5S_SCALAR);
-    if (H5Aexists(g, "noise_sigma") > 0)
-        H5Adelete(g, "noise_sigma");
-    hid_t a = H5Acreate2(g, "noise_sigma", t, s, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a >= 0 && H5Awrite(a, H5T_NATIVE_FLOAT, &v) >= 0 ? 0 : -1;
-    H5Aclose(a);
-    H5Sclose(s);
+    int rc = io_test_set_attr(g, "noise_sigma", t, H5T_NATIVE_FLOAT, 0, &v);
     H5Tclose(t);
     return rc;
 }

@@ -64,14 +64,7 @@ static void poke(hid_t f, const char *name, size_t at, float v)
 /* Replace attribute `name` of g by n (0: scalar) values of type ftype from buf (memtype mtype). */
 static void set_attr(hid_t g, const char *name, hid_t ftype, hid_t mtype, int n, const void *buf)
 {
-    if (H5Aexists(g, name) > 0)
-        CHECK(H5Adelete(g, name) >= 0);
-    hsize_t dims[1] = {(hsize_t)n};
-    hid_t s = n > 0 ? H5Screate_simple(1, dims, NULL) : H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(g, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT);
-    CHECK(a >= 0 && H5Awrite(a, mtype, buf) >= 0);
-    H5Aclose(a);
-    H5Sclose(s);
+    CHECK(io_test_set_attr(g, name, ftype, mtype, n, buf) == 0);
 }
 
 static void no_data(hid_t f, hid_t g) { (void)g; CHECK(H5Ldelete(f, "/kspace/data", H5P_DEFAULT) >= 0); }
@@ -165,19 +158,11 @@ static void apply(hid_t f, hid_t g, const replacement *r)
 
 static void write_valid(const char *path)
 {
-    const int64_t matrix[3] = {NX, NY, 1};
     mr_kspace *ks = NULL;
-    CHECK_OK(mr_kspace_create(&ks, matrix, M, C));
-    CHECK_OK(mr_kspace_alloc_weights(ks));
-    CHECK_OK(mr_kspace_alloc_truth(ks));
-    for (int i = 0; i < M * 3; i++)
-        ks->traj[i] = (float)(NX * (test_uniform(&rng) - 0.5));
-    for (int i = 0; i < M * C * 2; i++)
-        ks->data[i] = (float)test_normal(&rng);
-    for (int i = 0; i < M; i++)
-        ks->weights[i] = (float)test_uniform(&rng);
-    for (int i = 0; i < NX * NY; i++)
-        ks->truth[i] = ks->truth_bl[i] = (float)test_uniform(&rng);
+    io_test_write_scan(path, &rng, NX, NY, M, C, 1, &ks);
+    if (!ks)
+        return;
+    /* and the noise attributes */
     ks->noise_sigma = 0.1;
     CHECK_OK(mr_kspace_write(path, ks));
     mr_kspace_free(ks);
