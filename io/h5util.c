@@ -510,6 +510,39 @@ static mr_status check_chunks(hid_t dcpl, const char *path, const char *name, mr
     return MR_OK;
 }
 
+/* The next chunk origin after `origin` (row-major over the chunk grid); 0 after the last. */
+static int next_chunk(const mr_h5_dataset_info *info, hsize_t *origin)
+{
+    int i = info->rank - 1;
+    while (i >= 0 && (origin[i] += info->chunk[i]) >= info->dims[i])
+        origin[i--] = 0;
+    return i >= 0;
+}
+
+/* The stored size of the chunk at `origin` (its position "[0][64]" into at[96]): it must exist,
+ * and the two ways libhdf5 looks a chunk up must agree on its size, since H5Dread_chunk writes
+ * as many bytes as its own lookup says into a buffer sized from the other one. */
+static mr_status chunk_size(hid_t ds, const mr_h5_dataset_info *info, const char *path, const char *name,
+                            const hsize_t *origin, hsize_t *size, char *at)
+{
+    format_list(at, 96, info->rank, origin, 1);
+    unsigned mask = 0;
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t by_coord = 0, for_read = 0;
+    if (H5Dget_chunk_info_by_coord(ds, origin, &mask, &addr, &by_coord) < 0 ||
+        (addr != HADDR_UNDEF && H5Dget_chunk_storage_size(ds, origin, &for_read) < 0)) {
+        h5_reason r;
+        return mr_error(MR_EIO, "%s: %s: cannot look up the chunk at %s%s", path, name, at, h5_why(&r));
+    }
+    if (addr == HADDR_UNDEF || by_coord == 0)
+        return mr_error(MR_EFORMAT, "%s: %s: the chunk at %s is missing", path, name, at);
+    if (by_coord != for_read)
+        return mr_error(MR_EFORMAT, "%s: %s: the chunk index gives the chunk at %s two sizes (%llu and %llu bytes)",
+                        path, name, at, (unsigned long long)by_coord, (unsigned long long)for_read);
+    *size = by_coord;
+    return MR_OK;
+}
+
 /* The bytes the file stores against the bytes the header declares. */
 static mr_status check_storage(hid_t ds, const char *path, const char *name, const mr_h5_dataset_info *info)
 {
@@ -535,11 +568,22 @@ static mr_status check_storage(hid_t ds, const char *path, const char *name, con
         return MR_OK;
     }
     if (info->nfilters == 0) {
-        /* unfiltered chunks are stored whole: every chunk must be there */
+        /* unfiltered chunks are stored whole: every chunk must be there, at its size (libhdf5
+         * would fill a missing one with the fill value, and reads a chunk by the size it knows) */
         const unsigned long long need = info->nchunks * info->chunk_bytes;
         if (stored < need)
             return mr_error(MR_EFORMAT, "%s: %s: declares %s elements in %llu chunks (%llu bytes) but the file stores %llu bytes",
                             path, name, d, (unsigned long long)info->nchunks, need, stored);
+        hsize_t origin[MR_H5_MAX_RANK] = {0}, size;
+        char at[96];
+        do {
+            mr_status st = chunk_size(ds, info, path, name, origin, &size, at);
+            if (st != MR_OK)
+                return st;
+            if (size != info->chunk_bytes)
+                return mr_error(MR_EFORMAT, "%s: %s: the unfiltered chunk at %s stores %llu bytes, not %llu", path, name,
+                                at, (unsigned long long)size, (unsigned long long)info->chunk_bytes);
+        } while (next_chunk(info, origin));
         return MR_OK;
     }
     int deflate = 0;
@@ -817,19 +861,9 @@ static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const c
     chunk_ctx c = {path, name, chunk_bytes, ""};
     hsize_t origin[MR_H5_MAX_RANK] = {0};
     for (uint64_t k = 0; k < info->nchunks; k++) {
-        format_list(c.at, sizeof c.at, info->rank, origin, 1);
-        unsigned mask = 0;
-        haddr_t addr = HADDR_UNDEF;
         hsize_t stored = 0;
-        if (H5Dget_chunk_info_by_coord(ds, origin, &mask, &addr, &stored) < 0) {
-            h5_reason r;
-            st = mr_error(MR_EIO, "%s: %s: cannot look up the chunk at %s%s", path, name, c.at, h5_why(&r));
+        if ((st = chunk_size(ds, info, path, name, origin, &stored, c.at)) != MR_OK)
             goto done;
-        }
-        if (addr == HADDR_UNDEF || stored == 0) {
-            st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s is missing", path, name, c.at);
-            goto done;
-        }
         if (stored > raw_max) {
             st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s stores %llu bytes, more than a %zu-byte chunk needs", path,
                           name, c.at, (unsigned long long)stored, chunk_bytes);
@@ -870,9 +904,7 @@ static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const c
             goto done;
         }
         scatter_chunk(info, origin, out, msize, buf);
-        int i = info->rank - 1;
-        while (i >= 0 && (origin[i] += info->chunk[i]) >= info->dims[i])
-            origin[i--] = 0;
+        next_chunk(info, origin);
     }
 done:
     mr_h5_close(&ftype);

@@ -9,6 +9,7 @@
 #   --ci      start from the seeds alone (no corpus kept from earlier runs), and install clang with
 #             apt-get when it is missing (unless MR_SKIP_APT=1).
 #   --strict  also fail on findings inside libhdf5 that the readers contain (see below).
+#   --triage  do not fuzz: triage again every finding kept in build-fuzz/findings/<target>/.
 # Without --ci the corpus grows in build-fuzz/corpus/<target> from run to run.
 # Every finding (crash, sanitizer report, leak, timeout > 10 s, more than 2 GiB resident) is kept in
 # build-fuzz/findings/<target>/ with its report (<input>.txt) and triaged by its stack:
@@ -27,13 +28,15 @@ cd "$(dirname "$0")/.."
 
 ci=0
 strict=0
+triage_only=0
 seconds=60
 targets=()
 for a in "$@"; do
   case "$a" in
     --ci) ci=1 ;;
     --strict) strict=1 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --triage) triage_only=1 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     [0-9]*) seconds="$a" ;;
     *) targets+=("$a") ;;
   esac
@@ -99,23 +102,41 @@ seed_dirs() { # the seeds of target $1: its own files first, then the others' (a
 
 # ---- run ----------------------------------------------------------------------------------------
 # A failed allocation returns NULL as glibc's malloc does (libhdf5 asks for whatever size a damaged
-# header states); what counts is memory really used: -rss_limit_mb.
-export ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:allocator_may_return_null=1"
+# header states); above 4 GiB ASan fails it outright instead of mapping (and shadowing) it, as a
+# machine without that much memory would. What counts is memory really used: -rss_limit_mb.
+export ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=4096"
 export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 limits=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1048576)
 
 # Where a finding's report puts the fault: the innermost stack frame that is in libhdf5 or in our
 # sources decides ("ours" also for UBSan reports, which only our code can raise, and broken
-# promises of a target); "unknown" when neither shows.
+# promises of a target); "unknown" when neither shows. A write past a block that our code
+# allocated is ours even when libhdf5 made it (we gave libhdf5 a buffer it overran); a read is
+# judged where it happened (ASan names the nearest block, which need not be the one read).
 classify() {
   awk -v root="$PWD/" '
-    /runtime error:/ { print "ours"; found = 1; exit }
-    /^ *#[0-9]+ / {
-      if ($0 ~ /libhdf5/) { print "libhdf5"; found = 1; exit }
-      if (index($0, root) > 0 && $0 ~ /\.[ch]:[0-9]+/) { print "ours"; found = 1; exit }
+    function side(line) {
+      if (line ~ /libhdf5/) return "libhdf5"
+      if (index(line, root) > 0 && line ~ /\.[ch]:[0-9]+/) return "ours"
+      return ""
     }
-    END { if (!found) print "unknown" }' "$1"
+    /runtime error:/ { if (fault == "") fault = "ours" }
+    /^WRITE of size/ { write = 1 }
+    /allocated by thread/ { inalloc = 1; next }
+    /freed by thread/ { inalloc = 0; infree = 1; next }
+    /^ *#[0-9]+ / {
+      s = side($0)
+      if (s == "") next
+      if (inalloc) { if (owner == "") owner = s }
+      else if (!infree && fault == "") fault = s
+    }
+    /^$/ { infree = 0 }
+    END {
+      if (write && owner == "ours") print "ours"
+      else if (fault != "") print fault
+      else print "unknown"
+    }' "$1"
 }
 # The innermost named libhdf5 function of a report, to group findings.
 h5_function() {
@@ -127,28 +148,33 @@ summary=()
 for t in "${targets[@]}"; do
   corpus="$build/corpus/$t"
   findings="$build/findings/$t"
-  [ "$ci" = 1 ] && rm -rf "$corpus" "$findings"
+  [ "$ci" = 1 ] && [ "$triage_only" = 0 ] && rm -rf "$corpus" "$findings"
   mkdir -p "$corpus" "$findings"
   log="$build/fuzz-$t.log"
   marker="$build/.fuzz-start-$t"
-  touch "$marker"
-  dirs=()
-  for d in $(seed_dirs "$t"); do [ -d "$d" ] && dirs+=("$d"); done
-  echo "fuzz: $t for ${seconds} s (log $log)" >&2
-  set +e
-  # shellcheck disable=SC2086
-  "$build/fuzz_$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$seconds" \
-    "${limits[@]}" -max_len=65536 -artifact_prefix="$findings/" ${FUZZ_ARGS:-} "$corpus" "${dirs[@]}" >"$log" 2>&1
-  rc=$?
-  set -e
-  stats="$(grep -E '^#[0-9]+: cov:' "$log" | tail -1)"
-  runs="$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$stats")"
-  cov="$(grep -oE 'cov: [0-9]+' <<<"$stats" | cut -d' ' -f2)"
-  ft="$(grep -oE 'ft: [0-9]+' <<<"$stats" | cut -d' ' -f2)"
-  line="$t: ${runs:-0} inputs in ${seconds} s, coverage ${cov:-?} edges, ${ft:-?} features, corpus $(find "$corpus" -type f | wc -l) files"
-  if [ "$rc" != 0 ]; then
-    failed=1
-    line="$line; libFuzzer exited with $rc (see $log)"
+  if [ "$triage_only" = 1 ]; then
+    touch -d '1970-01-02' "$marker" # every finding kept
+    line="$t: triage of the kept findings"
+  else
+    touch "$marker"
+    dirs=()
+    for d in $(seed_dirs "$t"); do [ -d "$d" ] && dirs+=("$d"); done
+    echo "fuzz: $t for ${seconds} s (log $log)" >&2
+    set +e
+    # shellcheck disable=SC2086
+    "$build/fuzz_$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$seconds" \
+      "${limits[@]}" -max_len=65536 -artifact_prefix="$findings/" ${FUZZ_ARGS:-} "$corpus" "${dirs[@]}" >"$log" 2>&1
+    rc=$?
+    set -e
+    stats="$(grep -E '^#[0-9]+: cov:' "$log" | tail -1)"
+    runs="$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$stats")"
+    cov="$(grep -oE 'cov: [0-9]+' <<<"$stats" | cut -d' ' -f2)"
+    ft="$(grep -oE 'ft: [0-9]+' <<<"$stats" | cut -d' ' -f2)"
+    line="$t: ${runs:-0} inputs in ${seconds} s, coverage ${cov:-?} edges, ${ft:-?} features, corpus $(find "$corpus" -type f | wc -l) files"
+    if [ "$rc" != 0 ]; then
+      failed=1
+      line="$line; libFuzzer exited with $rc (see $log)"
+    fi
   fi
   ours=0; contained=0; loose=0; norepro=0; classes=""
   while IFS= read -r a; do
