@@ -116,8 +116,9 @@ typedef struct {
  *    for the element size), which also keeps HDF5 from loading a plugin;
  *  - chunks larger than MR_H5_MAX_CHUNK_BYTES or more than MR_H5_MAX_CHUNKS of them;
  *  - storage that does not hold the declared data: compact and contiguous must store exactly
- *    `bytes` (contiguous ones inside the file), unfiltered chunked ones all their chunks, and
- *    filtered ones at least bytes / MR_H5_DEFLATE_MAX_RATIO (bytes with no deflate).
+ *    `bytes` (contiguous ones inside the file), unfiltered chunked ones every chunk at exactly
+ *    its size (each looked up), and filtered ones at least bytes / MR_H5_DEFLATE_MAX_RATIO
+ *    (bytes with no deflate; each chunk is checked as it is decoded).
  * The datatype's class is not checked here (the caller knows what it expects). info may be NULL. */
 mr_status mr_h5_dataset_check(hid_t ds, const char *path, const char *name, mr_h5_dataset_info *info);
 
