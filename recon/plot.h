@@ -1,6 +1,5 @@
 /* Small raster graphics for the report: line plots (convergence.png) and text labels drawn with a
- * built-in 5x7 pixel font (digits, upper-case letters and a few signs; lower case is drawn as upper
- * case). Pictures are 8-bit RGB, rgb[h][w][3], row 0 at the top; written with mr_png_write_rgb. */
+ * built-in 5x7 pixel font (digits, upper- and lower-case letters and a few signs). Pictures are 8-bit RGB, rgb[h][w][3], row 0 at the top; written with mr_png_write_rgb. */
 #ifndef MR_PLOT_H
 #define MR_PLOT_H
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages="build-essential cmake pkg-config libhdf5-dev libfftw3-dev libpng-dev ${MR_EXTRA_PACKAGES:-}"
+packages="build-essential cmake pkg-config libhdf5-dev libfftw3-dev libpng-dev libexpat1-dev ${MR_EXTRA_PACKAGES:-}"
 if [ "${MR_SKIP_APT:-0}" != 1 ]; then
   sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
