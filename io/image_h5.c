@@ -62,15 +62,31 @@ done:
     return mr_h5_close_commit(file, tmp, path, st);
 }
 
+typedef struct {
+    float **img;
+    int64_t *matrix;
+} image_out;
+
+static mr_status read_image(hid_t file, const char *path, void *ctx)
+{
+    image_out *o = ctx;
+    return mr_image_h5_read_file(file, path, o->img, o->matrix);
+}
+
 mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3])
 {
     *img = NULL;
-    hid_t file, ds = H5I_INVALID_HID;
+    image_out o = {img, matrix};
+    return mr_h5_read_isolated(path, read_image, &o);
+}
+
+mr_status mr_image_h5_read_file(hid_t file, const char *path, float **img, int64_t matrix[3])
+{
+    *img = NULL;
+    hid_t ds = H5I_INVALID_HID;
     hsize_t dims[4];
     float *buf = NULL;
-    mr_status st = mr_h5_open_read(path, &file);
-    if (st != MR_OK)
-        return st;
+    mr_status st;
     int64_t m[3];
     if ((st = mr_h5_open_f32(file, path, DS_IMAGE, 4, &ds, dims)) != MR_OK)
         goto done;
@@ -95,7 +111,6 @@ mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3])
     st = mr_h5_read_f32(ds, path, DS_IMAGE, 4, dims, buf);
 done:
     mr_h5_close(&ds);
-    mr_h5_close(&file);
     if (st != MR_OK) {
         free(buf);
         return st;

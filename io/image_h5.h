@@ -2,6 +2,7 @@
 #ifndef MR_IMAGE_H5_H
 #define MR_IMAGE_H5_H
 
+#include <hdf5.h>
 #include <stdint.h>
 
 #include "../base/status.h"
@@ -27,8 +28,12 @@ typedef struct {
 mr_status mr_image_h5_write(const char *path, const float *img, const int64_t matrix[3], const mr_image_meta *meta);
 
 /* Read /image back; *img (malloc'd, [n][2]) is owned by the caller. Validates like the k-space
- * reader. */
+ * reader, and like it reads in a child process first (mr_h5_read_isolated). */
 mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3]);
+
+/* The same from an HDF5 file that is already open (mr_h5_open_read, mr_h5_open_memory); `name`
+ * names it in messages. The file stays open and owned by the caller. */
+mr_status mr_image_h5_read_file(hid_t file, const char *name, float **img, int64_t matrix[3]);
 
 #ifdef __cplusplus
 }
