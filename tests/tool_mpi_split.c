@@ -1,11 +1,11 @@
 /* tool_mpi_split: check and time the split adjoint sums (recon/mpi_split.h) on random inputs.
  *
- *   mpirun -n P tool_mpi_split [--what q|fhd] [--dims 2|3] [--matrix N] [--samples M]
+ *   mpirun -n P tool_mpi_split [--what q|fhd] [--grid q|image] [--dims 2|3] [--matrix N] [--samples M]
  *                              [--device cpu|gpu] [--threads T] [--mirror auto|on|off]
  *                              [--reps R] [--check] [--expect-identical] [--seed S]
  *
  * Rank 0 draws a random trajectory inside the Nyquist box and random weights (real for Q on the
- * Q grid, complex for F^H d on the image grid) and broadcasts them; every rank then takes part in
+ * Q grid, complex for F^H d on the image grid; --grid overrides the grid) and broadcasts them; every rank then takes part in
  * R calls of mr_mpi_adjoint_split (--device gpu: each rank on GPU local-rank mod count). Rank 0
  * prints the times of each call and a RESULT line with the medians.
  * --check: rank 0 also runs the one-process kernel (the same one: CPU or its GPU) and compares:
@@ -70,14 +70,14 @@ static void ref_voxel(const mr_grid *g, const float *traj, const float *a, int r
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: tool_mpi_split [--what q|fhd] [--dims 2|3] [--matrix N] [--samples M] [--device cpu|gpu]\n"
+    fprintf(stderr, "usage: tool_mpi_split [--what q|fhd] [--grid q|image] [--dims 2|3] [--matrix N] [--samples M] [--device cpu|gpu]\n"
                     "       [--threads T] [--mirror auto|on|off] [--reps R] [--check] [--expect-identical] [--seed S]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    const char *what = "q", *device = "cpu", *mirror = "auto";
+    const char *what = "q", *device = "cpu", *mirror = "auto", *grid = NULL;
     int dims = 2, threads = 0, reps = 1, check = 0, expect_identical = 0;
     int64_t n = 32, m = 0;
     for (int i = 1; i < argc; i++) {
@@ -90,6 +90,8 @@ int main(int argc, char **argv)
             return usage();
         else if (strcmp(arg, "--what") == 0)
             what = val, i++;
+        else if (strcmp(arg, "--grid") == 0)
+            grid = val, i++;
         else if (strcmp(arg, "--dims") == 0)
             dims = atoi(val), i++;
         else if (strcmp(arg, "--matrix") == 0)
@@ -110,7 +112,9 @@ int main(int argc, char **argv)
             return usage();
     }
     int real = strcmp(what, "q") == 0;
-    if ((!real && strcmp(what, "fhd") != 0) || (dims != 2 && dims != 3) || n < 2 || n > 1024 || reps < 1 ||
+    if (!grid)
+        grid = real ? "q" : "image";
+    if ((!real && strcmp(what, "fhd") != 0) || (strcmp(grid, "q") != 0 && strcmp(grid, "image") != 0) || (dims != 2 && dims != 3) || n < 2 || n > 1024 || reps < 1 ||
         reps > 1000 || m < 0 || (strcmp(device, "cpu") != 0 && strcmp(device, "gpu") != 0) ||
         (strcmp(mirror, "auto") != 0 && strcmp(mirror, "on") != 0 && strcmp(mirror, "off") != 0))
         return usage();
@@ -124,7 +128,7 @@ int main(int argc, char **argv)
     }
     const int rank = mr_comm_rank(comm), ranks = mr_comm_size(comm);
     int64_t matrix[3] = {n, n, dims == 3 ? n : 1};
-    mr_grid g = real ? mr_grid_q(matrix) : mr_grid_image(matrix);
+    mr_grid g = strcmp(grid, "q") == 0 ? mr_grid_q(matrix) : mr_grid_image(matrix);
     const int64_t nv = mr_grid_size(&g);
     float *traj = malloc((size_t)m * 3 * sizeof *traj), *a = malloc((size_t)m * 2 * sizeof *a);
     float *out = rank == 0 ? malloc((size_t)nv * 2 * sizeof *out) : NULL;
