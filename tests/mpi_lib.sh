@@ -17,8 +17,10 @@ if echo "$MPI_VERSION" | grep -q "Open MPI"; then
   echo "$MPI_VERSION" | grep -q ' 4\.' && export OMPI_MCA_plm=isolated
   MPIRUN+=(--oversubscribe --bind-to none)
 fi
-# LeakSanitizer (MR_SANITIZE builds): the MPI libraries' own allocations at exit are not ours
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(dirname "${BASH_SOURCE[0]}")/lsan_mpi.supp"
+# MR_SANITIZE builds: Open MPI leaves allocations of its plugins, unloaded at MPI_Finalize (so
+# LeakSanitizer cannot even name them), in every rank. Leak checking is off under mpirun; ASan's
+# memory errors and UBSan still abort. The one-process parts are leak-checked by test_mpi_comm.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 echo "using: ${MPIRUN[*]} ($MPI_VERSION)"
 
 # mpi N CMD...: CMD as N ranks (10 minutes at most)
