@@ -88,6 +88,25 @@ mr_status mr_gpu_nudft_adjoint_config(mr_gpu_nudft *p, const mr_grid *g, const f
  * memory is short. For tests of the multi-pass path. */
 void mr_gpu_nudft_set_max_pass(mr_gpu_nudft *p, int64_t voxels);
 
+/* ---- added by the operator engineer (issue 9): device-pointer entry points, so that with
+ * --device gpu the data stay on the device (solver/linop_nudft.c). -------------------------------- */
+
+typedef struct mr_gpu_ctx mr_gpu_ctx; /* gpu/gpu_ops.h */
+
+/* mr_gpu_nudft_adjoint with the weights d_a (complex [M][2] or real [M]) and the output d_out [n][2] in
+ * device memory of p's device: the weights are packed into records on the device and streamed to the
+ * constant buffers from there. Runs after the work queued on c's stream and returns when the result
+ * is complete. c must be on p's device. */
+mr_status mr_gpu_nudft_adjoint_dev(mr_gpu_nudft *p, mr_gpu_ctx *c, const mr_grid *g, const float *d_a, int real_weights,
+                                   float *d_out, mr_gpu_variant variant);
+
+/* The forward sum out[m] = sum_v x_v exp(-i 2 pi k_m . r_v) over grid g (solver/nudft.h), x [n][2] and
+ * out [M][2] in device memory: one thread per sample, the voxels in shared-memory tiles, the phase in
+ * 32-bit fixed-point turns (exact range reduction), hardware __sincosf (accurate sincosf with
+ * exact_trig), float sums per tile added into double. Runs on c's stream (asynchronous). */
+mr_status mr_gpu_nudft_forward_dev(mr_gpu_nudft *p, mr_gpu_ctx *c, const mr_grid *g, const float *d_x, float *d_out,
+                                   int exact_trig);
+
 #ifdef __cplusplus
 }
 #endif

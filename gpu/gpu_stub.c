@@ -73,3 +73,134 @@ void mr_gpu_nudft_set_max_pass(mr_gpu_nudft *p, int64_t voxels)
     (void)p;
     (void)voxels;
 }
+
+/* ---- gpu/gpu_ops.h and the device entry points of gpu/gpu.h ------------------------------------ */
+#include "gpu_ops.h"
+
+static mr_status no_cuda(void) { return mr_error(MR_ENODEV, "this mrirecon was built without CUDA"); }
+
+mr_status mr_gpu_nudft_adjoint_dev(mr_gpu_nudft *p, mr_gpu_ctx *c, const mr_grid *g, const float *d_a, int real_weights,
+                                   float *d_out, mr_gpu_variant variant)
+{
+    (void)p, (void)c, (void)g, (void)d_a, (void)real_weights, (void)d_out, (void)variant;
+    return no_cuda();
+}
+
+mr_status mr_gpu_nudft_forward_dev(mr_gpu_nudft *p, mr_gpu_ctx *c, const mr_grid *g, const float *d_x, float *d_out,
+                                   int exact_trig)
+{
+    (void)p, (void)c, (void)g, (void)d_x, (void)d_out, (void)exact_trig;
+    return no_cuda();
+}
+
+mr_status mr_gpu_ctx_create(mr_gpu_ctx **out, int device)
+{
+    (void)device;
+    *out = NULL;
+    return no_cuda();
+}
+
+void mr_gpu_ctx_destroy(mr_gpu_ctx *c) { (void)c; }
+int mr_gpu_ctx_device(const mr_gpu_ctx *c) { return (void)c, -1; }
+mr_status mr_gpu_ctx_status(mr_gpu_ctx *c) { return (void)c, no_cuda(); }
+mr_status mr_gpu_ctx_sync(mr_gpu_ctx *c) { return (void)c, no_cuda(); }
+
+float *mr_gpu_alloc(mr_gpu_ctx *c, int64_t nfloats)
+{
+    (void)c, (void)nfloats;
+    no_cuda();
+    return NULL;
+}
+
+void mr_gpu_free(mr_gpu_ctx *c, void *p) { (void)c, (void)p; }
+
+mr_status mr_gpu_upload(mr_gpu_ctx *c, float *dev_dst, const float *host_src, int64_t nfloats)
+{
+    (void)c, (void)dev_dst, (void)host_src, (void)nfloats;
+    return no_cuda();
+}
+
+mr_status mr_gpu_download(mr_gpu_ctx *c, float *host_dst, const float *dev_src, int64_t nfloats)
+{
+    (void)c, (void)host_dst, (void)dev_src, (void)nfloats;
+    return no_cuda();
+}
+
+void mr_gpu_vec_zero(mr_gpu_ctx *c, int64_t n, float *x) { (void)c, (void)n, (void)x; }
+void mr_gpu_vec_copy(mr_gpu_ctx *c, int64_t n, float *dst, const float *src) { (void)c, (void)n, (void)dst, (void)src; }
+
+void mr_gpu_vec_dot(mr_gpu_ctx *c, int64_t n, const float *x, const float *y, double out[2])
+{
+    (void)c, (void)n, (void)x, (void)y;
+    out[0] = out[1] = 0.0;
+}
+
+double mr_gpu_vec_norm(mr_gpu_ctx *c, int64_t n, const float *x) { return (void)c, (void)n, (void)x, 0.0; }
+void mr_gpu_vec_axpy(mr_gpu_ctx *c, int64_t n, float *y, double a, const float *x) { (void)c, (void)n, (void)y, (void)a, (void)x; }
+void mr_gpu_vec_xpay(mr_gpu_ctx *c, int64_t n, float *y, double a, const float *x) { (void)c, (void)n, (void)y, (void)a, (void)x; }
+void mr_gpu_vec_scale(mr_gpu_ctx *c, int64_t n, float *x, double a) { (void)c, (void)n, (void)x, (void)a; }
+
+double mr_gpu_vec_mag_dist2(mr_gpu_ctx *c, int64_t n, const float *x, const float *t)
+{
+    return (void)c, (void)n, (void)x, (void)t, 0.0;
+}
+
+mr_status mr_gpu_scale_rows(mr_gpu_ctx *c, int64_t m, int64_t batch, const float *s, const float *in, float *out)
+{
+    (void)c, (void)m, (void)batch, (void)s, (void)in, (void)out;
+    return no_cuda();
+}
+
+mr_status mr_gpu_sens_forward(mr_gpu_ctx *c, int64_t n, int64_t ncoils, const float *maps, const float *x, float *y)
+{
+    (void)c, (void)n, (void)ncoils, (void)maps, (void)x, (void)y;
+    return no_cuda();
+}
+
+mr_status mr_gpu_sens_adjoint(mr_gpu_ctx *c, int64_t n, int64_t ncoils, const float *maps, const float *y, float *x)
+{
+    (void)c, (void)n, (void)ncoils, (void)maps, (void)x, (void)y;
+    return no_cuda();
+}
+
+mr_status mr_gpu_sens_normal(mr_gpu_ctx *c, int64_t n, int64_t ncoils, const float *maps, const float *x, float *y)
+{
+    (void)c, (void)n, (void)ncoils, (void)maps, (void)x, (void)y;
+    return no_cuda();
+}
+
+mr_status mr_gpu_fd_forward(mr_gpu_ctx *c, const int64_t matrix[3], const float *x, float *g)
+{
+    (void)c, (void)matrix, (void)x, (void)g;
+    return no_cuda();
+}
+
+mr_status mr_gpu_fd_adjoint(mr_gpu_ctx *c, const int64_t matrix[3], const float *g, float *x)
+{
+    (void)c, (void)matrix, (void)x, (void)g;
+    return no_cuda();
+}
+
+mr_status mr_gpu_fd_normal(mr_gpu_ctx *c, const int64_t matrix[3], const float *x, float *y)
+{
+    (void)c, (void)matrix, (void)x, (void)y;
+    return no_cuda();
+}
+
+mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int64_t matrix[3], const float *q)
+{
+    (void)c, (void)matrix, (void)q;
+    *out = NULL;
+    return no_cuda();
+}
+
+mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *x, float *y)
+{
+    (void)t, (void)batch, (void)x, (void)y;
+    return no_cuda();
+}
+
+void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t) { (void)t; }
+double mr_gpu_toeplitz_plan_seconds(const mr_gpu_toeplitz *t) { return (void)t, 0.0; }
+
+mr_status mr_gpu_fft_load(void) { return no_cuda(); }

@@ -26,6 +26,7 @@
 #include "../base/log.h"
 #include "cuda_check.h"
 #include "gpu.h"
+#include "gpu_internal.h"
 
 /* ---- device side ------------------------------------------------------------------------------- */
 
@@ -334,6 +335,10 @@ struct mr_gpu_nudft {
     cudaEvent_t ev_up[2], ev_done[2], ev_t0, ev_t1;
     int sm_count;
     double last_ms;
+    /* device-pointer entry points: the geometry on the device, and device-packed records */
+    float *d_geo;          /* [M][8] as geo, for d_geo_scale */
+    double d_geo_scale[3]; /* 0: none uploaded */
+    float *d_stage;        /* [M][8] records packed on the device */
 };
 
 int mr_gpu_count(void)
@@ -429,6 +434,10 @@ void mr_gpu_nudft_destroy(mr_gpu_nudft *p)
         (void)cudaFreeHost(p->stage);
     if (p->h_out)
         (void)cudaFreeHost(p->h_out);
+    if (p->d_geo)
+        (void)cudaFree(p->d_geo);
+    if (p->d_stage)
+        (void)cudaFree(p->d_stage);
     (void)cudaGetLastError();
     free(p->traj);
     free(p->geo);
@@ -592,8 +601,11 @@ static mr_status mr_reserve_host_out(mr_gpu_nudft *p, int64_t voxels)
     return MR_OK;
 }
 
-/* Launch the chunks of one pass on s_comp (constant modes: uploads on s_copy, alternating buffers). */
-static mr_status mr_run_pass(mr_gpu_nudft *p, const mr_kentry *ke, int real, mr_kargs ka)
+/* Launch the chunks of one pass on s_comp (constant modes: uploads on s_copy, alternating buffers, from
+ * the records at `rec`: pinned host memory or device memory, as `kind` says). MODE_GLOBAL reads
+ * ka.gsmp. */
+static mr_status mr_run_pass(mr_gpu_nudft *p, const mr_kentry *ke, int real, mr_kargs ka, const float *rec,
+                             cudaMemcpyKind kind)
 {
     const mr_gpu_config *c = &ke->cfg;
     const int st = mr_record_stride(real, c->rotate);
@@ -608,7 +620,6 @@ static mr_status mr_run_pass(mr_gpu_nudft *p, const mr_kentry *ke, int real, mr_
     const unsigned blocks = (unsigned)(need < resident ? need : resident);
 
     if (c->mode == MR_GPU_MODE_GLOBAL) {
-        ka.gsmp = p->d_smp;
         ka.count = (int)p->m;
         ka.first = 1;
         ke->fn[real][0]<<<blocks, c->threads, 0, p->s_comp>>>(ka);
@@ -622,11 +633,10 @@ static mr_status mr_run_pass(mr_gpu_nudft *p, const mr_kentry *ke, int real, mr_
         /* buffer b was last read by kernel ch-2: wait for it before overwriting */
         if (ch >= 2 && (s = MR_CU(cudaStreamWaitEvent(p->s_copy, p->ev_done[b], 0))) != MR_OK)
             return s;
-        const void *src = p->stage + (size_t)j0 * st;
+        const void *src = rec + (size_t)j0 * st;
         const size_t bytes = (size_t)cnt * st * sizeof(float);
-        if ((s = MR_CU(b ? cudaMemcpyToSymbolAsync(c_smp1, src, bytes, 0, cudaMemcpyHostToDevice, p->s_copy)
-                         : cudaMemcpyToSymbolAsync(c_smp0, src, bytes, 0, cudaMemcpyHostToDevice, p->s_copy))) !=
-            MR_OK)
+        if ((s = MR_CU(b ? cudaMemcpyToSymbolAsync(c_smp1, src, bytes, 0, kind, p->s_copy)
+                         : cudaMemcpyToSymbolAsync(c_smp0, src, bytes, 0, kind, p->s_copy))) != MR_OK)
             return s;
         if ((s = MR_CU(cudaEventRecord(p->ev_up[b], p->s_copy))) != MR_OK ||
             (s = MR_CU(cudaStreamWaitEvent(p->s_comp, p->ev_up[b], 0))) != MR_OK)
@@ -642,11 +652,12 @@ static mr_status mr_run_pass(mr_gpu_nudft *p, const mr_kentry *ke, int real, mr_
     return MR_OK;
 }
 
-mr_status mr_gpu_nudft_adjoint_config(mr_gpu_nudft *p, const mr_grid *g, const float *a, int real_weights,
-                                      float *out, const mr_gpu_config *cfg)
+static mr_kargs mr_make_kargs(const mr_grid *g, const mr_gpu_config *cfg);
+
+/* The checks every entry point makes on the grid and the configuration; *ke and *stride on success. */
+static mr_status mr_check_call(const mr_grid *g, const mr_gpu_config *cfg, int real, const mr_kentry **ke,
+                               int *stride)
 {
-    if (!p || !g || !a || !out || !cfg)
-        return mr_error(MR_EINVAL, "mr_gpu_nudft_adjoint: NULL argument");
     for (int ax = 0; ax < 3; ax++)
         if (g->n[ax] < 1 || g->n[ax] > 2 * MR_MAX_MATRIX_EDGE || g->scale[ax] < 1 ||
             g->center[ax] < -(1 << 20) || g->center[ax] > (1 << 20))
@@ -656,17 +667,31 @@ mr_status mr_gpu_nudft_adjoint_config(mr_gpu_nudft *p, const mr_grid *g, const f
     if (nv > ((int64_t)1 << 32) - 1)
         return mr_error(MR_EINVAL, "mr_gpu_nudft_adjoint: %lld voxels exceed the GPU kernel's 2^32 - 1",
                         (long long)nv);
-    const mr_kentry *ke = mr_find_kernel(cfg);
-    if (!ke)
+    *ke = mr_find_kernel(cfg);
+    if (!*ke)
         return mr_error(MR_EINVAL,
                         "GPU kernel configuration threads=%d chunk=%d unroll=%d voxels=%d rotate=%d mode=%d was not "
                         "compiled",
                         cfg->threads, cfg->chunk, cfg->unroll, cfg->voxels, cfg->rotate, cfg->mode);
-    const int real = real_weights ? 1 : 0;
-    const int stride = mr_record_stride(real, cfg->rotate);
-    if ((int64_t)cfg->chunk * stride > MR_CBUF_FLOATS)
+    *stride = mr_record_stride(real, cfg->rotate);
+    if ((int64_t)cfg->chunk * *stride > MR_CBUF_FLOATS)
         return mr_error(MR_EINTERNAL, "GPU chunk of %d records of %d floats exceeds the constant buffer", cfg->chunk,
-                        stride);
+                        *stride);
+    return MR_OK;
+}
+
+mr_status mr_gpu_nudft_adjoint_config(mr_gpu_nudft *p, const mr_grid *g, const float *a, int real_weights,
+                                      float *out, const mr_gpu_config *cfg)
+{
+    if (!p || !g || !a || !out || !cfg)
+        return mr_error(MR_EINVAL, "mr_gpu_nudft_adjoint: NULL argument");
+    const int real = real_weights ? 1 : 0;
+    const mr_kentry *ke = NULL;
+    int stride = 0;
+    mr_status chk = mr_check_call(g, cfg, real, &ke, &stride);
+    if (chk != MR_OK)
+        return chk;
+    const int64_t nv = mr_grid_size(g);
 
     mr_status st = MR_CU(cudaSetDevice(p->device));
     if (st != MR_OK)
@@ -707,15 +732,9 @@ mr_status mr_gpu_nudft_adjoint_config(mr_gpu_nudft *p, const mr_grid *g, const f
     if (st != MR_OK)
         return st;
 
-    mr_kargs ka;
-    memset(&ka, 0, sizeof ka);
-    ka.nx = (unsigned)nx;
-    ka.ny = (unsigned)g->n[1];
-    ka.ngx = (unsigned)((nx + cfg->voxels - 1) / cfg->voxels);
-    ka.cx = (int)g->center[0];
-    ka.cy = (int)g->center[1];
-    ka.cz = (int)g->center[2];
+    mr_kargs ka = mr_make_kargs(g, cfg);
     ka.out = p->d_out;
+    ka.gsmp = p->d_smp;
 
     float ms_total = 0.0f;
     for (int64_t r0 = 0; r0 < rows; r0 += pass_rows) {
@@ -729,7 +748,7 @@ mr_status mr_gpu_nudft_adjoint_config(mr_gpu_nudft *p, const mr_grid *g, const f
             (st = MR_CU(cudaMemcpyAsync(p->d_smp, p->stage, (size_t)p->m * stride * sizeof(float),
                                         cudaMemcpyHostToDevice, p->s_comp))) != MR_OK)
             return st;
-        if ((st = mr_run_pass(p, ke, real, ka)) != MR_OK)
+        if ((st = mr_run_pass(p, ke, real, ka, p->stage, cudaMemcpyHostToDevice)) != MR_OK)
             return st;
         if ((st = MR_CU(cudaEventRecord(p->ev_t1, p->s_comp))) != MR_OK)
             return st;
@@ -754,4 +773,223 @@ mr_status mr_gpu_nudft_adjoint(mr_gpu_nudft *p, const mr_grid *g, const float *a
     mr_gpu_config cfg;
     mr_gpu_variant_config(variant, real_weights, &cfg);
     return mr_gpu_nudft_adjoint_config(p, g, a, real_weights, out, &cfg);
+}
+
+/* ---- device-pointer entry points (issue 9) ------------------------------------------------------ */
+
+/* The geometry of grid g on the device (uploaded when the grid's scales change; rare: the image and Q
+ * grids of one matrix share them). */
+static mr_status mr_device_geometry(mr_gpu_nudft *p, const mr_grid *g)
+{
+    mr_update_geometry(p, g);
+    if (p->d_geo && p->d_geo_scale[0] == p->geo_scale[0] && p->d_geo_scale[1] == p->geo_scale[1] &&
+        p->d_geo_scale[2] == p->geo_scale[2])
+        return MR_OK;
+    mr_status st = MR_OK;
+    if (!p->d_geo)
+        st = MR_CU(cudaMalloc((void **)&p->d_geo, (size_t)p->m * 8 * sizeof(float)));
+    else
+        st = MR_CU(cudaDeviceSynchronize()); /* earlier kernels may still read the old geometry */
+    /* on s_comp and waited for: a plain cudaMemcpy from pageable memory may return before the data have
+     * arrived, and the non-blocking streams do not wait for the legacy stream */
+    if (st == MR_OK)
+        st = MR_CU(cudaMemcpyAsync(p->d_geo, p->geo, (size_t)p->m * 8 * sizeof(float), cudaMemcpyHostToDevice,
+                                   p->s_comp));
+    if (st == MR_OK)
+        st = MR_CU(cudaStreamSynchronize(p->s_comp));
+    if (st != MR_OK)
+        return st;
+    memcpy(p->d_geo_scale, p->geo_scale, sizeof p->d_geo_scale);
+    return MR_OK;
+}
+
+/* Fixed-point turns on the device, as mr_fixed_turns. */
+__device__ unsigned mr_fixed_turns_dev(double x)
+{
+    const double frac = x - floor(x);
+    return (unsigned)((unsigned long long)llround(frac * 4294967296.0) & 0xffffffffull);
+}
+
+/* The records of mr_pack, from the device geometry and device weights (words copied as bits). */
+__global__ void k_pack(long long m, const unsigned *geo, const float *a, int real, int rotate, int fixed, int stride,
+                       unsigned *rec)
+{
+    MR_GRID_STRIDE(j, m)
+    {
+        const unsigned *gj = geo + 8 * j;
+        unsigned *r = rec + j * stride;
+        const unsigned *kap = gj + (fixed ? 3 : 0);
+        r[0] = kap[0];
+        r[1] = kap[1];
+        r[2] = kap[2];
+        int o = 3;
+        if (real) {
+            r[o++] = __float_as_uint(a[j]);
+        } else {
+            const double re = a[2 * j], im = a[2 * j + 1];
+            const double phi = atan2(im, re) * 0.15915494309189533576888376337251; /* turns */
+            r[o++] = __float_as_uint((float)hypot(re, im));
+            r[o++] = fixed ? mr_fixed_turns_dev(phi) : __float_as_uint((float)phi);
+            r[o++] = 0u;
+        }
+        if (rotate) {
+            r[o++] = gj[6];
+            r[o++] = gj[7];
+        }
+    }
+}
+
+static mr_kargs mr_make_kargs(const mr_grid *g, const mr_gpu_config *cfg)
+{
+    mr_kargs ka;
+    memset(&ka, 0, sizeof ka);
+    ka.nx = (unsigned)g->n[0];
+    ka.ny = (unsigned)g->n[1];
+    ka.ngx = (unsigned)((g->n[0] + cfg->voxels - 1) / cfg->voxels);
+    ka.cx = (int)g->center[0];
+    ka.cy = (int)g->center[1];
+    ka.cz = (int)g->center[2];
+    return ka;
+}
+
+static mr_status mr_same_device(const mr_gpu_nudft *p, const mr_gpu_ctx *c)
+{
+    if (mr_gpu_ctx_device(c) != p->device)
+        return mr_error(MR_EINVAL, "GPU NUDFT on device %d called with a context of device %d", p->device,
+                        mr_gpu_ctx_device(c));
+    return MR_OK;
+}
+
+mr_status mr_gpu_nudft_adjoint_dev(mr_gpu_nudft *p, mr_gpu_ctx *c, const mr_grid *g, const float *d_a, int real_weights,
+                                   float *d_out, mr_gpu_variant variant)
+{
+    if (!p || !c || !g || !d_a || !d_out)
+        return mr_error(MR_EINVAL, "mr_gpu_nudft_adjoint_dev: NULL argument");
+    mr_gpu_config cfg;
+    mr_gpu_variant_config(variant, real_weights, &cfg);
+    const int real = real_weights ? 1 : 0;
+    const mr_kentry *ke = NULL;
+    int stride = 0;
+    mr_status st = mr_check_call(g, &cfg, real, &ke, &stride);
+    if (st == MR_OK)
+        st = mr_same_device(p, c);
+    if (st != MR_OK)
+        return st;
+    if ((st = MR_CU(cudaSetDevice(p->device))) != MR_OK || (st = mr_gpu_ctx_sync(c)) != MR_OK ||
+        (st = mr_device_geometry(p, g)) != MR_OK)
+        return mr_gpu_ctx_fail(c, st);
+    if (!p->d_stage && (st = MR_CU(cudaMalloc((void **)&p->d_stage, (size_t)p->m * 8 * sizeof(float)))) != MR_OK)
+        return st == MR_ENOMEM ? st : mr_gpu_ctx_fail(c, st);
+    k_pack<<<mr_gpu_blocks(p->m), MR_GPU_THREADS, 0, p->s_comp>>>(
+        (long long)p->m, (const unsigned *)p->d_geo, d_a, real, cfg.rotate, cfg.mode == MR_GPU_MODE_SFU_FIXED, stride,
+        (unsigned *)p->d_stage);
+    if ((st = MR_CU(cudaGetLastError())) != MR_OK)
+        return mr_gpu_ctx_fail(c, st);
+
+    mr_kargs ka = mr_make_kargs(g, &cfg);
+    ka.gsmp = (const float2 *)p->d_stage;
+    const int64_t nx = g->n[0], rows = g->n[1] * g->n[2];
+    int64_t pass_rows = rows;
+    if (p->max_pass > 0)
+        pass_rows = p->max_pass / nx > 0 ? p->max_pass / nx : 1;
+    /* the records are complete before the first upload: the copy stream waits for the pack kernel */
+    if ((st = MR_CU(cudaEventRecord(p->ev_t0, p->s_comp))) != MR_OK ||
+        (st = MR_CU(cudaStreamWaitEvent(p->s_copy, p->ev_t0, 0))) != MR_OK)
+        return mr_gpu_ctx_fail(c, st);
+    for (int64_t r0 = 0; r0 < rows && st == MR_OK; r0 += pass_rows) {
+        const int64_t nr = rows - r0 < pass_rows ? rows - r0 : pass_rows;
+        ka.out = (float2 *)d_out + r0 * nx;
+        ka.row0 = (unsigned)r0;
+        ka.ngroups = (unsigned)(nr * ka.ngx);
+        /* the first uploads of a later pass overwrite buffers the previous pass's kernels read */
+        if (r0 > 0 && ((st = MR_CU(cudaEventRecord(p->ev_t1, p->s_comp))) != MR_OK ||
+                       (st = MR_CU(cudaStreamWaitEvent(p->s_copy, p->ev_t1, 0))) != MR_OK))
+            break;
+        st = mr_run_pass(p, ke, real, ka, p->d_stage, cudaMemcpyDeviceToDevice);
+    }
+    float ms = 0.0f;
+    if (st == MR_OK && (st = MR_CU(cudaEventRecord(p->ev_t1, p->s_comp))) == MR_OK &&
+        (st = MR_CU(cudaStreamSynchronize(p->s_comp))) == MR_OK)
+        st = MR_CU(cudaEventElapsedTime(&ms, p->ev_t0, p->ev_t1));
+    if (st != MR_OK)
+        return mr_gpu_ctx_fail(c, st);
+    p->last_ms = ms;
+    return MR_OK;
+}
+
+/* y_m = sum_v x_v e^{-i 2 pi k_m.r_v}: one thread per sample; the voxels of each x row are read in
+ * shared-memory tiles by the whole block; the phase advances along the row by one integer addition
+ * of the fixed-point kappa_x (exact modulo one turn); sums of one tile in float, tiles in double. */
+#define MR_FWD_TILE 256
+template <int EXACT>
+__global__ void __launch_bounds__(MR_FWD_TILE) k_forward(long long m, const unsigned *geo, const float2 *x, unsigned nx,
+                                                         unsigned ny, unsigned nz, int cx, int cy, int cz, float2 *out)
+{
+    __shared__ float2 sx[MR_FWD_TILE];
+    const long long j = (long long)blockIdx.x * MR_FWD_TILE + threadIdx.x;
+    unsigned kx = 0, ky = 0, kz = 0;
+    if (j < m) {
+        kx = geo[8 * j + 3];
+        ky = geo[8 * j + 4];
+        kz = geo[8 * j + 5];
+    }
+    double ar = 0.0, ai = 0.0;
+    const float scale = 6.28318530717958647692f / 4294967296.0f;
+    for (unsigned row = 0; row < ny * nz; row++) {
+        const unsigned iy = row % ny, iz = row / ny;
+        const unsigned base = ky * (unsigned)((int)iy - cy) + kz * (unsigned)((int)iz - cz);
+        for (unsigned x0 = 0; x0 < nx; x0 += MR_FWD_TILE) {
+            const unsigned cnt = nx - x0 < MR_FWD_TILE ? nx - x0 : MR_FWD_TILE;
+            __syncthreads();
+            if (threadIdx.x < cnt)
+                sx[threadIdx.x] = x[(size_t)row * nx + x0 + threadIdx.x];
+            __syncthreads();
+            unsigned ph = base + kx * (unsigned)((int)x0 - cx);
+            float sr = 0.0f, si = 0.0f;
+            for (unsigned t = 0; t < cnt; t++, ph += kx) {
+                float s, c;
+                if (EXACT)
+                    sincospif((float)(int)ph * 4.656612873077393e-10f, &s, &c); /* pi * ph / 2^31 */
+                else
+                    __sincosf((float)(int)ph * scale, &s, &c);
+                const float2 v = sx[t];
+                sr = fmaf(v.x, c, fmaf(v.y, s, sr));
+                si = fmaf(v.y, c, fmaf(-v.x, s, si));
+            }
+            ar += sr;
+            ai += si;
+        }
+    }
+    if (j < m)
+        out[j] = make_float2((float)ar, (float)ai);
+}
+
+mr_status mr_gpu_nudft_forward_dev(mr_gpu_nudft *p, mr_gpu_ctx *c, const mr_grid *g, const float *d_x, float *d_out,
+                                   int exact_trig)
+{
+    if (!p || !c || !g || !d_x || !d_out)
+        return mr_error(MR_EINVAL, "mr_gpu_nudft_forward_dev: NULL argument");
+    const mr_gpu_config any = {256, 512, 2, 32, 1, MR_GPU_MODE_SFU_FIXED};
+    const mr_kentry *ke = NULL;
+    int stride = 0;
+    mr_status st = mr_check_call(g, &any, 0, &ke, &stride);
+    if (st == MR_OK)
+        st = mr_same_device(p, c);
+    if (st != MR_OK)
+        return st;
+    if ((st = MR_CU(cudaSetDevice(p->device))) != MR_OK || (st = mr_device_geometry(p, g)) != MR_OK)
+        return mr_gpu_ctx_fail(c, st);
+    const unsigned blocks = (unsigned)((p->m + MR_FWD_TILE - 1) / MR_FWD_TILE);
+    cudaStream_t s = mr_gpu_ctx_stream(c);
+    if (exact_trig)
+        k_forward<1><<<blocks, MR_FWD_TILE, 0, s>>>((long long)p->m, (const unsigned *)p->d_geo, (const float2 *)d_x,
+                                                    (unsigned)g->n[0], (unsigned)g->n[1], (unsigned)g->n[2],
+                                                    (int)g->center[0], (int)g->center[1], (int)g->center[2],
+                                                    (float2 *)d_out);
+    else
+        k_forward<0><<<blocks, MR_FWD_TILE, 0, s>>>((long long)p->m, (const unsigned *)p->d_geo, (const float2 *)d_x,
+                                                    (unsigned)g->n[0], (unsigned)g->n[1], (unsigned)g->n[2],
+                                                    (int)g->center[0], (int)g->center[1], (int)g->center[2],
+                                                    (float2 *)d_out);
+    return mr_gpu_ctx_launched(c, "forward NUDFT");
 }

@@ -1,6 +1,7 @@
 #include "fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,10 +42,51 @@ mr_status mr_open_tmp(const char *final_path, char *tmp, size_t tmp_size, FILE *
 
 mr_status mr_close_commit(FILE *f, const char *tmp, const char *final_path)
 {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
+    /* the first failure of: an earlier write (stdio keeps the error flag; errno still holds its
+     * reason unless something failed since), fflush, fsync (data the file system accepted lazily
+     * may fail only here), fclose */
+    int err = ferror(f) ? (errno ? errno : EIO) : 0;
+    errno = 0;
+    if (!err && fflush(f) != 0)
+        err = errno ? errno : EIO;
+    if (!err && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS)
+        err = errno;
+    errno = 0;
+    if (fclose(f) != 0 && !err)
+        err = errno ? errno : EIO;
+    if (err) {
         remove(tmp);
-        return mr_error(MR_EIO, "%s: write failed", final_path);
+        return mr_error(MR_EIO, "%s: write failed: %s (nothing written)", final_path, strerror(err));
+    }
+    return mr_commit_file(tmp, final_path);
+}
+
+mr_status mr_write_file(const char *final_path, const void *data, size_t size)
+{
+    char tmp[4096];
+    mr_status st = mr_tmp_name(final_path, tmp, sizeof tmp);
+    if (st != MR_OK)
+        return st;
+    const int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return mr_error(MR_EIO, "%s: cannot create: %s", final_path, strerror(errno));
+    int err = 0;
+    for (size_t done = 0; done < size && !err;) {
+        const ssize_t n = write(fd, (const char *)data + done, size - done);
+        if (n > 0)
+            done += (size_t)n;
+        else if (n < 0 && errno != EINTR)
+            err = errno;
+        else if (n == 0)
+            err = EIO;
+    }
+    if (!err && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+        err = errno;
+    if (close(fd) != 0 && !err && errno != EINTR)
+        err = errno;
+    if (err) {
+        remove(tmp);
+        return mr_error(MR_EIO, "%s: write failed: %s (nothing written)", final_path, strerror(err));
     }
     return mr_commit_file(tmp, final_path);
 }

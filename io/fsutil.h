@@ -21,8 +21,13 @@ mr_status mr_commit_file(const char *tmp, const char *final_path);
 /* Open a temporary file for `final_path` for writing ("wb"); fills tmp with its name. */
 mr_status mr_open_tmp(const char *final_path, char *tmp, size_t tmp_size, FILE **out);
 
-/* fclose(f) and commit tmp to final_path; on any error removes tmp. */
+/* Flush, fsync and fclose f, then commit tmp to final_path; on any error (e.g. a full disk: the
+ * message names final_path and strerror) removes tmp, so final_path is either complete or untouched. */
 mr_status mr_close_commit(FILE *f, const char *tmp, const char *final_path);
+
+/* Write size bytes to final_path through a temporary file (write, fsync, close, rename); on any
+ * error the temporary file is removed and the message names final_path and strerror. */
+mr_status mr_write_file(const char *final_path, const void *data, size_t size);
 
 /* mkdir -p */
 mr_status mr_mkdir_p(const char *dir);

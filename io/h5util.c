@@ -96,6 +96,13 @@ mr_status mr_h5_open_read(const char *path, hid_t *file)
     return MR_OK;
 }
 
+/* Files are built in memory (HDF5's core driver without a backing store) and written out by
+ * mr_h5_close_commit with plain stdio: HDF5 itself never writes to the disk. A write that fails on
+ * disk (full disk, quota, file-size limit) is then an ordinary fwrite/fsync error with its errno,
+ * and no half-closed HDF5 file is left behind: with the sec2 driver a failed H5Fclose left HDF5
+ * holding the file, and its exit handler crashed on it (HDF5 1.10, seen on a full disk). */
+#define MR_H5_CORE_INCREMENT ((size_t)1 << 20)
+
 mr_status mr_h5_create_tmp(const char *path, char *tmp, size_t tmp_size, hid_t *file)
 {
     *file = H5I_INVALID_HID;
@@ -103,18 +110,20 @@ mr_status mr_h5_create_tmp(const char *path, char *tmp, size_t tmp_size, hid_t *
     mr_status st = mr_tmp_name(path, tmp, tmp_size);
     if (st != MR_OK)
         return st;
-    errno = 0;
     /* no object timestamps, so the same content always gives the same bytes */
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fcpl >= 0)
         H5Pset_obj_track_times(fcpl, 0);
-    hid_t id = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl >= 0 ? fcpl : H5P_DEFAULT, H5P_DEFAULT);
+    const int core = fapl >= 0 && H5Pset_fapl_core(fapl, MR_H5_CORE_INCREMENT, 0) >= 0;
+    hid_t id = core ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl >= 0 ? fcpl : H5P_DEFAULT, fapl) : H5I_INVALID_HID;
     if (fcpl >= 0)
         H5Pclose(fcpl);
+    if (fapl >= 0)
+        H5Pclose(fapl);
     if (id < 0) {
-        int e = errno;
-        remove(tmp);
-        return mr_error(MR_EIO, "%s: cannot create: %s", path, e ? strerror(e) : "HDF5 error");
+        h5_reason r;
+        return mr_error(MR_EIO, "%s: cannot create the file in memory%s", path, h5_why(&r));
     }
     *file = id;
     return MR_OK;
@@ -122,15 +131,26 @@ mr_status mr_h5_create_tmp(const char *path, char *tmp, size_t tmp_size, hid_t *
 
 mr_status mr_h5_close_commit(hid_t file, const char *tmp, const char *path, mr_status st)
 {
-    if (file >= 0 && H5Fclose(file) < 0 && st == MR_OK) {
+    (void)tmp; /* mr_write_file derives the same name */
+    void *image = NULL;
+    ssize_t size = -1;
+    if (file >= 0 && st == MR_OK) {
         h5_reason r;
-        st = mr_error(MR_EIO, "%s: writing the file failed on close%s", path, h5_why(&r));
+        if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0 || (size = H5Fget_file_image(file, NULL, 0)) <= 0)
+            st = mr_error(MR_EIO, "%s: cannot finish the file in memory%s", path, h5_why(&r));
+        else if (!(image = malloc((size_t)size)))
+            st = mr_error(MR_ENOMEM, "%s: out of memory for the %lld-byte file", path, (long long)size);
+        else if (H5Fget_file_image(file, image, (size_t)size) != size)
+            st = mr_error(MR_EIO, "%s: cannot copy the file out of memory%s", path, h5_why(&r));
     }
-    if (st != MR_OK) {
-        remove(tmp);
-        return st;
+    if (file >= 0 && H5Fclose(file) < 0 && st == MR_OK) { /* memory only: no I/O can fail here */
+        h5_reason r;
+        st = mr_error(MR_EIO, "%s: closing the file in memory failed%s", path, h5_why(&r));
     }
-    return mr_commit_file(tmp, path);
+    if (st == MR_OK)
+        st = mr_write_file(path, image, (size_t)size);
+    free(image);
+    return st;
 }
 
 /* ---- objects ------------------------------------------------------------------------------ */

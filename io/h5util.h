@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define MR_H5_MAX_RANK 4
+#define MR_H5_MAX_RANK 5
 
 /* Turn off HDF5's automatic error-stack printing, so users see only our messages. */
 void mr_h5_quiet(void);
@@ -30,12 +30,15 @@ void mr_h5_quiet(void);
  * (MR_EFORMAT), and that HDF5 can open it (MR_EIO, e.g. a truncated file). */
 mr_status mr_h5_open_read(const char *path, hid_t *file);
 
-/* Create the temporary file for `path` (io/fsutil.h mr_tmp_name), truncating any stale one. */
+/* Create the file that will become `path`: built in memory (HDF5 core driver, no backing store),
+ * tmp receives the temporary name it is written under at commit (io/fsutil.h mr_tmp_name). Nothing
+ * is written to the disk before mr_h5_close_commit. */
 mr_status mr_h5_create_tmp(const char *path, char *tmp, size_t tmp_size, hid_t *file);
 
 /* Close `file` (a file from mr_h5_create_tmp with every object inside already closed). When st is
- * MR_OK and the close succeeds, rename tmp to path; otherwise remove tmp. Returns the first
- * failure (st itself when it is not MR_OK). */
+ * MR_OK, write its image to tmp (fwrite, fflush, fsync, close; on any error tmp is removed and the
+ * message names path and the errno, e.g. "No space left on device") and rename tmp to path.
+ * Returns the first failure (st itself when it is not MR_OK); path is then untouched. */
 mr_status mr_h5_close_commit(hid_t file, const char *tmp, const char *path, mr_status st);
 
 /* 1 if the absolute object path `name` ("/kspace/traj") exists, walking it component by

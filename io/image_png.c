@@ -17,6 +17,7 @@
  * All state the error path needs lives in a context owned by the caller of the setjmp function. */
 #include "image_png.h"
 
+#include <errno.h>
 #include <math.h>
 #include <png.h>
 #include <setjmp.h>
@@ -42,7 +43,8 @@ typedef struct {
 static void on_png_error(png_structp png, png_const_charp msg)
 {
     png_ctx *c = png_get_error_ptr(png);
-    snprintf(c->msg, sizeof c->msg, "%s", msg);
+    const int e = errno; /* a failed fwrite ("Write Error") leaves its reason here */
+    snprintf(c->msg, sizeof c->msg, "%s%s%s", msg, e ? ": " : "", e ? strerror(e) : "");
     png_longjmp(png, 1);
 }
 
@@ -92,6 +94,7 @@ static mr_status write_png(const char *path, const uint8_t *buf, int w, int h, i
         remove(tmp);
         return mr_error(MR_ENOMEM, "%s: libpng: cannot create the writer", path);
     }
+    errno = 0;
     int failed = write_body(&c, buf, w, h, bitdepth, color_type, rowbytes);
     png_destroy_write_struct(&c.png, &c.info);
     if (failed) {

@@ -55,6 +55,13 @@ mr_status mr_kspace_alloc_truth(mr_kspace *ks)
     return (ks->truth && ks->truth_bl) ? MR_OK : mr_error(MR_ENOMEM, "k-space: out of memory for truth images");
 }
 
+mr_status mr_kspace_alloc_sens(mr_kspace *ks)
+{
+    if (!ks->sens)
+        ks->sens = zalloc((size_t)(ks->ncoils * mr_kspace_voxels(ks)) * 2, sizeof(float));
+    return ks->sens ? MR_OK : mr_error(MR_ENOMEM, "k-space: out of memory for %lld coil maps", (long long)ks->ncoils);
+}
+
 int64_t mr_kspace_count_outside(const mr_kspace *ks, double *worst)
 {
     int64_t n = 0;
@@ -82,5 +89,6 @@ void mr_kspace_free(mr_kspace *ks)
     free(ks->weights);
     free(ks->truth);
     free(ks->truth_bl);
+    free(ks->sens);
     free(ks);
 }

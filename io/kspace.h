@@ -26,7 +26,9 @@ extern "C" {
 #endif
 
 #define MR_FORMAT_NAME "mrirecon-kspace"
-#define MR_FORMAT_VERSION 1
+/* Version 2 adds /kspace/sens. Files are written with the lowest version that holds their content
+ * (1 without coil maps), so older readers still read what they can; the reader takes 1..2. */
+#define MR_FORMAT_VERSION 2
 
 typedef struct {
     int64_t matrix[3]; /* Nx, Ny, Nz; Nz = 1 for 2D */
@@ -39,6 +41,7 @@ typedef struct {
     float *weights;  /* [M] density compensation, owned, NULL when absent */
     float *truth;    /* [Nz][Ny][Nx] voxel-averaged truth, owned, NULL when absent */
     float *truth_bl; /* [Nz][Ny][Nx] band-limited truth, owned, NULL when absent */
+    float *sens;     /* [C][Nz][Ny][Nx][2] complex coil sensitivity maps, owned, NULL when absent */
 
     /* Descriptive metadata; empty strings / negative numbers when unknown. */
     char traj_kind[64];   /* e.g. "radial2d", "spiral2d", "kooshball" */
@@ -56,6 +59,7 @@ mr_status mr_kspace_create(mr_kspace **out, const int64_t matrix[3], int64_t nsa
 /* Allocate (zero-filled) the optional arrays. */
 mr_status mr_kspace_alloc_weights(mr_kspace *ks);
 mr_status mr_kspace_alloc_truth(mr_kspace *ks);    /* both truth and truth_bl */
+mr_status mr_kspace_alloc_sens(mr_kspace *ks);     /* C maps */
 
 void mr_kspace_free(mr_kspace *ks); /* NULL is fine */
 

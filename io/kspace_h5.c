@@ -1,4 +1,4 @@
-/* The HDF5 k-space file, format "mrirecon-kspace" version 1 (docs/FORMAT.md is normative).
+/* The HDF5 k-space file, format "mrirecon-kspace" versions 1 and 2 (docs/FORMAT.md is normative).
  *
  * The reader validates in two passes: first every shape, type and attribute (nothing allocated
  * but stack buffers), then it allocates the scan and reads the arrays, checking their values.
@@ -16,6 +16,7 @@
 #define DS_WEIGHTS "/kspace/weights"
 #define DS_TRUTH "/truth/image"
 #define DS_TRUTH_BL "/truth/bandlimited"
+#define DS_SENS "/kspace/sens" /* version 2 */
 
 /* Optional float32 dataset of exactly the expected dims: *present 0 when absent. */
 static mr_status open_optional(hid_t file, const char *path, const char *name, int rank, const hsize_t *want,
@@ -108,10 +109,10 @@ mr_status mr_kspace_read(const char *path, mr_kspace **out)
 {
     *out = NULL;
     hid_t file = H5I_INVALID_HID, grp = H5I_INVALID_HID, dtraj = H5I_INVALID_HID, ddata = H5I_INVALID_HID;
-    hid_t dw = H5I_INVALID_HID, dtruth = H5I_INVALID_HID, dbl = H5I_INVALID_HID;
+    hid_t dw = H5I_INVALID_HID, dtruth = H5I_INVALID_HID, dbl = H5I_INVALID_HID, dsens = H5I_INVALID_HID;
     hsize_t tdims[2], ddims[3];
     mr_kspace *ks = NULL;
-    int have_w = 0, have_t = 0, have_bl = 0;
+    int have_w = 0, have_t = 0, have_bl = 0, have_s = 0;
 
     mr_status st = mr_h5_open_read(path, &file);
     if (st != MR_OK)
@@ -167,6 +168,10 @@ mr_status mr_kspace_read(const char *path, mr_kspace **out)
     if ((st = open_optional(file, path, DS_TRUTH_BL, 3, vdims, "[Nz][Ny][Nx] of the matrix", &dbl, &have_bl)) !=
         MR_OK)
         goto done;
+    const hsize_t sdims[5] = {ddims[0], vdims[0], vdims[1], vdims[2], 2};
+    if ((st = open_optional(file, path, DS_SENS, 5, sdims, "[C][Nz][Ny][Nx][2]: coils of /kspace/data, the matrix",
+                            &dsens, &have_s)) != MR_OK)
+        goto done;
 
     /* pass 2: allocate and read the values */
     if ((st = mr_kspace_create(&ks, matrix, (int64_t)tdims[0], (int64_t)ddims[0])) != MR_OK)
@@ -174,7 +179,8 @@ mr_status mr_kspace_read(const char *path, mr_kspace **out)
     size_t nvox = (size_t)mr_kspace_voxels(ks);
     if ((have_w && !(ks->weights = malloc((size_t)ks->nsamples * sizeof(float)))) ||
         (have_t && !(ks->truth = malloc(nvox * sizeof(float)))) ||
-        (have_bl && !(ks->truth_bl = malloc(nvox * sizeof(float))))) {
+        (have_bl && !(ks->truth_bl = malloc(nvox * sizeof(float)))) ||
+        (have_s && !(ks->sens = malloc((size_t)ks->ncoils * nvox * 2 * sizeof(float))))) {
         st = mr_error(MR_ENOMEM, "%s: out of memory for the optional arrays", path);
         goto done;
     }
@@ -182,7 +188,8 @@ mr_status mr_kspace_read(const char *path, mr_kspace **out)
         (st = mr_h5_read_f32(ddata, path, DS_DATA, 3, ddims, ks->data)) != MR_OK ||
         (have_w && (st = mr_h5_read_f32(dw, path, DS_WEIGHTS, 1, wdims, ks->weights)) != MR_OK) ||
         (have_t && (st = mr_h5_read_f32(dtruth, path, DS_TRUTH, 3, vdims, ks->truth)) != MR_OK) ||
-        (have_bl && (st = mr_h5_read_f32(dbl, path, DS_TRUTH_BL, 3, vdims, ks->truth_bl)) != MR_OK))
+        (have_bl && (st = mr_h5_read_f32(dbl, path, DS_TRUTH_BL, 3, vdims, ks->truth_bl)) != MR_OK) ||
+        (have_s && (st = mr_h5_read_f32(dsens, path, DS_SENS, 5, sdims, ks->sens)) != MR_OK))
         goto done;
     if (have_w) {
         int64_t neg = first_negative(ks->weights, ks->nsamples);
@@ -195,6 +202,7 @@ mr_status mr_kspace_read(const char *path, mr_kspace **out)
     st = read_meta(grp, path, ks);
 
 done:
+    mr_h5_close(&dsens);
     mr_h5_close(&dbl);
     mr_h5_close(&dtruth);
     mr_h5_close(&dw);
@@ -254,6 +262,9 @@ static mr_status check_scan(const char *path, const mr_kspace *ks, const hsize_t
         (ks->truth && (st = check_finite(path, DS_TRUTH, ks->truth, 3, vdims)) != MR_OK) ||
         (ks->truth_bl && (st = check_finite(path, DS_TRUTH_BL, ks->truth_bl, 3, vdims)) != MR_OK))
         return st;
+    const hsize_t sdims[5] = {(hsize_t)ks->ncoils, vdims[0], vdims[1], vdims[2], 2};
+    if (ks->sens && (st = check_finite(path, DS_SENS, ks->sens, 5, sdims)) != MR_OK)
+        return st;
     if (ks->weights) {
         int64_t neg = first_negative(ks->weights, ks->nsamples);
         if (neg >= 0)
@@ -265,7 +276,7 @@ static mr_status check_scan(const char *path, const mr_kspace *ks, const hsize_t
 
 static mr_status write_attrs(hid_t grp, const char *path, const mr_kspace *ks)
 {
-    const int32_t version = MR_FORMAT_VERSION;
+    const int32_t version = ks->sens ? 2 : 1; /* the lowest version that holds the content */
     const int32_t matrix[3] = {(int32_t)ks->matrix[0], (int32_t)ks->matrix[1], (int32_t)ks->matrix[2]};
     mr_status st = mr_h5_attr_write_string(grp, path, "format", MR_FORMAT_NAME);
     if (st == MR_OK)
@@ -310,6 +321,9 @@ mr_status mr_kspace_write(const char *path, const mr_kspace *ks)
         (st = mr_h5_write_f32(file, path, DS_TRAJ, 2, tdims, ks->traj)) != MR_OK ||
         (st = mr_h5_write_f32(file, path, DS_DATA, 3, ddims, ks->data)) != MR_OK ||
         (ks->weights && (st = mr_h5_write_f32(file, path, DS_WEIGHTS, 1, wdims, ks->weights)) != MR_OK))
+        goto done;
+    const hsize_t sdims[5] = {(hsize_t)ks->ncoils, vdims[0], vdims[1], vdims[2], 2};
+    if (ks->sens && (st = mr_h5_write_f32(file, path, DS_SENS, 5, sdims, ks->sens)) != MR_OK)
         goto done;
     if (ks->truth || ks->truth_bl) {
         tgrp = mr_h5_create_group(file, "/truth");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../base/log.h"
+#include "coils.h"
 #include "noise.h"
 #include "shepp_logan.h"
 
@@ -17,6 +18,7 @@ void mr_scan_params_default(mr_scan_params *p)
     p->truth = 1;
     p->weights = 1;
     p->fov_mm = 240.0;
+    p->coils = 0;
 }
 
 mr_status mr_scan_simulate(const mr_scan_params *p, mr_kspace **out)
@@ -29,9 +31,12 @@ mr_status mr_scan_simulate(const mr_scan_params *p, mr_kspace **out)
     if (p->noise && !isfinite(p->snr_db))
         return mr_error(MR_EINVAL, "phantom: SNR %g dB is not finite", p->snr_db);
     mr_phantom_kind ph = mr_traj_kind_is_3d(p->traj.kind) ? MR_PHANTOM_SL3D : MR_PHANTOM_SL2D;
+    if (p->coils < 0 || p->coils > MR_MAX_COILS)
+        return mr_error(MR_EINVAL, "phantom: %lld coils is outside 1..%d", (long long)p->coils, MR_MAX_COILS);
     mr_kspace *ks = NULL;
+    mr_coils *coils = NULL;
     double t0 = mr_now();
-    st = mr_kspace_create(&ks, p->traj.matrix, m, 1);
+    st = mr_kspace_create(&ks, p->traj.matrix, m, p->coils > 0 ? p->coils : 1);
     if (st != MR_OK)
         return st;
     snprintf(ks->traj_kind, sizeof ks->traj_kind, "%s", mr_traj_kind_name(p->traj.kind));
@@ -40,14 +45,22 @@ mr_status mr_scan_simulate(const mr_scan_params *p, mr_kspace **out)
         ks->fov_mm[a] = (p->fov_mm > 0 && (a < 2 || ks->matrix[2] > 1)) ? (float)p->fov_mm : 0.0f;
     if ((st = mr_traj_generate(&p->traj, ks->traj)) != MR_OK)
         goto fail;
-    if ((st = mr_phantom_kspace(ph, ks->traj, m, ks->data)) != MR_OK)
-        goto fail;
-    mr_log(MR_LOG_DEBUG, "phantom: %lld samples of analytic k-space in %.2f s", (long long)m, mr_now() - t0);
-    if (p->noise) {
-        double sigma;
-        if ((st = mr_noise_sigma(ks->data, m, p->snr_db, &sigma)) != MR_OK)
+    if (p->coils > 0) {
+        if ((st = mr_coils_create(&coils, ph, p->coils)) != MR_OK || (st = mr_kspace_alloc_sens(ks)) != MR_OK ||
+            (st = mr_coils_maps(coils, ks->matrix, ks->sens)) != MR_OK ||
+            (st = mr_coils_kspace(coils, ks->traj, m, ks->data)) != MR_OK)
             goto fail;
-        mr_noise_add(ks->data, m, sigma, p->seed);
+    } else if ((st = mr_phantom_kspace(ph, ks->traj, m, ks->data)) != MR_OK) {
+        goto fail;
+    }
+    mr_log(MR_LOG_DEBUG, "phantom: %lld samples x %lld coil(s) of analytic k-space in %.2f s", (long long)m,
+           (long long)ks->ncoils, mr_now() - t0);
+    if (p->noise) { /* one sigma for every coil, from the mean power of all coils' data */
+        double sigma;
+        const int64_t all = m * ks->ncoils;
+        if ((st = mr_noise_sigma(ks->data, all, p->snr_db, &sigma)) != MR_OK)
+            goto fail;
+        mr_noise_add(ks->data, all, sigma, p->seed);
         ks->noise_sigma = sigma;
         ks->snr_db = p->snr_db;
         ks->noise_seed = p->seed;
@@ -68,9 +81,11 @@ mr_status mr_scan_simulate(const mr_scan_params *p, mr_kspace **out)
             goto fail;
         mr_log(MR_LOG_DEBUG, "phantom: truth images in %.2f s", mr_now() - t1);
     }
+    mr_coils_free(coils);
     *out = ks;
     return MR_OK;
 fail:
+    mr_coils_free(coils);
     mr_kspace_free(ks);
     return st;
 }
@@ -83,11 +98,14 @@ void mr_scan_describe(const mr_kspace *ks, const char *path, char *buf, size_t s
                  (unsigned long long)ks->noise_seed);
     else
         snprintf(noise, sizeof noise, "noiseless");
+    char coils[64] = "";
+    if (ks->sens)
+        snprintf(coils, sizeof coils, ", %lld coil%s with maps", (long long)ks->ncoils, ks->ncoils > 1 ? "s" : "");
     if (mr_kspace_is_3d(ks))
-        snprintf(buf, size, "%s: 3D %lldx%lldx%lld, %lld samples, %s, %s, %s", path, (long long)ks->matrix[0],
-                 (long long)ks->matrix[1], (long long)ks->matrix[2], (long long)ks->nsamples, ks->traj_kind,
+        snprintf(buf, size, "%s: 3D %lldx%lldx%lld, %lld samples%s, %s, %s, %s", path, (long long)ks->matrix[0],
+                 (long long)ks->matrix[1], (long long)ks->matrix[2], (long long)ks->nsamples, coils, ks->traj_kind,
                  ks->phantom, noise);
     else
-        snprintf(buf, size, "%s: 2D %lldx%lld, %lld samples, %s, %s, %s", path, (long long)ks->matrix[0],
-                 (long long)ks->matrix[1], (long long)ks->nsamples, ks->traj_kind, ks->phantom, noise);
+        snprintf(buf, size, "%s: 2D %lldx%lld, %lld samples%s, %s, %s, %s", path, (long long)ks->matrix[0],
+                 (long long)ks->matrix[1], (long long)ks->nsamples, coils, ks->traj_kind, ks->phantom, noise);
 }

@@ -18,9 +18,11 @@ typedef struct {
     int truth;           /* 1: fill truth and truth_bl */
     int weights;         /* 1: analytic density compensation (mr_traj_weights) */
     double fov_mm;       /* per axis (z too for 3D); <= 0: unknown */
+    int64_t coils;       /* 0: one coil without maps (the plain phantom); C >= 1: C simulated receive coils
+                            with smooth maps and exact coil data (coils.h), maps stored in ks->sens */
 } mr_scan_params;
 
-/* Defaults: noise off, seed 1, truth on, weights on, fov 240 mm. traj is left untouched. */
+/* Defaults: noise off, seed 1, truth on, weights on, fov 240 mm, no coils. traj is left untouched. */
 void mr_scan_params_default(mr_scan_params *p);
 
 /* Build the scan; *out is owned by the caller (mr_kspace_free); NULL on failure. */

@@ -92,6 +92,13 @@ void mr_phantom_values_row(mr_phantom_kind kind, const double r0[3], double dx, 
     }
 }
 
+int mr_phantom_inside(mr_phantom_kind kind, const double r[3])
+{
+    shape s[NSHAPES];
+    shapes_get(kind, s);
+    return shape_contains(&s[0], kind == MR_PHANTOM_SL3D, r[0], r[1], r[2]);
+}
+
 double mr_phantom_value(mr_phantom_kind kind, const double r[3])
 {
     double f;

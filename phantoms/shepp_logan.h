@@ -28,6 +28,9 @@ const char *mr_phantom_name(mr_phantom_kind kind);
 /* Intensity f(r) at one point (FOV units; r[2] ignored in 2D). */
 double mr_phantom_value(mr_phantom_kind kind, const double r[3]);
 
+/* 1 when r lies inside the phantom's outer ellipse (2D) or ellipsoid (3D): the head. */
+int mr_phantom_inside(mr_phantom_kind kind, const double r[3]);
+
 /* f at n points along x: out[i] = f(r0 + i dx x^), for images and numerical checks. */
 void mr_phantom_values_row(mr_phantom_kind kind, const double r0[3], double dx, int64_t n, double *out);
 

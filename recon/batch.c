@@ -253,32 +253,58 @@ static void child_main(const mr_batch_config *cfg, const mr_batch_scan *s, const
     _exit(st == MR_OK ? 0 : 1);
 }
 
-/* The last non-empty line of a log file (a crash's assertion text, an error line). */
-static void log_tail(const char *logpath, char *out, size_t size)
+/* The end of a log file: its last `lines` non-empty-terminated lines within the last `bytes`
+ * bytes, trailing blank lines and spaces dropped, control characters other than newline and tab
+ * shown as '?'. A malloc'd string, NULL when the log is missing, empty or memory is short. */
+static char *log_end(const char *logpath, int lines, size_t bytes)
 {
-    out[0] = '\0';
     FILE *f = fopen(logpath, "rb");
     if (!f)
-        return;
-    char buf[4096];
+        return NULL;
+    char *buf = malloc(bytes + 1);
     long len = 0;
-    if (fseek(f, 0, SEEK_END) == 0)
+    if (buf && fseek(f, 0, SEEK_END) == 0)
         len = ftell(f);
-    long from = len > (long)sizeof buf - 1 ? len - (long)sizeof buf + 1 : 0;
+    const long from = len > (long)bytes ? len - (long)bytes : 0;
     size_t n = 0;
-    if (fseek(f, from, SEEK_SET) == 0)
-        n = fread(buf, 1, sizeof buf - 1, f);
+    if (buf && len > 0 && fseek(f, from, SEEK_SET) == 0)
+        n = fread(buf, 1, bytes, f);
     fclose(f);
-    buf[n] = '\0';
+    if (!buf)
+        return NULL;
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-        buf[--n] = '\0';
-    char *line = strrchr(buf, '\n');
-    line = line ? line + 1 : buf;
-    size_t k = strlen(line);
-    if (k >= size)
-        k = size - 1;
-    memcpy(out, line, k);
-    out[k] = '\0';
+        n--;
+    buf[n] = '\0';
+    size_t start = 0;
+    if (from > 0) { /* the first line is cut: start after it */
+        char *nl = memchr(buf, '\n', n);
+        start = nl ? (size_t)(nl - buf) + 1 : 0;
+    }
+    int seen = 0;
+    for (size_t i = n; i > start; i--)
+        if (buf[i - 1] == '\n' && ++seen == lines) {
+            start = i;
+            break;
+        }
+    if (start >= n) {
+        free(buf);
+        return NULL;
+    }
+    for (size_t i = start; i < n; i++)
+        if ((unsigned char)buf[i] < 0x20 && buf[i] != '\n' && buf[i] != '\t')
+            buf[i] = '?';
+    memmove(buf, buf + start, n - start + 1);
+    return buf;
+}
+
+/* The last line of a log (a crash's assertion text, an error line) into out. */
+static void log_tail(const char *log, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (!log)
+        return;
+    const char *line = strrchr(log, '\n');
+    snprintf(out, size, "%s", line ? line + 1 : log);
 }
 
 static void read_message(int fd, char *out, size_t size)
@@ -437,8 +463,14 @@ void mr_batch_finished_elsewhere(mr_batch_runner *r, int scan)
     if (r->p.elsewhere > 0)
         r->p.elsewhere--;
     r->p.ran++;
-    if (r->l->scans[scan].state != MR_BATCH_INTERRUPTED) /* as for the scans of this process */
-        progress_finished(&r->p, &r->l->scans[scan]);
+    mr_batch_scan *s = &r->l->scans[scan];
+    free(s->log);
+    s->log = NULL;
+    char logpath[PATH_MAX_LEN];
+    if (s->state == MR_BATCH_FAILED && scan_path(logpath, sizeof logpath, r->cfg->outdir, s->name, LOG_FMT) == MR_OK)
+        s->log = log_end(logpath, MR_BATCH_LOG_LINES, MR_BATCH_LOG_BYTES); /* the log is on the shared OUTDIR */
+    if (s->state != MR_BATCH_INTERRUPTED) /* as for the scans of this process */
+        progress_finished(&r->p, s);
 }
 
 mr_batch_list *mr_batch_runner_list(mr_batch_runner *r) { return r->l; }
@@ -532,8 +564,11 @@ static void finish_worker(const mr_batch_config *cfg, mr_batch_list *l, worker *
         snprintf(s->reason, sizeof s->reason, "interrupted");
     } else {
         char tail[400] = "";
+        free(s->log);
+        s->log = NULL;
         if (scan_path(logpath, sizeof logpath, cfg->outdir, s->name, LOG_FMT) == MR_OK)
-            log_tail(logpath, tail, sizeof tail);
+            s->log = log_end(logpath, MR_BATCH_LOG_LINES, MR_BATCH_LOG_BYTES);
+        log_tail(s->log, tail, sizeof tail);
         if (w->timed_out)
             snprintf(s->reason, sizeof s->reason, "timed out after %g s (killed)", cfg->timeout);
         else if (WIFSIGNALED(status))
@@ -575,6 +610,8 @@ mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *l, int *interr
         mr_batch_scan *s = &l->scans[i];
         s->state = MR_BATCH_PENDING;
         s->reason[0] = '\0';
+        free(s->log);
+        s->log = NULL;
         char final[PATH_MAX_LEN], key[2048];
         if (cfg->mode == MR_BATCH_RESUME && !worker_role &&
             scan_path(final, sizeof final, cfg->outdir, s->name, FINAL_FMT) == MR_OK &&

@@ -10,7 +10,7 @@
  * The library part knows nothing about reconstruction: the job is a callback run in a forked
  * child, so the runner can be tested with jobs that crash, hang or fail.
  *
- * Ownership: mr_batch_list owns its scans and strings (mr_batch_list_free). */
+ * Ownership: mr_batch_list owns its scans and strings, the logs included (mr_batch_list_free). */
 #ifndef MR_BATCH_H
 #define MR_BATCH_H
 
@@ -32,11 +32,17 @@ typedef enum {
     MR_BATCH_INTERRUPTED  /* killed because the batch was interrupted */
 } mr_batch_state;
 
+/* A failed scan keeps the end of its log for the summaries: at most this many lines, this many bytes. */
+#define MR_BATCH_LOG_LINES 20
+#define MR_BATCH_LOG_BYTES 4096
+
 typedef struct {
     char *path;     /* input file as resolved (relative list entries joined to the list's folder) */
     char *name;     /* unique output folder name (basename without .h5, disambiguated) */
     mr_batch_state state;
     char reason[512]; /* why it failed */
+    char *log;        /* failed scans: the last MR_BATCH_LOG_LINES lines of .logs/<name>.log (at most
+                         MR_BATCH_LOG_BYTES, control characters but tab shown as '?'); NULL otherwise */
     double seconds;   /* wall time of the child (or the earlier run's, when resumed) */
 } mr_batch_scan;
 
@@ -121,7 +127,7 @@ typedef struct mr_batch_sched {
  * MR_BATCH_PENDING until mr_batch_finished_elsewhere. */
 int mr_batch_take(mr_batch_runner *r);
 /* Root, from poll: the state, reason and seconds of scan were set from another process's report
- * (progress counts it). */
+ * (progress counts it; a failed scan's log is read from OUTDIR/.logs for the summaries). */
 void mr_batch_finished_elsewhere(mr_batch_runner *r, int scan);
 /* The scans of the running batch. */
 mr_batch_list *mr_batch_runner_list(mr_batch_runner *r);

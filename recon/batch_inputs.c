@@ -252,6 +252,7 @@ void mr_batch_list_free(mr_batch_list *l)
     for (int i = 0; i < l->count; i++) {
         free(l->scans[i].path);
         free(l->scans[i].name);
+        free(l->scans[i].log);
     }
     free(l->scans);
     l->scans = NULL;

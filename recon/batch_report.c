@@ -111,6 +111,24 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* A log as one CSV field: newlines become the two characters \n and backslashes \\, so every
+ * scan stays one line of the file (grep-able); quoted as csv_field does. */
+static void csv_log(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        if (*s == '"')
+            fputs("\"\"", f);
+        else if (*s == '\\')
+            fputs("\\\\", f);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 static void html_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
@@ -260,7 +278,8 @@ static mr_status write_csv(const char *outdir, const mr_batch_list *l, const sca
     mr_status st = open_summary(outdir, "summary.csv", path, tmp, &f);
     if (st != MR_OK)
         return st;
-    fprintf(f, "scan,input,status,method,truth,mse,psnr_db,snr_db,percent_error,seconds,scan_seconds,reason\n");
+    fprintf(f, "scan,input,status,method,truth,mse,psnr_db,snr_db,percent_error,seconds,scan_seconds,reason,"
+               "log_tail\n");
     for (int i = 0; i < l->count; i++) {
         const mr_batch_scan *s = &l->scans[i];
         int rows = state_ok(s->state) ? m[i].n : 0;
@@ -276,10 +295,39 @@ static mr_status write_csv(const char *outdir, const mr_batch_list *l, const sca
             }
             fprintf(f, "%.3f,", s->seconds);
             csv_field(f, state_ok(s->state) ? m[i].problem : s->reason);
+            fputc(',', f);
+            if (s->log)
+                csv_log(f, s->log);
             fputc('\n', f);
         }
     }
     return mr_close_commit(f, tmp, path);
+}
+
+/* The end of each failed scan's log as a fenced block (a fence longer than any backtick run in it). */
+static void write_md_logs(FILE *f, const mr_batch_list *l)
+{
+    for (int i = 0; i < l->count; i++) {
+        const mr_batch_scan *s = &l->scans[i];
+        if (!s->log)
+            continue;
+        int run = 0, longest = 0;
+        for (const char *c = s->log; *c; c++) {
+            run = *c == '`' ? run + 1 : 0;
+            longest = run > longest ? run : longest;
+        }
+        static const char ticks[] = "````````````````````````````````";
+        const int plain = longest + 1 >= (int)sizeof ticks; /* absurd runs: shown as quotes instead */
+        const int fence = plain || longest < 3 ? 3 : longest + 1;
+        fprintf(f, "\n### ");
+        md_text(f, s->name);
+        fprintf(f, ": the last %d lines of .logs/", MR_BATCH_LOG_LINES);
+        md_text(f, s->name);
+        fprintf(f, ".log\n\n%.*s\n", fence, ticks);
+        for (const char *c = s->log; *c; c++)
+            fputc(plain && *c == '`' ? '\'' : *c, f);
+        fprintf(f, "\n%.*s\n", fence, ticks);
+    }
 }
 
 static mr_status write_md(const char *outdir, const mr_batch_list *l, const scan_metrics *m, const char *title,
@@ -320,6 +368,7 @@ static mr_status write_md(const char *outdir, const mr_batch_list *l, const scan
         static const char *const item[5] = {"- **", "** (", ", input ", "): ", "\n"};
         fprintf(f, "\n## Scans that did not finish\n\n");
         write_unfinished(f, l, md_text, item);
+        write_md_logs(f, l);
     }
     return mr_close_commit(f, tmp, path);
 }
@@ -346,6 +395,8 @@ static const char html_head[] =
     "td.pic{text-align:center;padding:2px}\n"
     "td.pic img{height:96px;width:auto;image-rendering:pixelated;display:block;margin:auto}\n"
     "span.reason{display:block;color:#a11;font-size:.85em;max-width:28em;white-space:normal}\n"
+    "details.log{text-align:left;font-size:.8em;max-width:40em}\n"
+    "details.log pre{white-space:pre-wrap;margin:.3em 0;background:#f4f4f4;padding:.3em}\n"
     "td.ok{color:#176317}\n"
     "ul.failed li{margin:.2em 0}\n"
     "</style>\n";
@@ -477,6 +528,11 @@ static mr_status write_html(const char *outdir, const mr_batch_list *l, const sc
             fputs("<span class=\"reason\">", f);
             html_text(f, s->reason);
             fputs("</span>", f);
+            if (s->log) {
+                fprintf(f, "<details class=\"log\"><summary>log (last %d lines)</summary><pre>", MR_BATCH_LOG_LINES);
+                html_text(f, s->log);
+                fputs("</pre></details>", f);
+            }
         } else if (m[i].problem[0]) {
             fputs("<span class=\"reason\">", f);
             html_text(f, m[i].problem);

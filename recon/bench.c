@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../gpu/gemm.h"
 #include "../gpu/gpu.h"
 #include "../io/fsutil.h"
 #include "../io/kspace_h5.h"
@@ -29,7 +30,7 @@ static const char *const impl_names[IMPL_COUNT] = {"cpu", "gpu naive", "gpu +con
 typedef struct {
     char kernel[8];   /* "Q" or "FHd" */
     char impl[48];
-    char config[64];  /* GPU kernel configuration, "" for the CPU */
+    char config[64];  /* GPU kernel configuration; for the CPU the kernel level (avx512, avx2, portable) */
     double ms;        /* median time of the timed part */
     double scale;     /* whole-grid time = ms * scale (1 when the whole grid was timed) */
     double pairs;     /* pairs of the whole grid */
@@ -42,6 +43,7 @@ typedef struct {
     int64_t matrix[3], m;
     float *traj, *wreal, *wcplx; /* the problem: [M][3], [M], [M][2] */
     int gpu;                     /* GPU rows requested and a GPU present */
+    int gpu_index;               /* the GPU of those rows */
     char device_desc[256];
     bench_row rows[BENCH_MAX_ROWS];
     int nrows;
@@ -55,7 +57,8 @@ void mr_bench_opts_default(mr_bench_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->problem = "book";
-    o->device = "auto";
+    o->device.kind = MR_DEVICE_AUTO;
+    o->device.index = -1;
     o->what = "all";
     o->reps = 5;
     o->threads = 0;
@@ -68,6 +71,9 @@ void mr_bench_opts_default(mr_bench_opts *o)
     o->scratch = NULL;
     o->json = NULL;
     o->seed = 1;
+    o->rows = "all";
+    o->precision = "all";
+    o->gemm_cublas = 0;
 }
 
 mr_status mr_bench_parse_problem(const char *text, int64_t matrix[3], int64_t *m)
@@ -282,6 +288,9 @@ static mr_status bench_time_row(bench_ctx *c, const mr_grid *g, int real, bench_
         mr_gpu_variant_config((mr_gpu_variant)(impl - IMPL_NAIVE), real, &cfg);
         snprintf(r->config, sizeof r->config, "T%d C%d U%d V%d%s m%d", cfg.threads, cfg.chunk, cfg.unroll,
                  cfg.voxels, cfg.rotate ? "rot" : "", cfg.mode);
+    } else { /* the instruction-set level of the CPU kernels (MR_CPU_KERNEL may force a lower one) */
+        const char *level = mr_nudft_kernel_name();
+        snprintf(r->config, sizeof r->config, "%s", level ? level : "-");
     }
     mr_log(MR_LOG_INFO, "bench: %s %s on %lld voxels x %lld samples", r->kernel, r->impl, (long long)nv,
            (long long)c->m);
@@ -309,6 +318,88 @@ static mr_status bench_time_row(bench_ctx *c, const mr_grid *g, int real, bench_
     return st;
 }
 
+/* ---- the GEMM rows (gpu/gemm.h) ----------------------------------------------------------------- */
+
+/* Relative L2 of a GEMM mode on the accuracy rows (double output for fp64: its error is below float's). */
+static mr_status gemm_acc(const bench_acc *a, const float *w, int real, mr_gemm_plan *gp,
+                          mr_gemm_precision prec, double *rel)
+{
+    *rel = NAN;
+    if (a->n == 0)
+        return MR_OK;
+    const int64_t nx = a->g[0].n[0];
+    double *out = malloc((size_t)nx * 2 * sizeof(double));
+    if (!out)
+        return mr_error(MR_ENOMEM, "bench: out of memory");
+    const mr_gemm_type ot = prec == MR_GEMM_FP64 ? MR_GEMM_F64 : MR_GEMM_F32;
+    double num = 0.0, den = 0.0;
+    mr_status st = MR_OK;
+    for (int i = 0; i < a->n && st == MR_OK; i++) {
+        st = mr_gemm_adjoint(gp, &a->g[i], prec, w, real, out, ot);
+        for (int64_t v = 0; v < 2 * nx && st == MR_OK; v++) {
+            const double o = ot == MR_GEMM_F64 ? out[v] : (double)((const float *)out)[v];
+            num += (o - a->ref[i][v]) * (o - a->ref[i][v]);
+            den += a->ref[i][v] * a->ref[i][v];
+        }
+    }
+    free(out);
+    if (st == MR_OK)
+        *rel = den > 0 ? sqrt(num / den) : NAN;
+    return st;
+}
+
+/* One GEMM row: the whole grid, median of the device times (mr_gemm_last_ms: tables cached by the
+ * warm-up, weights uploaded and result copied back outside the timed part). */
+static mr_status bench_gemm_row(bench_ctx *c, const mr_grid *g, int real, mr_gemm_precision prec,
+                                mr_gemm_engine engine, const bench_acc *acc)
+{
+    const mr_bench_opts *o = c->o;
+    const float *w = real ? c->wreal : c->wcplx;
+    if (c->nrows >= BENCH_MAX_ROWS)
+        return mr_error(MR_EINTERNAL, "bench: too many rows");
+    mr_gemm_opts go;
+    mr_gemm_opts_default(&go);
+    go.engine = engine;
+    go.variant = c->o->gemm_variant;
+    mr_gemm_plan *gp = NULL;
+    mr_status st = mr_gemm_create(&gp, c->traj, c->m, &go);
+    if (st != MR_OK)
+        return st;
+    const int64_t nv = mr_grid_size(g);
+    const mr_gemm_type ot = prec == MR_GEMM_FP64 ? MR_GEMM_F64 : MR_GEMM_F32;
+    void *out = malloc((size_t)nv * 2 * (ot == MR_GEMM_F64 ? sizeof(double) : sizeof(float)));
+    double *t = malloc((size_t)(o->reps + 1) * sizeof(double));
+    if (!out || !t)
+        st = mr_error(MR_ENOMEM, "bench: out of memory for %lld voxels", (long long)nv);
+    bench_row *r = &c->rows[c->nrows];
+    memset(r, 0, sizeof *r);
+    snprintf(r->kernel, sizeof r->kernel, "%s", real ? "Q" : "FHd");
+    snprintf(r->impl, sizeof r->impl, "gpu gemm %s%s", mr_gemm_precision_name(prec),
+             engine == MR_GEMM_ENGINE_CUBLAS ? " cublas" : "");
+    snprintf(r->config, sizeof r->config, "%s%s",
+             prec == MR_GEMM_FP64 ? "cuBLAS DGEMM"
+                                  : (engine == MR_GEMM_ENGINE_CUBLAS ? "cuBLAS GemmEx TF32 x3" : "mma.sync TF32 x3"),
+             real ? ", Hermitian" : "");
+    mr_log(MR_LOG_INFO, "bench: %s %s on %lld voxels x %lld samples", r->kernel, r->impl, (long long)nv,
+           (long long)c->m);
+    for (int i = 0; i <= o->reps && st == MR_OK; i++) { /* i = 0: warm-up (builds the tables) */
+        st = mr_gemm_adjoint(gp, g, prec, w, real, out, ot);
+        t[i] = mr_gemm_last_ms(gp);
+    }
+    if (st == MR_OK) {
+        r->ms = median(t + 1, o->reps);
+        r->scale = 1.0;
+        r->pairs = (double)nv * (double)c->m;
+        st = gemm_acc(acc, w, real, gp, prec, &r->rel_l2);
+    }
+    if (st == MR_OK)
+        c->nrows++;
+    free(out);
+    free(t);
+    mr_gemm_destroy(gp);
+    return st;
+}
+
 static void print_row(FILE *out, const bench_row *r)
 {
     const double s = r->ms * r->scale * 1e-3;
@@ -325,7 +416,7 @@ static mr_status bench_ladder(bench_ctx *c)
     const mr_bench_opts *o = c->o;
     mr_gpu_nudft *gp = NULL;
     mr_status st = MR_OK;
-    if (c->gpu && (st = mr_gpu_nudft_create(&gp, 0, c->traj, c->m)) != MR_OK)
+    if (c->gpu && (st = mr_gpu_nudft_create(&gp, c->gpu_index, c->traj, c->m)) != MR_OK)
         return st;
     fprintf(c->out, "\n%-4s %-17s %12s %10s %10s %9s  %s\n", "sum", "implementation", "time_ms", "pairs/s", "GFLOP/s",
             "rel_L2", "config");
@@ -335,10 +426,22 @@ static mr_status bench_ladder(bench_ctx *c)
         memset(&acc, 0, sizeof acc);
         mr_log(MR_LOG_INFO, "bench: float64 reference on %d rows of the %s grid", o->accuracy_rows, real ? "Q" : "F^H d");
         st = acc_prepare(c, &g, real ? c->wreal : c->wcplx, real, &acc);
-        for (int impl = 0; impl < IMPL_COUNT && st == MR_OK; impl++) {
+        for (int impl = 0; impl < IMPL_COUNT && st == MR_OK && strcmp(o->rows, "gemm") != 0; impl++) {
             if (impl != IMPL_CPU && !c->gpu)
                 break;
             st = bench_time_row(c, &g, real, (bench_impl)impl, gp, &acc);
+            if (st == MR_OK) {
+                print_row(c->out, &c->rows[c->nrows - 1]);
+                fflush(c->out);
+            }
+        }
+        /* the tensor-core rows: tf32x3 (our kernel, optionally cuBLAS), fp64 */
+        for (int k = 0; k < 3 && st == MR_OK && c->gpu && strcmp(o->rows, "ladder") != 0; k++) {
+            const mr_gemm_precision prec = k == 2 ? MR_GEMM_FP64 : MR_GEMM_TF32X3;
+            if ((k == 1 && !o->gemm_cublas) || (strcmp(o->precision, "all") != 0 &&
+                                                strcmp(o->precision, mr_gemm_precision_name(prec)) != 0))
+                continue;
+            st = bench_gemm_row(c, &g, real, prec, k == 1 ? MR_GEMM_ENGINE_CUBLAS : MR_GEMM_ENGINE_MMA, &acc);
             if (st == MR_OK) {
                 print_row(c->out, &c->rows[c->nrows - 1]);
                 fflush(c->out);
@@ -358,7 +461,7 @@ static mr_status bench_sweep(bench_ctx *c)
     const int64_t msave = c->m;
     c->m = o->sweep_m < c->m ? o->sweep_m : c->m; /* the first sweep_m samples of the problem */
     mr_gpu_nudft *gp = NULL;
-    mr_status st = mr_gpu_nudft_create(&gp, 0, c->traj, c->m);
+    mr_status st = mr_gpu_nudft_create(&gp, c->gpu_index, c->traj, c->m);
     if (st != MR_OK) {
         c->m = msave;
         return st;
@@ -478,6 +581,7 @@ static mr_status bench_e2e(bench_ctx *c)
         ro.iters = o->iters;
         ro.method = "cg";
         ro.op.device = c->gpu ? MR_DEVICE_GPU : MR_DEVICE_CPU;
+        ro.op.gpu_index = c->gpu ? c->gpu_index : -1;
         ro.op.threads = o->threads;
         ro.op.exact_trig = k == 1; /* run 0: SFU trig (the default), run 1: accurate sincosf */
         void *ctx[2] = {c, &k};
@@ -568,23 +672,24 @@ mr_status mr_bench_run(const mr_bench_opts *o, FILE *out)
     mr_status st = mr_bench_parse_problem(o->problem, c.matrix, &c.m);
     if (st != MR_OK)
         return st;
-    int want_gpu = strcmp(o->device, "gpu") == 0;
-    if (strcmp(o->device, "auto") == 0)
-        want_gpu = mr_gpu_count() > 0;
-    else if (!want_gpu && strcmp(o->device, "cpu") != 0)
-        return mr_error(MR_EINVAL, "--device '%s': expected auto, cpu or gpu", o->device);
-    if (want_gpu) {
-        if (mr_gpu_count() <= 0)
-            return mr_error(MR_ENODEV, "--device gpu: no usable GPU (no CUDA device or driver, or built without "
-                                       "CUDA); use --device cpu");
-        if ((st = mr_gpu_describe(0, c.device_desc, sizeof c.device_desc)) != MR_OK)
+    int gpu = -1;
+    if ((st = mr_device_resolve(o->device, &gpu)) != MR_OK)
+        return st;
+    if (gpu >= 0) {
+        if ((st = mr_gpu_describe(gpu, c.device_desc, sizeof c.device_desc)) != MR_OK)
             return st;
         c.gpu = 1;
+        c.gpu_index = gpu;
     } else {
         snprintf(c.device_desc, sizeof c.device_desc, "cpu");
     }
     if (o->sweep && !c.gpu)
         return mr_error(MR_ENODEV, "bench --sweep needs a GPU (--device gpu and a usable CUDA device)");
+    if (!o->rows || (strcmp(o->rows, "all") != 0 && strcmp(o->rows, "ladder") != 0 && strcmp(o->rows, "gemm") != 0))
+        return mr_error(MR_EINVAL, "--rows '%s': expected all, ladder or gemm", o->rows ? o->rows : "");
+    if (!o->precision || (strcmp(o->precision, "all") != 0 && strcmp(o->precision, "tf32x3") != 0 &&
+                          strcmp(o->precision, "fp64") != 0))
+        return mr_error(MR_EINVAL, "--precision '%s': expected all, tf32x3 or fp64", o->precision ? o->precision : "");
     const int kernels = strcmp(o->what, "kernels") == 0 || strcmp(o->what, "all") == 0;
     const int e2e = strcmp(o->what, "e2e") == 0 || strcmp(o->what, "all") == 0;
     if (!kernels && !e2e)

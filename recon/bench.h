@@ -15,13 +15,14 @@
 #include <stdio.h>
 
 #include "../base/status.h"
+#include "../solver/backend.h"
 
 #define MR_BENCH_FLOP_FHD 15
 #define MR_BENCH_FLOP_Q 11
 
 typedef struct {
     const char *problem;  /* "book" (128^3, 284592 samples), "2d" (128^2, 32768), "NX,NY,NZ:M" */
-    const char *device;   /* "cpu": CPU rows only; "gpu": CPU and GPU rows; "auto": gpu if usable */
+    mr_device_sel device; /* cpu: CPU rows only; gpu[:N]: CPU and GPU rows; auto: gpu if usable */
     const char *what;     /* "kernels", "e2e", "all" */
     int reps;             /* timed runs per row (median), after one warm-up; >= 1 */
     int threads;          /* CPU threads, 0 = all cores */
@@ -35,6 +36,10 @@ typedef struct {
     const char *scratch;  /* directory for the end-to-end scan and outputs */
     const char *json;     /* write results here (NULL: no JSON) */
     uint64_t seed;        /* random trajectory and weights */
+    const char *rows;     /* "all": CPU, GPU ladder and GEMM rows; "ladder": without the GEMM rows; "gemm": only them */
+    const char *precision;/* GEMM rows: "all", "tf32x3" or "fp64" */
+    int gemm_cublas;      /* 1: also the tf32x3 row with the cuBLAS engine */
+    int gemm_variant;     /* MMA kernel variant of the tf32x3 rows (mr_gemm_opts.variant) */
 } mr_bench_opts;
 
 void mr_bench_opts_default(mr_bench_opts *o);

@@ -118,11 +118,11 @@ int mr_cmd_batch(int argc, char **argv)
     batch_job_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     mr_recon_opts_default(&ctx.recon);
-    const char *outdir = NULL, *device = "auto", *basis = "box";
+    const char *outdir = NULL, *basis = "box";
+    mr_device_sel device = {MR_DEVICE_AUTO, -1};
     int jobs = 0, threads = 0, resume = 0, force = 0, verbose = 0, quiet = 0;
     double timeout = 0, rank_timeout = 60;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
-    static const char *const devices[] = {"auto", "cpu", "gpu", NULL};
     static const char *const regs[] = {"identity", "gradient", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     static const char *const bases[] = {"box", "dirac", NULL};
@@ -135,7 +135,8 @@ int mr_cmd_batch(int argc, char **argv)
     const mr_opt opts[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output folder (required)", NULL, 0, -1},
         {"method", 'm', MR_OPT_CHOICE, &ctx.recon.method, "M", "reconstruction method", methods, 0, -1},
-        {"device", 0, MR_OPT_CHOICE, &device, "D", "where the operator runs", devices, 0, -1},
+        {"device", 0, MR_OPT_DEVICE, &device, "D", "where the operator runs (gpu:N: every worker on GPU N)", NULL, 0,
+         -1},
         {"jobs", 'j', MR_OPT_INT, &jobs, "J", "scans reconstructed at once (0 = auto)", NULL, 0, 1024},
         {"threads", 't', MR_OPT_INT, &threads, "T", "CPU threads per worker (0 = max(1, cores/jobs))", NULL, 0, 4096},
         {"resume", 0, MR_OPT_FLAG, &resume, NULL, "finish an earlier batch in OUTDIR: redo only unfinished or changed scans",
@@ -195,17 +196,28 @@ int mr_cmd_batch(int argc, char **argv)
     long cores = mb ? mr_mpi_node_cores(comm) : sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1)
         cores = 1;
-    int ngpu = strcmp(device, "cpu") == 0 ? 0 : mr_batch_gpu_count();
+    int ngpu = device.kind == MR_DEVICE_CPU ? 0 : mr_batch_gpu_count();
+    st = MR_OK;
+    if (device.kind == MR_DEVICE_GPU && (ngpu == 0 || device.index >= ngpu)) {
+        char req[32];
+        mr_device_format(device, req, sizeof req);
+        st = mr_error(MR_ENODEV, "--device %s: %s", req, ngpu == 0 ? "no usable GPU" : "no such GPU (see --device gpu)");
+    }
+    if (device.index >= 0 && device.index >= ngpu)
+        ngpu = 0; /* auto with gpu:N that does not exist: CPU workers */
+    /* this process's GPUs: gpu:N pins every worker (of every rank) to GPU N; over MPI the ranks of a
+       node split its GPUs by node-local rank */
     int *mine = malloc((size_t)(ngpu > 0 ? ngpu : 1) * sizeof *mine);
-    st = mine ? MR_OK : mr_error(MR_ENOMEM, "out of memory");
     int nmine = 0;
-    if (mine && mb)
+    if (!mine)
+        st = mr_error(MR_ENOMEM, "out of memory");
+    else if (ngpu > 0 && device.index >= 0)
+        mine[nmine++] = device.index;
+    else if (mb)
         nmine = mr_mpi_node_gpus(comm, ngpu, mine);
-    else if (mine)
+    else
         for (nmine = 0; nmine < ngpu; nmine++)
             mine[nmine] = nmine;
-    if (st == MR_OK && strcmp(device, "gpu") == 0 && nmine == 0)
-        st = mr_error(MR_ENODEV, "--device gpu: no usable GPU");
     if (mb)
         st = mr_comm_agree(comm, st);
     if (st != MR_OK) {
@@ -217,7 +229,7 @@ int mr_cmd_batch(int argc, char **argv)
     }
     ngpu = nmine;
     ctx.cpu_only = ngpu == 0;
-    ctx.gpu_required = strcmp(device, "gpu") == 0;
+    ctx.gpu_required = device.kind == MR_DEVICE_GPU;
     if (jobs == 0)
         jobs = ngpu > 0 ? ngpu : (int)(cores / 4 > 1 ? cores / 4 : 1);
     if (jobs > list.count)

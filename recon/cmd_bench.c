@@ -13,12 +13,14 @@ int mr_cmd_bench(int argc, char **argv)
     mr_bench_opts o;
     mr_bench_opts_default(&o);
     int verbose = 0, quiet = 0, seed = 1, sweep_m = (int)o.sweep_m;
-    static const char *const devices[] = {"auto", "cpu", "gpu", NULL};
     static const char *const whats[] = {"kernels", "e2e", "all", NULL};
+    static const char *const rowsets[] = {"all", "ladder", "gemm", NULL};
+    static const char *const precisions[] = {"all", "tf32x3", "fp64", NULL};
     const mr_opt table[] = {
         {"problem", 'p', MR_OPT_STRING, &o.problem, "P",
          "book (128^3 voxels, 284592 samples), 2d (128^2, 32768) or NX,NY,NZ:M", NULL, 0, -1},
-        {"device", 0, MR_OPT_CHOICE, &o.device, "D", "cpu: CPU rows only; gpu: CPU and GPU rows; auto: gpu when one is usable", devices, 0, -1},
+        {"device", 0, MR_OPT_DEVICE, &o.device, "D",
+         "cpu: CPU rows only; gpu or gpu:N: CPU and GPU rows; auto: gpu when one is usable", NULL, 0, -1},
         {"what", 0, MR_OPT_CHOICE, &o.what, "W", "kernels (the ladder), e2e (file to image) or all", whats, 0, -1},
         {"reps", 'r', MR_OPT_INT, &o.reps, "N", "timed runs per row (median), after one warm-up", NULL, 1, 1000},
         {"threads", 0, MR_OPT_INT, &o.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
@@ -33,6 +35,16 @@ int mr_cmd_bench(int argc, char **argv)
         {"sweep", 0, MR_OPT_FLAG, &o.sweep, NULL,
          "time every compiled SFU kernel configuration instead of the ladder (the tuning sweep)", NULL, 0, -1},
         {"sweep-samples", 0, MR_OPT_INT, &sweep_m, "M", "samples of the sweep problem", NULL, 1, 2147483647},
+        {"rows", 0, MR_OPT_CHOICE, &o.rows, "R",
+         "all: CPU, GPU ladder and tensor-core GEMM rows; ladder: without the GEMM rows; gemm: only the GEMM rows",
+         rowsets, 0, -1},
+        {"precision", 0, MR_OPT_CHOICE, &o.precision, "P", "GEMM rows: all, tf32x3 (split TF32) or fp64 (DGEMM)",
+         precisions, 0, -1},
+        {"gemm-cublas", 0, MR_OPT_FLAG, &o.gemm_cublas, NULL,
+         "also time tf32x3 with the cuBLAS engine (GemmEx, operands materialised) next to our mma.sync kernel", NULL,
+         0, -1},
+        {"gemm-variant", 0, MR_OPT_INT, &o.gemm_variant, "V",
+         "MMA kernel variant of the tf32x3 rows, for tuning (0: the default; docs/GPU.md lists them)", NULL, 0, 4},
         {"iters", 0, MR_OPT_INT, &o.iters, "N", "CG iterations of the end-to-end run", NULL, 1, 100000},
         {"scratch", 0, MR_OPT_STRING, &o.scratch, "DIR",
          "directory for the end-to-end scan and reconstructions (default $TMPDIR/mrirecon-bench)", NULL, 0, -1},
@@ -46,15 +58,18 @@ int mr_cmd_bench(int argc, char **argv)
         "",
         "benchmark the Q and F^H d kernels and the whole pipeline",
         "Reproduces the book's optimisation ladder (Kirk & Hwu ch. 8): CPU (all cores) | GPU naive |\n"
-        "+ constant memory | + SFU trig | + tuned | + multi-voxel, for Q (2N grid, real weights) and\n"
-        "F^H d (N grid, complex weights): time, pairs/s, GFLOP/s and the relative L2 error against the\n"
-        "float64 reference. Slow rows time a band of voxel rows and extrapolate (marked). With --what\n"
+        "+ constant memory | + SFU trig | + tuned | + multi-voxel, then the exact sums as matrix products on\n"
+        "the tensor cores (gemm tf32x3, gemm fp64; docs/GPU.md), for Q (2N grid, real weights) and\n"
+        "F^H d (N grid, complex weights): time, pairs/s, GFLOP/s (at the ladder's FLOP per pair) and the\n"
+        "relative L2 error against the float64 reference. Slow rows time a band of voxel rows and\n"
+        "extrapolate (marked). With --what\n"
         "e2e|all it also simulates the phantom scan (the book's kooshball for 3D problems) and runs the\n"
         "whole reconstruction (Q, F^H d, CG, PNG, report) with SFU and with accurate trig.\n"
         "Examples:\n"
         "  mrirecon bench --device gpu --problem book --json bench.json\n"
         "  mrirecon bench --device cpu --problem 2d --what kernels --threads 2\n"
-        "  mrirecon bench --device gpu --sweep --reps 3",
+        "  mrirecon bench --device gpu --sweep --reps 3\n"
+        "  mrirecon bench --device gpu --problem book --what kernels --rows gemm --gemm-cublas",
         table,
         (int)(sizeof table / sizeof table[0]),
         0,

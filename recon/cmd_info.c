@@ -1,12 +1,17 @@
-/* mrirecon info: validate a k-space file (mr_kspace_read) and print what it holds: text by default,
- * one JSON object with --json. Exit 0 valid, 1 unreadable or malformed, 2 usage error. */
+/* mrirecon info: validate a k-space file of any input format (io/input.h: mrirecon HDF5, ISMRMRD,
+ * BART) and print what it holds: text by default, one JSON object with --json. For ISMRMRD also the
+ * header, the acquisitions by kind, the detected trajectory units, the noise scans and every
+ * volume (all of them are read and validated). Exit 0 valid, 1 unreadable or malformed, 2 usage
+ * error. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "../io/kspace_h5.h"
+#include "../io/input.h"
 #include "commands.h"
 #include "opts.h"
+#include "read_cli.h"
 
 typedef struct {
     double kmin[3], kmax[3], kabs_max;
@@ -72,12 +77,26 @@ static void print_name(const char *label, const char *s)
     putchar('\n');
 }
 
-static void print_text(const char *path, const mr_kspace *ks, const scan_stats *s)
+static void print_format(const mr_input *in)
+{
+    printf("file          %s\n", mr_input_path(in));
+    switch (mr_input_get_format(in)) {
+    case MR_INPUT_MRIRECON:
+        printf("format        %s version %d\n", MR_FORMAT_NAME, MR_FORMAT_VERSION);
+        break;
+    case MR_INPUT_ISMRMRD:
+        printf("format        ismrmrd (group %s)\n", mr_input_ismrmrd(in)->group);
+        break;
+    case MR_INPUT_BART:
+        printf("format        bart (%s + %s, .hdr/.cfl)\n", mr_input_bart_traj(in), mr_input_bart_ksp(in));
+        break;
+    }
+}
+
+static void print_text(const mr_kspace *ks, const scan_stats *s)
 {
     const int64_t *n = ks->matrix;
     const int is3d = mr_kspace_is_3d(ks);
-    printf("file          %s\n", path);
-    printf("format        %s version %d\n", MR_FORMAT_NAME, MR_FORMAT_VERSION);
     if (is3d)
         printf("matrix        %lld x %lld x %lld (3D)\n", (long long)n[0], (long long)n[1], (long long)n[2]);
     else
@@ -172,15 +191,154 @@ static void json_pair(const char *key, int present, double lo, double hi)
     printf("]");
 }
 
-static void print_json(const char *path, const mr_kspace *ks, const scan_stats *s)
+/* the ISMRMRD part of the text output */
+static void print_ismrmrd_text(const mr_input *in, const double *vol_rms, int detail)
+{
+    const mr_ismrmrd_summary *s = mr_input_ismrmrd(in);
+    const mr_mrd_header *h = &s->hdr;
+    if (h->vendor[0] || h->model[0] || h->field_strength_t > 0) {
+        printf("system        %s %s", h->vendor[0] ? h->vendor : "", h->model[0] ? h->model : "");
+        if (h->field_strength_t > 0)
+            printf(" %g T", h->field_strength_t);
+        printf("\n");
+    }
+    for (int e = 0; e < h->nencodings; e++) {
+        const mr_mrd_encoding *en = &h->enc[e];
+        printf("encoding %-4d trajectory %s, encoded %lldx%lldx%lld (FOV %gx%gx%g mm), recon %lldx%lldx%lld (FOV "
+               "%gx%gx%g mm)\n",
+               e, en->trajectory[0] ? en->trajectory : "unknown", (long long)en->encoded.matrix[0],
+               (long long)en->encoded.matrix[1], (long long)en->encoded.matrix[2], en->encoded.fov_mm[0],
+               en->encoded.fov_mm[1], en->encoded.fov_mm[2],
+               (long long)(en->recon.have_matrix ? en->recon.matrix[0] : en->encoded.matrix[0]),
+               (long long)(en->recon.have_matrix ? en->recon.matrix[1] : en->encoded.matrix[1]),
+               (long long)(en->recon.have_matrix ? en->recon.matrix[2] : en->encoded.matrix[2]),
+               en->recon.have_fov ? en->recon.fov_mm[0] : en->encoded.fov_mm[0],
+               en->recon.have_fov ? en->recon.fov_mm[1] : en->encoded.fov_mm[1],
+               en->recon.have_fov ? en->recon.fov_mm[2] : en->encoded.fov_mm[2]);
+        if (s->have_imaging[e]) {
+            char fits[300];
+            mr_ismrmrd_units_fits(s, e, fits, sizeof fits);
+            printf("  traj units  %s (%s; max |k| / Nyquist edge: %s)\n", mr_traj_units_name(s->units[e]),
+                   s->units_detected[e] ? "detected" : "given", fits);
+        }
+    }
+    printf("acquisitions  %lld: imaging %lld, noise %lld", (long long)s->acquisitions,
+           (long long)s->count[MR_ACQ_IMAGING], (long long)s->count[MR_ACQ_NOISE]);
+    for (int k = MR_ACQ_CALIBRATION; k < MR_ACQ_KINDS; k++)
+        if (s->count[k])
+            printf(", %s %lld (skipped)", mr_acq_kind_name((mr_acq_kind)k), (long long)s->count[k]);
+    printf("\n");
+    printf("channels      %lld, trajectory dimensions %d%s\n", (long long)s->channels, s->traj_dims,
+           s->stack ? " (kz from kspace_encode_step_2)" : "");
+    if (s->noise_cov) {
+        double lo = INFINITY, hi = 0;
+        for (int64_t c = 0; c < s->channels; c++) {
+            double v = sqrt(s->noise_cov[2 * (c * s->channels + c)] / 2);
+            lo = fmin(lo, v);
+            hi = fmax(hi, v);
+        }
+        printf("noise scans   %lld acquisitions, %lld samples per coil, sample time %g us (imaging %g us); noise "
+               "sigma per coil %g..%g, largest correlation %.3f; prewhitening %s\n",
+               (long long)s->count[MR_ACQ_NOISE], (long long)s->noise_samples, (double)s->noise_dwell_us,
+               (double)s->imaging_dwell_us, lo, hi, s->noise_max_corr, s->prewhiten ? "on" : "off");
+    } else {
+        printf("noise scans   none (no prewhitening)\n");
+    }
+    const int nv = mr_input_nvolumes(in);
+    printf("volumes       %d\n", nv);
+    printf("  %5s %3s %5s %8s %5s %10s %3s %7s %12s %12s %14s %12s\n", "index", "enc", "slice", "contrast", "phase",
+           "repetition", "set", "average", "acquisitions", "samples", "matrix", "data rms");
+    for (int v = 0; v < nv; v++) {
+        const mr_volume_info *vi = mr_input_volume(in, v);
+        char mat[64], avg[16];
+        snprintf(mat, sizeof mat, "%lldx%lldx%lld", (long long)vi->matrix[0], (long long)vi->matrix[1],
+                 (long long)vi->matrix[2]);
+        if (vi->average >= 0)
+            snprintf(avg, sizeof avg, "%d", vi->average);
+        else
+            snprintf(avg, sizeof avg, "all(%d)", vi->averages);
+        printf("  %5d %3d %5d %8d %5d %10d %3d %7s %12lld %12lld %14s %12.6g%s\n", v, vi->encoding, vi->slice,
+               vi->contrast, vi->phase, vi->repetition, vi->set, avg, (long long)vi->acquisitions,
+               (long long)vi->samples, mat, vol_rms[v], v == detail ? "  *" : "");
+    }
+    printf("volume %-6d (* above)\n", detail);
+}
+
+static void print_ismrmrd_json(const mr_input *in, const double *vol_rms)
+{
+    const mr_ismrmrd_summary *s = mr_input_ismrmrd(in);
+    json_key("ismrmrd", 0);
+    printf("{\"group\": ");
+    json_string(s->group);
+    printf(", \"acquisitions\": %lld, \"counts\": {", (long long)s->acquisitions);
+    for (int k = 0; k < MR_ACQ_KINDS; k++)
+        printf("%s\"%s\": %lld", k ? ", " : "", mr_acq_kind_name((mr_acq_kind)k), (long long)s->count[k]);
+    printf("}, \"channels\": %lld, \"trajectory_dimensions\": %d, \"encodings\": [", (long long)s->channels,
+           s->traj_dims);
+    for (int e = 0; e < s->hdr.nencodings; e++) {
+        const mr_mrd_encoding *en = &s->hdr.enc[e];
+        printf("%s{\"trajectory\": ", e ? ", " : "");
+        json_string(en->trajectory);
+        printf(", \"encoded_matrix\": [%lld, %lld, %lld], \"encoded_fov_mm\": [%.9g, %.9g, %.9g]",
+               (long long)en->encoded.matrix[0], (long long)en->encoded.matrix[1], (long long)en->encoded.matrix[2],
+               en->encoded.fov_mm[0], en->encoded.fov_mm[1], en->encoded.fov_mm[2]);
+        if (s->have_imaging[e]) {
+            printf(", \"traj_units\": \"%s\", \"traj_units_detected\": %s, \"units_fit\": {",
+                   mr_traj_units_name(s->units[e]), s->units_detected[e] ? "true" : "false");
+            for (int u = MR_UNITS_CYCLES; u < MR_UNITS_COUNT; u++) {
+                printf("%s\"%s\": [", u > MR_UNITS_CYCLES ? ", " : "", mr_traj_units_name((mr_traj_units)u));
+                json_number(s->units_fit_min[e][u]);
+                printf(", ");
+                json_number(s->units_fit[e][u]);
+                printf("]");
+            }
+            printf("}");
+        }
+        printf("}");
+    }
+    printf("], \"noise\": ");
+    if (s->noise_cov) {
+        printf("{\"acquisitions\": %lld, \"samples_per_coil\": %lld, \"max_correlation\": ",
+               (long long)s->count[MR_ACQ_NOISE], (long long)s->noise_samples);
+        json_number(s->noise_max_corr);
+        printf(", \"prewhitening\": %s}", s->prewhiten ? "true" : "false");
+    } else {
+        printf("null");
+    }
+    printf("}");
+    json_key("volumes", 0);
+    printf("[");
+    for (int v = 0; v < mr_input_nvolumes(in); v++) {
+        const mr_volume_info *vi = mr_input_volume(in, v);
+        printf("%s\n    {\"index\": %d, \"encoding\": %d, \"slice\": %d, \"contrast\": %d, \"phase\": %d, "
+               "\"repetition\": %d, \"set\": %d, \"average\": %d, \"averages\": %d, \"acquisitions\": %lld, "
+               "\"samples\": %lld, \"matrix\": [%lld, %lld, %lld], \"data_rms\": ",
+               v ? "," : "", v, vi->encoding, vi->slice, vi->contrast, vi->phase, vi->repetition, vi->set,
+               vi->average, vi->averages, (long long)vi->acquisitions, (long long)vi->samples,
+               (long long)vi->matrix[0], (long long)vi->matrix[1], (long long)vi->matrix[2]);
+        json_number(vol_rms[v]);
+        printf("}");
+    }
+    printf("]");
+}
+
+static void print_json(const mr_input *in, const mr_kspace *ks, const scan_stats *s, const double *vol_rms,
+                       int detail)
 {
     printf("{");
     json_key("file", 1);
-    json_string(path);
+    json_string(mr_input_path(in));
     json_key("format", 0);
-    json_string(MR_FORMAT_NAME);
-    json_key("version", 0);
-    printf("%d", MR_FORMAT_VERSION);
+    json_string(mr_input_format_name(mr_input_get_format(in)));
+    if (mr_input_get_format(in) == MR_INPUT_MRIRECON) {
+        json_key("version", 0);
+        printf("%d", MR_FORMAT_VERSION);
+    }
+    if (mr_input_get_format(in) == MR_INPUT_ISMRMRD) {
+        print_ismrmrd_json(in, vol_rms);
+        json_key("volume", 0);
+        printf("%d", detail);
+    }
     json_key("matrix", 0);
     printf("[%lld, %lld, %lld]", (long long)ks->matrix[0], (long long)ks->matrix[1], (long long)ks->matrix[2]);
     json_key("dims", 0);
@@ -234,43 +392,89 @@ static void print_json(const char *path, const mr_kspace *ks, const scan_stats *
 
 int mr_cmd_info(int argc, char **argv)
 {
-    int json = 0, verbose = 0, quiet = 0;
+    int json = 0, verbose = 0, quiet = 0, volume = 0;
+    mr_read_cli rc;
+    mr_read_cli_init(&rc);
     const mr_opt opts[] = {
         {"json", 0, MR_OPT_FLAG, &json, NULL, "print one JSON object instead of text", NULL, 0, -1},
+        {"volume", 0, MR_OPT_INT, &volume, "N", "the volume whose k-space statistics are printed (ISMRMRD)", NULL, 0,
+         1e6},
+        MR_READ_CLI_OPTS(&rc),
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics on stderr", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "only errors on stderr", NULL, 0, -1},
     };
     const mr_cmd_spec spec = {
         "info",
-        "SCAN.h5",
+        "SCAN",
         "Validate a k-space file and print what it holds.",
-        "Reads the whole file with the same checks as every other command (docs/FORMAT.md) and prints\n"
-        "its matrix, sample and coil counts, trajectory extent against the Nyquist box [-N/2, N/2],\n"
-        "weights, truth images, noise level and data RMS. Exit 1 when the file is unreadable or malformed.",
+        "SCAN is recognised by its content: mrirecon HDF5, ISMRMRD (.h5/.mrd with /dataset) or a BART pair\n"
+        "(NAME_traj + NAME_ksp .hdr/.cfl, given by either file or the prefix). Reads the whole file with the\n"
+        "same checks as every other command (docs/FORMAT.md) and prints its matrix, sample and coil counts,\n"
+        "trajectory extent against the Nyquist box [-N/2, N/2], weights, truth images, noise level and data\n"
+        "RMS. For ISMRMRD also the header's encodings, the acquisitions by kind (noise, skipped navigator,\n"
+        "calibration, ... scans), the trajectory units used (detected or given) with how well each unit fits,\n"
+        "the noise scans and every volume (slice, contrast, phase, repetition, set, average); the statistics\n"
+        "are those of --volume N. Exit 1 when the file is unreadable or malformed.",
         opts,
         (int)(sizeof opts / sizeof opts[0]),
         1,
         1,
     };
     mr_opts_result res;
-    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
-    if (rc != MR_OPTS_GO)
-        return rc;
+    int code = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
+    if (code != MR_OPTS_GO)
+        return code;
     const char *path = res.positional[0];
+    mr_read_opts ro;
+    if (mr_read_cli_apply(&rc, &ro) != MR_OK) {
+        mr_opts_free(&res);
+        return mr_opts_usage(&spec, "%s", mr_last_error());
+    }
+    mr_input *in = NULL;
     mr_kspace *ks = NULL;
-    mr_status st = mr_kspace_read(path, &ks);
+    double *rms = NULL;
+    mr_status st = mr_input_open(path, &ro, &in);
+    const int nv = st == MR_OK ? mr_input_nvolumes(in) : 0;
+    if (st == MR_OK && volume >= nv)
+        st = mr_error(MR_EINVAL, "%s: --volume %d, but the file holds %d volume(s) (0..%d)", path, volume, nv, nv - 1);
+    if (st == MR_OK && !(rms = calloc((size_t)nv, sizeof *rms)))
+        st = mr_error(MR_ENOMEM, "out of memory");
+    scan_stats s;
+    memset(&s, 0, sizeof s);
+    /* every volume is read (validated); the statistics of the chosen one are kept */
+    for (int v = 0; st == MR_OK && v < nv; v++) {
+        mr_kspace *k = NULL;
+        if ((st = mr_input_read(in, v, &k)) != MR_OK)
+            break;
+        scan_stats sv;
+        measure(k, &sv);
+        rms[v] = sv.data_rms;
+        if (v == volume) {
+            s = sv;
+            ks = k;
+        } else {
+            mr_kspace_free(k);
+        }
+    }
     if (st != MR_OK) {
         fprintf(stderr, "mrirecon info: %s\n", mr_last_error());
+        mr_kspace_free(ks);
+        mr_input_close(in);
+        free(rms);
         mr_opts_free(&res);
         return MR_EXIT_FAILURE;
     }
-    scan_stats s;
-    measure(ks, &s);
-    if (json)
-        print_json(path, ks, &s);
-    else
-        print_text(path, ks, &s);
+    if (json) {
+        print_json(in, ks, &s, rms, volume);
+    } else {
+        print_format(in);
+        if (mr_input_get_format(in) == MR_INPUT_ISMRMRD)
+            print_ismrmrd_text(in, rms, volume);
+        print_text(ks, &s);
+    }
     mr_kspace_free(ks);
+    mr_input_close(in);
+    free(rms);
     mr_opts_free(&res);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "mrirecon info: cannot write to stdout\n");

@@ -45,6 +45,7 @@ int mr_cmd_phantom(int argc, char **argv)
 {
     const char *out = NULL, *matrix = "128", *traj = NULL, *weights = "analytic", *suite = NULL;
     int dim = 0, spokes = 0, readout = 0, interleaves = 16, partitions = 0, samples = 0, seed = 1, no_truth = 0;
+    int coils = 0;
     int verbose = 0, quiet = 0;
     double snr = INFINITY, turns = 0, fov = 240;
     const mr_opt opts[] = {
@@ -74,6 +75,10 @@ int mr_cmd_phantom(int argc, char **argv)
         {"weights", 0, MR_OPT_CHOICE, &weights, "W", "density compensation stored with the scan", weight_choices, 0,
          -1},
         {"fov", 0, MR_OPT_DOUBLE, &fov, "MM", "field of view per axis in mm", NULL, 1e-3, 1e6},
+        {"coils", 0, MR_OPT_INT, &coils, "C",
+         "simulate C receive coils: smooth analytic maps (stored as /kspace/sens) and exact coil data; 0 = one "
+         "coil without maps",
+         NULL, 0, MR_MAX_COILS},
         {"suite", 0, MR_OPT_STRING, &suite, "DIR",
          "write the standard suite (about 30 scans, manifest.csv, manifest.md) into DIR instead", NULL, 0, -1},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics on stderr", NULL, 0, -1},
@@ -90,6 +95,8 @@ int mr_cmd_phantom(int argc, char **argv)
         "/truth/image (voxel average) and /truth/bandlimited (the phantom low-passed to the matrix's band).\n"
         "Defaults: 2D 128x128, radial 201 spokes x 256 readout, noiseless. The book's 3D scan (284,592 samples):\n"
         "  mrirecon phantom -o book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264\n"
+        "With --coils C the data are those of C simulated receive coils, d_c(k) = FT[S_c rho](k), exact for\n"
+        "maps S_c that are short sums of complex exponentials; the maps are stored for SENSE (recon --sens).\n"
         "docs/PHANTOMS.md gives every formula. One summary line per written file goes to stdout.",
         opts,
         (int)(sizeof opts / sizeof opts[0]),
@@ -165,6 +172,7 @@ int mr_cmd_phantom(int argc, char **argv)
     sp.truth = !no_truth;
     sp.weights = strcmp(weights, "analytic") == 0;
     sp.fov_mm = fov;
+    sp.coils = coils;
 
     mr_kspace *ks = NULL;
     double t0 = mr_now();

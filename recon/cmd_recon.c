@@ -2,6 +2,7 @@
  * result table on stdout; diagnostics (and the CG progress with -v) go to stderr. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../base/log.h"
 #include "commands.h"
@@ -28,12 +29,14 @@ int mr_cmd_recon(int argc, char **argv)
 {
     mr_recon_opts o;
     mr_recon_opts_default(&o);
-    const char *outdir = NULL, *basis = "box", *device = "auto";
+    const char *outdir = NULL, *basis = "box";
+    mr_device_sel device = {MR_DEVICE_AUTO, -1};
     int verbose = 0, quiet = 0;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
     static const char *const regs[] = {"identity", "gradient", NULL};
     static const char *const bases[] = {"box", "dirac", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
+    static const char *const senses[] = {"auto", "file", "rss", NULL};
     const mr_opt table[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output directory (created; required)", NULL, 0, -1},
         {"method", 'm', MR_OPT_CHOICE, &o.method, "M", "reconstruction method", methods, 0, -1},
@@ -45,8 +48,14 @@ int mr_cmd_recon(int argc, char **argv)
         {"reg", 0, MR_OPT_CHOICE, &o.reg, "R", "regulariser R in lambda ||R x||^2 (gradient: forward differences, Neumann boundary)",
          regs, 0, -1},
         {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
-        {"device", 0, MR_OPT_STRING, &device, "D", "operator backend: auto, cpu, gpu or gpu:N", NULL, 0, -1},
+        {"device", 0, MR_OPT_DEVICE, &device, "D", "where the reconstruction runs (auto: a GPU when one is usable)", NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
+        {"sens", 0, MR_OPT_CHOICE, &o.sens, "S",
+         "coils: file = SENSE with coil maps (the scan's /kspace/sens or --sens-maps), rss = each coil alone + "
+         "root-sum-of-squares, auto = file when maps exist, else rss",
+         senses, 0, -1},
+        {"sens-maps", 0, MR_OPT_STRING, &o.sens_maps, "FILE",
+         "coil maps from FILE (HDF5 /kspace/sens or /sens, [C][Nz][Ny][Nx][2]) instead of the scan's", NULL, 0, -1},
         {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation: Pipe-Menon from the trajectory, the file's /kspace/weights, or analytic (radial only)", dcfs,
          0, -1},
         {"oversample", 0, MR_OPT_DOUBLE, &o.oversample, "S", "Kaiser-Bessel grid oversampling", NULL, 1.125, 4},
@@ -62,7 +71,12 @@ int mr_cmd_recon(int argc, char **argv)
         "operator with the exact Q), and/or grids the density-compensated samples (bilinear or\n"
         "Kaiser-Bessel). Writes into OUTDIR: image_<method>.h5/.png, convergence.png (CG),\n"
         "compare.png (--method all), report.json, report.md, metrics.csv. Nothing is written when the\n"
-        "input or an option is invalid. Multi-coil scans: each coil alone, combined by root-sum-of-squares.",
+        "input or an option is invalid. Multi-coil scans: SENSE with the coil maps when the scan has them\n"
+        "(/kspace/sens) or --sens-maps is given: one operator sum_c S_c^H F^H F S_c and one CG on the\n"
+        "combined image; otherwise each coil alone, combined by root-sum-of-squares (--sens rss).\n"
+        "--device gpu: CG runs on the GPU (data uploaded once, Q, F^H d, the Toeplitz FFTs, the\n"
+        "regulariser and every CG vector operation there); gridding always runs on the CPU; without a\n"
+        "usable GPU it is an error for every method.",
         table,
         (int)(sizeof table / sizeof table[0]),
         1,
@@ -76,8 +90,9 @@ int mr_cmd_recon(int argc, char **argv)
     mr_opts_free(&res);
     if (!outdir || !outdir[0])
         return mr_opts_usage(&spec, "missing -o OUTDIR");
-    if (mr_op_parse_device(device, &o.op) != MR_OK)
-        return mr_opts_usage(&spec, "--device: %s", mr_last_error());
+    if (o.sens_maps && !strcmp(o.sens, "rss"))
+        return mr_opts_usage(&spec, "--sens-maps %s and --sens rss exclude each other", o.sens_maps);
+    mr_op_opts_set_device(&o.op, device);
     o.op.basis = basis[0] == 'd' ? MR_BASIS_DIRAC : MR_BASIS_BOX;
     o.on_report = print_table;
     mr_status st = mr_recon_run(scan, outdir, &o);

@@ -17,9 +17,9 @@
  *
  * Results: complex weights (F^H d) are bit-identical to the one-process call with the same kernel
  * (each voxel row is computed by the same code). Real weights with mirror are bit-identical to the
- * portable CPU kernel (rotation; builds without AVX-512) and within float32 rounding (relative L2
- * below 1e-6) of the AVX-512 kernel, whose blocks depend on the row length. tests/mpi_split.sh
- * checks both against the one-process result and a float64 reference.
+ * portable CPU kernel (MR_CPU_KERNEL=portable) and within float32 rounding of the "powers" kernels
+ * (AVX2, AVX-512), whose blocks depend on the row length (relative L2 about 5e-8 on random inputs).
+ * tests/mpi_split.sh checks both against the one-process result and a float64 reference.
  *
  * Every rank must pass the same grid, trajectory, weights and m (read the scan on every rank, or
  * mr_comm_bcast it from rank 0). Collective; every rank returns the same status. */

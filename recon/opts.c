@@ -75,6 +75,10 @@ static int set_value(const mr_cmd_spec *s, const mr_opt *o, const char *val)
                 return 0;
             }
         return usage_error(s, "--%s: '%s' is not one of the choices (see --help)", o->name, val);
+    case MR_OPT_DEVICE:
+        if (mr_device_parse(val, o->dest) != MR_OK)
+            return usage_error(s, "--%s: %s", o->name, mr_last_error());
+        return 0;
     case MR_OPT_LIST: {
         mr_opt_list *l = o->dest;
         const char **items = realloc(l->items, (size_t)(l->count + 1) * sizeof *items);
@@ -183,6 +187,12 @@ static void print_default(const mr_opt *o, FILE *out)
             fprintf(out, " (default %s)", v);
         break;
     }
+    case MR_OPT_DEVICE: {
+        char v[32];
+        mr_device_format(*(const mr_device_sel *)o->dest, v, sizeof v);
+        fprintf(out, " (default %s)", v);
+        break;
+    }
     default:
         break;
     }
@@ -206,6 +216,8 @@ void mr_opts_help(const mr_cmd_spec *s, FILE *out)
         if (o->metavar && n > 0 && (size_t)n < sizeof lhs)
             snprintf(lhs + n, sizeof lhs - (size_t)n, " %s", o->metavar);
         fprintf(out, "%-30s %s", lhs, o->help);
+        if (o->type == MR_OPT_DEVICE)
+            fprintf(out, " [auto|cpu|gpu|gpu:N]");
         if (o->type == MR_OPT_CHOICE) {
             fprintf(out, " [");
             for (const char *const *c = o->choices; *c; c++)

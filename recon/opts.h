@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include "../solver/backend.h"
+
 #define MR_EXIT_OK 0
 #define MR_EXIT_FAILURE 1
 #define MR_EXIT_USAGE 2
@@ -16,7 +18,8 @@ typedef enum {
     MR_OPT_DOUBLE, /* double*, range-checked against [min, max] */
     MR_OPT_STRING, /* const char**: points into argv */
     MR_OPT_CHOICE, /* const char**: must be one of `choices` (NULL-terminated) */
-    MR_OPT_LIST    /* mr_opt_list*: repeatable string option */
+    MR_OPT_LIST,   /* mr_opt_list*: repeatable string option */
+    MR_OPT_DEVICE  /* mr_device_sel*: auto, cpu, gpu or gpu:N (solver/backend.h) */
 } mr_opt_type;
 
 typedef struct {

@@ -1,12 +1,7 @@
-/* recon/pipeline.h: read -> validate -> operator (Q) -> F^H d -> CG, and/or DCF -> gridding ->
- * metrics -> output files. Everything is computed before OUTDIR is created, so a run that fails
- * (bad input, bad option, a failing stage) leaves no directory and no file behind.
- *
- * Multi-coil scans (C > 1): every coil is reconstructed on its own (one operator, one DCF and one
- * gridding plan shared by all coils) and the coil images are combined by root-sum-of-squares; the
- * image files then hold the (real, non-negative) combination. CG's residual history is the
- * combined one, sqrt(sum_c ||r_c,k||^2 / sum_c ||r_c,0||^2); no per-iteration PSNR (the combined
- * image exists only after the last coil). */
+/* recon/pipeline.h: the stages of one reconstruction: options -> device -> read -> coil handling ->
+ * CG (operator, F^H d, solve on the backend) and/or DCF -> gridding -> metrics -> files
+ * (recon/outputs.h). Everything is computed before OUTDIR is created, so a run that fails (bad input,
+ * bad option, a failing stage) leaves no directory and no file behind. */
 #include "pipeline.h"
 
 #include <math.h>
@@ -16,24 +11,21 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../io/fsutil.h"
-#include "../io/image_h5.h"
-#include "../io/image_png.h"
-#include "../io/kspace_h5.h"
 #include "../base/log.h"
+#include "../io/kspace_h5.h"
+#include "../io/sens_h5.h"
+#include "../solver/backend.h"
 #include "../solver/cg.h"
 #include "../solver/dcf.h"
 #include "../solver/gridding.h"
+#include "../solver/linop.h"
 #include "../solver/metrics.h"
 #include "../solver/regularizer.h"
-#include "../solver/vecops.h"
-#include "compare.h"
-#include "plot.h"
+#include "combine.h"
+#include "outputs.h"
 #include "report.h"
 
 #define MR_RECON_ERROR_GAIN 5.0
-#define MR_CONVERGENCE_W 800
-#define MR_CONVERGENCE_H 480
 
 void mr_recon_opts_default(mr_recon_opts *o)
 {
@@ -44,6 +36,8 @@ void mr_recon_opts_default(mr_recon_opts *o)
     o->lambda = 0;
     o->reg = "identity";
     mr_op_opts_default(&o->op);
+    o->sens = "auto";
+    o->sens_maps = NULL;
     o->dcf = "pipe";
     o->oversample = 2.0;
     o->kernel_width = 6;
@@ -51,7 +45,9 @@ void mr_recon_opts_default(mr_recon_opts *o)
 
 typedef enum { RUN_CG = 0, RUN_KB = 1, RUN_BILINEAR = 2 } run_kind;
 static const char *const run_names[] = {"cg", "gridding-kb", "gridding-bilinear"};
-static const char *const run_labels[] = {"CG", "KB", "BILINEAR"};
+
+typedef enum { SENS_NONE = 0, SENS_FILE = 1, SENS_RSS = 2 } sens_mode;
+static const char *const sens_names[] = {"none", "file", "rss"};
 
 static mr_status validate_opts(const mr_recon_opts *o, int run[3], mr_reg_kind *reg)
 {
@@ -70,6 +66,11 @@ static mr_status validate_opts(const mr_recon_opts *o, int run[3], mr_reg_kind *
     const char *d = o->dcf ? o->dcf : "pipe";
     if (strcmp(d, "file") && strcmp(d, "analytic") && strcmp(d, "pipe"))
         return mr_error(MR_EINVAL, "dcf '%s' is not one of pipe, file, analytic", d);
+    const char *s = o->sens ? o->sens : "auto";
+    if (strcmp(s, "auto") && strcmp(s, "file") && strcmp(s, "rss"))
+        return mr_error(MR_EINVAL, "sens '%s' is not one of auto, file, rss", s);
+    if (o->sens_maps && !strcmp(s, "rss"))
+        return mr_error(MR_EINVAL, "--sens-maps %s and --sens rss exclude each other", o->sens_maps);
     return MR_OK;
 }
 
@@ -78,24 +79,82 @@ static int radial_kind(const char *kind)
     return !strcmp(kind, "radial2d") || !strcmp(kind, "golden2d") || !strcmp(kind, "kooshball");
 }
 
-/* ---- CG callbacks ------------------------------------------------------------------------------ */
-
-static mr_status normal_apply(void *op, const float *in, float *out) { return mr_op_normal(op, in, out); }
+/* ---- the run ----------------------------------------------------------------------------------- */
 
 typedef struct {
+    mr_kspace *ks;
+    int gpu;           /* resolved device: GPU index, -1 = host */
+    sens_mode sens;
+    const float *maps; /* SENS_FILE: [C][N][2], the scan's or maps_owned */
+    float *maps_owned; /* read from --sens-maps */
+    double t_resolve;  /* choosing the device (part of the device initialisation) */
+    float *img[3];
+    float *weights;
+    double *hist; /* per-coil CG: the combined residual history */
+    mr_cg_result cg;
+} run_state;
+
+static void free_state(run_state *s)
+{
+    mr_kspace_free(s->ks);
+    free(s->maps_owned);
+    for (int i = 0; i < 3; i++)
+        free(s->img[i]);
+    free(s->weights);
+    free(s->hist);
+    mr_cg_result_free(&s->cg);
+}
+
+/* Which coil handling, and the maps it uses. */
+static mr_status choose_sens(run_state *s, const mr_recon_opts *o, const char *scan, mr_report *r)
+{
+    const mr_kspace *ks = s->ks;
+    const char *want = o->sens ? o->sens : "auto";
+    if (o->sens_maps) {
+        mr_status st = mr_sens_read(o->sens_maps, ks->matrix, ks->ncoils, &s->maps_owned);
+        if (st != MR_OK)
+            return st;
+        s->maps = s->maps_owned;
+        r->sens_source = o->sens_maps;
+    } else if (!strcmp(want, "file") || (!strcmp(want, "auto") && ks->sens)) {
+        if (!ks->sens)
+            return mr_error(MR_EINVAL, "%s: --sens file, but the scan has no coil maps (/kspace/sens); give "
+                                       "--sens-maps FILE or use --sens rss",
+                            scan);
+        s->maps = ks->sens;
+        r->sens_source = scan;
+    }
+    s->sens = s->maps ? SENS_FILE : (ks->ncoils > 1 ? SENS_RSS : SENS_NONE);
+    r->sens = sens_names[s->sens];
+    if (s->sens == SENS_FILE)
+        mr_log(MR_LOG_INFO, "%s: %lld coil(s), SENSE with the maps of %s", scan, (long long)ks->ncoils,
+               r->sens_source);
+    else if (s->sens == SENS_RSS)
+        mr_log(MR_LOG_INFO, "%s: %lld coils: each reconstructed alone, combined by root-sum-of-squares", scan,
+               (long long)ks->ncoils);
+    return MR_OK;
+}
+
+/* ---- CG ---------------------------------------------------------------------------------------- */
+
+/* Per-iteration PSNR on the backend: the truth as a complex vector there, the image never leaves. */
+typedef struct {
+    const mr_vecops *v;
     const float *truth;
     int64_t n;
+    double peak;
 } psnr_monitor;
 
 static double psnr_of(void *ctx, const float *x)
 {
     const psnr_monitor *p = ctx;
-    return mr_metrics_psnr(x, 1, p->truth, p->n);
+    const double mse = p->v->mag_dist2(p->v->ctx, p->n, x, p->truth) / (double)p->n;
+    return 20.0 * log10(p->peak / sqrt(mse));
 }
 
 static void log_progress(void *ctx, int iter, double rel_resid, double metric)
 {
-    const int64_t *coil = ctx; /* NULL for a single-coil scan */
+    const int64_t *coil = ctx; /* NULL when CG runs on the whole image */
     char who[48] = "";
     if (coil)
         snprintf(who, sizeof who, " (coil %lld)", (long long)*coil);
@@ -106,206 +165,242 @@ static void log_progress(void *ctx, int iter, double rel_resid, double metric)
         mr_log(MR_LOG_DEBUG, "cg: iteration %3d%s: relative residual %.4e", iter, who, rel_resid);
 }
 
-/* rss[v] += |x_v|^2 */
-static void rss_add(float *rss, const float *x, int64_t n)
+/* The system CG solves: E^H E (+ lambda R^H R, R = I or finite differences). */
+static mr_status make_system(mr_linop **out, mr_linop *e, mr_reg_kind regk, double lambda)
 {
-    for (int64_t v = 0; v < n; v++)
-        rss[v] += x[2 * v] * x[2 * v] + x[2 * v + 1] * x[2 * v + 1];
+    mr_linop *fd = NULL;
+    int64_t dims[4];
+    mr_linop_dom(e, dims);
+    mr_status st = regk == MR_REG_GRADIENT && lambda > 0 ? mr_linop_fd_create(&fd, mr_linop_backend(e), dims) : MR_OK;
+    if (st == MR_OK)
+        st = mr_linop_normal_system(out, e, fd, lambda);
+    mr_linop_free(fd);
+    return st;
 }
 
-/* img = sqrt(rss) + 0i */
-static void rss_finish(float *img, const float *rss, int64_t n)
-{
-    for (int64_t v = 0; v < n; v++) {
-        img[2 * v] = sqrtf(rss[v]);
-        img[2 * v + 1] = 0;
-    }
-}
-
-/* ---- the run ----------------------------------------------------------------------------------- */
-
+/* The operators and vectors of one CG run, all on one backend. */
 typedef struct {
-    mr_kspace *ks;
-    mr_op *op;
-    mr_gridding *grid;
-    float *b;
-    float *img[3];
-    float *weights;
-    float *mag;
-    float *coil_img; /* C > 1: one coil's image */
-    float *rss;      /* C > 1: sum over coils of |x_c|^2 */
-    double *hist;    /* C > 1: combined CG residual history */
-    mr_cg_result cg;
-} run_state;
+    mr_backend *be;
+    const mr_vecops *v;
+    mr_linop *f, *sens, *e, *sys;
+    float *d, *b, *x, *truth;
+} cg_objects;
 
-static void free_state(run_state *s)
+static void cg_objects_free(cg_objects *c)
 {
-    mr_kspace_free(s->ks);
-    mr_op_destroy(s->op);
-    mr_gridding_destroy(s->grid);
-    free(s->b);
-    for (int i = 0; i < 3; i++)
-        free(s->img[i]);
-    free(s->weights);
-    free(s->mag);
-    free(s->coil_img);
-    free(s->rss);
-    free(s->hist);
-    mr_cg_result_free(&s->cg);
+    if (c->v) {
+        c->v->release(c->v->ctx, c->d);
+        c->v->release(c->v->ctx, c->b);
+        c->v->release(c->v->ctx, c->x);
+        c->v->release(c->v->ctx, c->truth);
+    }
+    mr_linop_free(c->sys);
+    mr_linop_free(c->e);
+    mr_linop_free(c->sens);
+    mr_linop_free(c->f);
+    mr_backend_free(c->be);
 }
 
-/* Buffers for a multi-coil combination (no-op for one coil). */
-static mr_status coil_buffers(run_state *s, int64_t n)
+/* diag(E^H E) at the centre voxel, <delta, E^H E delta>: a scale against which lambda can be judged. */
+static mr_status normal_diag(cg_objects *c, const int64_t matrix[3], double *diag)
 {
-    if (s->ks->ncoils == 1 || s->rss)
-        return MR_OK;
-    s->coil_img = malloc((size_t)n * 2 * sizeof(float));
-    s->rss = malloc((size_t)n * sizeof(float));
-    if (!s->coil_img || !s->rss)
-        return mr_error(MR_ENOMEM, "out of memory for %lld-voxel coil images", (long long)n);
-    return MR_OK;
+    const int64_t n = mr_linop_dom_size(c->e);
+    const int64_t centre = ((matrix[2] / 2) * matrix[1] + matrix[1] / 2) * matrix[0] + matrix[0] / 2;
+    float *delta = calloc((size_t)n * 2, sizeof(float));
+    if (!delta)
+        return mr_error(MR_ENOMEM, "out of memory for %lld-voxel images", (long long)n);
+    delta[2 * centre] = 1.0f;
+    mr_status st = c->v->from_host(c->v->ctx, n, c->x, delta);
+    free(delta);
+    if (st == MR_OK)
+        st = mr_linop_normal(c->e, c->x, c->b);
+    double dot[2] = {NAN, NAN};
+    if (st == MR_OK)
+        c->v->dot(c->v->ctx, n, c->x, c->b, dot);
+    *diag = dot[0];
+    return st;
 }
 
 static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, mr_report *r, mr_report_method *m)
 {
     const mr_kspace *ks = s->ks;
-    const int64_t n = mr_kspace_voxels(ks);
+    const int64_t n = mr_kspace_voxels(ks), M = ks->nsamples, ncoils = ks->ncoils;
+    const int whole = s->sens != SENS_RSS; /* one CG on the whole image (else one per coil) */
+    cg_objects c;
+    memset(&c, 0, sizeof c);
     double t0 = mr_now();
-    mr_status st = mr_op_create(&s->op, ks->matrix, ks->traj, ks->nsamples, NULL, &o->op);
+    /* the device resolved at the start; an explicit request stays explicit, auto may still take the
+     * host if the GPU turns out unusable (no cuFFT) */
+    const mr_device_sel sel = {s->gpu < 0 ? MR_DEVICE_CPU : o->op.device == MR_DEVICE_GPU ? MR_DEVICE_GPU : MR_DEVICE_AUTO,
+                               s->gpu};
+    if (s->gpu >= 0)
+        t0 -= s->t_resolve; /* the operator's setup includes choosing the device */
+    mr_status st = mr_backend_create(&c.be, sel, o->op.threads);
     if (st != MR_OK)
-        return st;
-    r->t_op_create = mr_now() - t0;
-    mr_op_info info;
-    mr_op_get_info(s->op, &info);
+        goto done;
+    c.v = mr_backend_vecops(c.be);
+    r->t_device_init = mr_backend_on_gpu(c.be) ? s->t_resolve + mr_backend_init_seconds(c.be) : 0.0;
+    snprintf(r->backend, sizeof r->backend, "%s", mr_backend_name(c.be));
+
+    mr_nudft_opts no;
+    mr_op_opts_nudft(&o->op, &no);
+    mr_nudft_info info;
+    st = mr_linop_nudft_create(&c.f, c.be, ks->matrix, ks->traj, M, NULL, s->sens == SENS_FILE ? ncoils : 1, &no, &info);
+    if (st == MR_OK && s->sens == SENS_FILE) {
+        st = mr_linop_sens_create(&c.sens, c.be, ks->matrix, ncoils, s->maps);
+        if (st == MR_OK)
+            st = mr_linop_chain(&c.e, c.sens, c.f);
+    } else if (st == MR_OK) {
+        c.e = mr_linop_ref(c.f);
+    }
+    if (st == MR_OK)
+        st = make_system(&c.sys, c.e, regk, o->lambda);
+    if (st != MR_OK)
+        goto done;
     r->t_q = info.q_seconds;
     r->t_plan = info.plan_seconds;
-    snprintf(r->backend, sizeof r->backend, "%s", info.backend);
-    mr_log(MR_LOG_INFO, "operator: %s, Q in %.3f s, setup %.3f s", info.backend, info.q_seconds, r->t_op_create);
-
-    s->b = malloc((size_t)n * 2 * sizeof(float));
+    r->t_fft_plan = info.fft_plan_seconds;
+    c.d = mr_backend_upload(c.be, 2 * M * ncoils, ks->data); /* the data go to the backend once */
+    c.b = mr_backend_alloc(c.be, n);
+    c.x = mr_backend_alloc(c.be, n);
     s->img[RUN_CG] = malloc((size_t)n * 2 * sizeof(float));
-    if (!s->b || !s->img[RUN_CG])
-        return mr_error(MR_ENOMEM, "out of memory for %lld-voxel images", (long long)n);
-    /* scale of the normal operator: (F^H F delta_c)_c at the centre voxel c, so that a lambda can be
-     * judged against it (report only; one extra normal application) */
-    {
-        const int64_t c = ((ks->matrix[2] / 2) * ks->matrix[1] + ks->matrix[1] / 2) * ks->matrix[0] + ks->matrix[0] / 2;
-        memset(s->img[RUN_CG], 0, (size_t)n * 2 * sizeof(float));
-        s->img[RUN_CG][2 * c] = 1;
-        float *col = malloc((size_t)n * 2 * sizeof(float));
-        if (!col)
-            return mr_error(MR_ENOMEM, "out of memory for %lld-voxel images", (long long)n);
-        st = mr_op_normal(s->op, s->img[RUN_CG], col);
-        r->normal_diag = col[2 * c];
-        free(col);
-        if (st != MR_OK)
-            return st;
+    if (!c.d || !c.b || !c.x || !s->img[RUN_CG]) {
+        st = mr_error(MR_ENOMEM, "out of memory for the %lld-voxel CG vectors", (long long)n);
+        goto done;
     }
+    r->t_op_create = mr_now() - t0;
+    mr_log(MR_LOG_INFO, "operator: %s, Q in %.3f s, setup %.3f s (device %.3f s, FFT plans %.3f s)", r->backend,
+           info.q_seconds, r->t_op_create, r->t_device_init, info.fft_plan_seconds);
+    if ((st = normal_diag(&c, ks->matrix, &r->normal_diag)) != MR_OK)
+        goto done;
 
-    mr_vecops ops;
-    mr_vecops_cpu_ctx vctx;
-    mr_vecops_cpu_init(&ops, &vctx, o->op.threads);
-    mr_regularizer reg = {regk, {ks->matrix[0], ks->matrix[1], ks->matrix[2]}, o->op.threads};
     mr_cg_opts co;
     mr_cg_opts_default(&co);
     co.iters = o->iters;
     co.tol = o->tol;
-    co.lambda = o->lambda;
-    co.normal = normal_apply;
-    co.normal_ctx = s->op;
-    co.reg = regk == MR_REG_IDENTITY ? NULL : mr_reg_apply;
-    co.reg_ctx = &reg;
-    psnr_monitor mon = {ks->truth_bl ? ks->truth_bl : ks->truth, n};
-    const int64_t ncoils = ks->ncoils, M = ks->nsamples;
-    if (mon.truth && ncoils == 1) {
+    co.progress = log_progress;
+    const float *truth = ks->truth_bl ? ks->truth_bl : ks->truth;
+    psnr_monitor mon = {c.v, NULL, n, 0};
+    if (truth && whole) {
+        float *tc = malloc((size_t)n * 2 * sizeof(float));
+        if (!tc) {
+            st = mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
+            goto done;
+        }
+        for (int64_t v = 0; v < n; v++) {
+            tc[2 * v] = truth[v];
+            tc[2 * v + 1] = 0.0f;
+            mon.peak = fmax(mon.peak, fabs((double)truth[v]));
+        }
+        c.truth = mr_backend_upload(c.be, 2 * n, tc);
+        free(tc);
+        if (!c.truth) {
+            st = MR_ENOMEM;
+            goto done;
+        }
+        mon.truth = c.truth;
         co.metric = psnr_of;
         co.metric_ctx = &mon;
         m->psnr_truth = ks->truth_bl ? MR_TRUTH_BANDLIMITED : MR_TRUTH_IMAGE;
     }
-    co.progress = log_progress;
-    st = coil_buffers(s, n);
-    if (st != MR_OK)
-        return st;
-    if (ncoils > 1) {
-        s->hist = calloc((size_t)o->iters + 1, sizeof(double));
-        if (!s->hist)
-            return mr_error(MR_ENOMEM, "out of memory for the residual history");
-        memset(s->rss, 0, (size_t)n * sizeof(float));
-    }
-    double r0sq = 0;
-    mr_cg_stop first_stop = MR_CG_STOP_ITERS;
-    int same_stop = 1;
-    for (int64_t c = 0; c < ncoils; c++) {
-        float *x = ncoils == 1 ? s->img[RUN_CG] : s->coil_img;
-        co.progress_ctx = ncoils == 1 ? NULL : &c;
+
+    if (whole) {
         t0 = mr_now();
-        st = mr_op_adjoint(s->op, ks->data + 2 * M * c, s->b);
-        if (st != MR_OK)
-            return st;
-        r->t_fhd += mr_now() - t0;
+        if ((st = mr_linop_adjoint(c.e, c.d, c.b)) != MR_OK)
+            goto done;
+        r->t_fhd = mr_now() - t0;
         t0 = mr_now();
-        st = mr_cg_solve(&ops, n, s->b, x, &co, &s->cg);
-        if (st != MR_OK)
-            return st;
-        m->t_monitor += s->cg.metric_seconds;
-        m->t_solve += mr_now() - t0 - s->cg.metric_seconds;
-        if (c > 0 && s->cg.stop != first_stop)
-            same_stop = 0;
-        first_stop = s->cg.stop;
-        if (ncoils == 1)
-            break; /* s->cg holds the histories the report points to */
-        rss_add(s->rss, x, n);
-        for (int k = 0; k <= o->iters; k++) { /* a coil that stopped early keeps its last residual */
-            double rk = s->cg.rel_resid[k < s->cg.iterations ? k : s->cg.iterations] * s->cg.r0_norm;
-            s->hist[k] += rk * rk;
-        }
-        r0sq += s->cg.r0_norm * s->cg.r0_norm;
-        if (s->cg.iterations > m->iterations)
-            m->iterations = s->cg.iterations;
-        mr_cg_result_free(&s->cg);
-    }
-    if (ncoils == 1) {
+        if ((st = mr_cg_solve_linop(c.sys, c.b, c.x, &co, &s->cg)) != MR_OK ||
+            (st = c.v->to_host(c.v->ctx, n, s->img[RUN_CG], c.x)) != MR_OK)
+            goto done;
+        m->t_monitor = s->cg.metric_seconds;
+        m->t_solve = mr_now() - t0 - s->cg.metric_seconds;
         m->iterations = s->cg.iterations;
         m->stop = mr_cg_stop_name(s->cg.stop);
         m->final_rel_resid = s->cg.final_rel_resid;
         m->rel_resid = s->cg.rel_resid;
         m->psnr = s->cg.metric;
     } else {
-        for (int k = 0; k <= o->iters; k++)
-            s->hist[k] = r0sq > 0 ? sqrt(s->hist[k] / r0sq) : 0;
-        rss_finish(s->img[RUN_CG], s->rss, n);
-        m->stop = same_stop ? mr_cg_stop_name(first_stop) : "different per coil";
-        m->final_rel_resid = s->hist[m->iterations];
-        m->rel_resid = s->hist;
+        /* per coil, combined by root-sum-of-squares */
+        mr_combine comb;
+        float *xc = malloc((size_t)n * 2 * sizeof(float));
+        s->hist = calloc((size_t)o->iters + 1, sizeof(double));
+        st = !xc || !s->hist ? mr_error(MR_ENOMEM, "out of memory for %lld-voxel coil images", (long long)n)
+                             : mr_combine_init(&comb, n, ncoils, NULL);
+        if (st != MR_OK) {
+            free(xc);
+            goto done;
+        }
+        double r0sq = 0;
+        mr_cg_stop first_stop = MR_CG_STOP_ITERS;
+        int same_stop = 1;
+        for (int64_t k = 0; k < ncoils && st == MR_OK; k++) {
+            co.progress_ctx = &k;
+            t0 = mr_now();
+            if ((st = mr_linop_adjoint(c.e, c.d + 2 * M * k, c.b)) != MR_OK)
+                break;
+            r->t_fhd += mr_now() - t0;
+            t0 = mr_now();
+            if ((st = mr_cg_solve_linop(c.sys, c.b, c.x, &co, &s->cg)) != MR_OK ||
+                (st = c.v->to_host(c.v->ctx, n, xc, c.x)) != MR_OK)
+                break;
+            m->t_solve += mr_now() - t0;
+            same_stop &= k == 0 || s->cg.stop == first_stop;
+            first_stop = s->cg.stop;
+            mr_combine_add(&comb, k, xc);
+            for (int i = 0; i <= o->iters; i++) { /* a coil that stopped early keeps its last residual */
+                double rk = s->cg.rel_resid[i < s->cg.iterations ? i : s->cg.iterations] * s->cg.r0_norm;
+                s->hist[i] += rk * rk;
+            }
+            r0sq += s->cg.r0_norm * s->cg.r0_norm;
+            if (s->cg.iterations > m->iterations)
+                m->iterations = s->cg.iterations;
+            mr_cg_result_free(&s->cg);
+        }
+        if (st == MR_OK) {
+            for (int i = 0; i <= o->iters; i++)
+                s->hist[i] = r0sq > 0 ? sqrt(s->hist[i] / r0sq) : 0;
+            mr_combine_finish(&comb, s->img[RUN_CG]);
+            m->stop = same_stop ? mr_cg_stop_name(first_stop) : "different per coil";
+            m->final_rel_resid = s->hist[m->iterations];
+            m->rel_resid = s->hist;
+        }
+        mr_combine_free(&comb);
+        free(xc);
+        if (st != MR_OK)
+            goto done;
     }
     r->t_solve = m->t_solve;
     m->seconds = r->t_op_create + r->t_fhd + m->t_solve;
     mr_log(MR_LOG_INFO, "cg: %d iterations (%s), relative residual %.3e, %.3f s", m->iterations, m->stop,
            m->final_rel_resid, m->t_solve);
-    return MR_OK;
+done:
+    cg_objects_free(&c);
+    return st;
 }
+
+/* ---- gridding ---------------------------------------------------------------------------------- */
 
 static mr_status get_weights(run_state *s, const char *dcf, int threads, mr_report *r)
 {
     if (s->weights)
         return MR_OK;
     const mr_kspace *ks = s->ks;
-    const char *use = dcf;
-    r->dcf = use;
+    r->dcf = dcf;
     s->weights = malloc((size_t)ks->nsamples * sizeof(float));
     if (!s->weights)
         return mr_error(MR_ENOMEM, "out of memory for %lld weights", (long long)ks->nsamples);
     double t0 = mr_now();
     mr_status st = MR_OK;
-    if (!strcmp(use, "file"))
+    if (!strcmp(dcf, "file"))
         memcpy(s->weights, ks->weights, (size_t)ks->nsamples * sizeof(float)); /* presence checked earlier */
-    else if (!strcmp(use, "analytic"))
+    else if (!strcmp(dcf, "analytic"))
         st = mr_dcf_analytic(ks->matrix, ks->traj, ks->nsamples, s->weights);
     else
         st = mr_dcf_pipe(ks->matrix, ks->traj, ks->nsamples, 0, threads, s->weights);
     r->t_dcf = mr_now() - t0;
     if (st == MR_OK)
-        mr_log(MR_LOG_INFO, "dcf: %s weights in %.3f s", use, r->t_dcf);
+        mr_log(MR_LOG_INFO, "dcf: %s weights in %.3f s", dcf, r->t_dcf);
     return st;
 }
 
@@ -313,7 +408,7 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind whi
                               mr_report_method *m)
 {
     const mr_kspace *ks = s->ks;
-    const int64_t n = mr_kspace_voxels(ks);
+    const int64_t n = mr_kspace_voxels(ks), ncoils = ks->ncoils;
     mr_status st = get_weights(s, o->dcf ? o->dcf : "pipe", o->op.threads, r);
     if (st != MR_OK)
         return st;
@@ -326,25 +421,27 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind whi
     }
     go.threads = o->op.threads;
     s->img[which] = malloc((size_t)n * 2 * sizeof(float));
-    if (!s->img[which])
-        return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
-    st = coil_buffers(s, n);
-    if (st != MR_OK)
-        return st;
+    const int single = s->sens == SENS_NONE;
+    float *xc = single ? NULL : malloc((size_t)n * 2 * sizeof(float));
+    mr_combine comb = {0, 0, NULL, NULL};
+    if (!s->img[which] || (!single && !xc))
+        st = mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
+    else if (!single)
+        st = mr_combine_init(&comb, n, ncoils, s->sens == SENS_FILE ? s->maps : NULL);
+    mr_gridding *grid = NULL;
     double t0 = mr_now();
-    st = mr_gridding_create(&s->grid, ks->matrix, ks->traj, ks->nsamples, &go);
-    if (st == MR_OK && ks->ncoils > 1)
-        memset(s->rss, 0, (size_t)n * sizeof(float));
-    for (int64_t c = 0; st == MR_OK && c < ks->ncoils; c++) {
-        float *x = ks->ncoils == 1 ? s->img[which] : s->coil_img;
-        st = mr_gridding_apply(s->grid, ks->data + 2 * ks->nsamples * c, s->weights, x);
-        if (st == MR_OK && ks->ncoils > 1)
-            rss_add(s->rss, x, n);
+    if (st == MR_OK)
+        st = mr_gridding_create(&grid, ks->matrix, ks->traj, ks->nsamples, &go);
+    for (int64_t c = 0; st == MR_OK && c < ncoils; c++) {
+        st = mr_gridding_apply(grid, ks->data + 2 * ks->nsamples * c, s->weights, single ? s->img[which] : xc);
+        if (st == MR_OK && !single)
+            mr_combine_add(&comb, c, xc);
     }
-    if (st == MR_OK && ks->ncoils > 1)
-        rss_finish(s->img[which], s->rss, n);
-    mr_gridding_destroy(s->grid);
-    s->grid = NULL;
+    if (st == MR_OK && !single)
+        mr_combine_finish(&comb, s->img[which]);
+    mr_gridding_destroy(grid);
+    mr_combine_free(&comb);
+    free(xc);
     if (st != MR_OK)
         return st;
     m->t_gridding = mr_now() - t0;
@@ -355,110 +452,70 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind whi
     return MR_OK;
 }
 
-/* image_<method>.h5 and .png */
-static mr_status write_image(const char *outdir, const mr_report *r, const mr_report_method *m, const float *img,
-                             float *mag)
-{
-    const int64_t n = r->matrix[0] * r->matrix[1] * r->matrix[2];
-    char name[96], path[4096];
-    const mr_image_attr attrs[] = {
-        {"lambda", r->lambda},
-        {"tol", r->tol},
-        {"final_relative_residual", m->final_rel_resid},
-        {"time_read_s", r->t_read},
-        {"time_q_s", m->rel_resid ? r->t_q : 0},
-        {"time_operator_create_s", m->rel_resid ? r->t_op_create : 0},
-        {"time_fhd_s", m->rel_resid ? r->t_fhd : 0},
-        {"time_solve_s", m->t_solve},
-        {"time_dcf_s", m->rel_resid ? 0 : r->t_dcf},
-        {"time_gridding_s", m->t_gridding},
-        {"seconds", m->seconds},
-        {"oversample", r->oversample},
-        {"kernel_width", r->kernel_width},
-        {"basis_dirac", strcmp(r->basis, "dirac") == 0},
-    };
-    mr_image_meta meta = {m->method, m->iterations, attrs, (int)(sizeof attrs / sizeof attrs[0])};
-    snprintf(name, sizeof name, "image_%s.h5", m->method);
-    mr_status st = mr_path_join(path, sizeof path, outdir, name);
-    if (st == MR_OK)
-        st = mr_image_h5_write(path, img, r->matrix, &meta);
-    if (st != MR_OK)
-        return st;
-    for (int64_t v = 0; v < n; v++)
-        mag[v] = hypotf(img[2 * v], img[2 * v + 1]);
-    snprintf(name, sizeof name, "image_%s.png", m->method);
-    st = mr_path_join(path, sizeof path, outdir, name);
-    if (st == MR_OK)
-        st = mr_png_write_volume(path, mag, r->matrix, 0, isfinite(r->window_hi) ? r->window_hi : 0, 8);
-    return st;
-}
+/* ---- the stages -------------------------------------------------------------------------------- */
 
-static mr_status write_convergence(const char *outdir, const mr_report_method *m)
+/* The scan's description and checks that need the file (DCF choices). */
+static mr_status describe_scan(const run_state *s, const mr_recon_opts *o, const int run[3], const char *scan,
+                               mr_report *r)
 {
-    char path[4096];
-    mr_status st = mr_path_join(path, sizeof path, outdir, "convergence.png");
-    if (st != MR_OK)
-        return st;
-    mr_plot_series s[2] = {
-        {m->rel_resid, m->iterations + 1, {200, 30, 30}, 1, "RESIDUAL"},
-        {m->psnr, m->iterations + 1, {30, 70, 200}, 0, "PSNR DB"},
-    };
-    return mr_plot_write(path, MR_CONVERGENCE_W, MR_CONVERGENCE_H, s, m->psnr ? 2 : 1, "ITERATION",
-                         "CG CONVERGENCE");
-}
-
-static mr_status write_outputs(const char *outdir, run_state *s, const int run[3], mr_report *r)
-{
-    double t0 = mr_now();
-    mr_status st = mr_mkdir_p(outdir);
-    if (st != MR_OK)
-        return st;
-    int k = 0;
-    for (int i = 0; i < 3; i++) {
-        if (!run[i])
-            continue;
-        st = write_image(outdir, r, &r->m[k], s->img[i], s->mag);
-        if (st != MR_OK)
-            return st;
-        if (i == RUN_CG) {
-            st = write_convergence(outdir, &r->m[k]);
-            if (st != MR_OK)
-                return st;
-        }
-        k++;
-    }
-    if (run[0] && run[1] && run[2]) {
-        char path[4096];
-        const float *imgs[3] = {s->img[RUN_CG], s->img[RUN_KB], s->img[RUN_BILINEAR]};
-        const float *truth = r->compare_truth == MR_TRUTH_BANDLIMITED ? s->ks->truth_bl : s->ks->truth;
-        double hi = r->window_hi;
-        if (!isfinite(hi)) { /* no truth: the CG image's maximum */
-            hi = 0;
-            for (int64_t v = 0; v < mr_kspace_voxels(s->ks); v++)
-                hi = fmax(hi, hypot(imgs[0][2 * v], imgs[0][2 * v + 1]));
-        }
-        st = mr_path_join(path, sizeof path, outdir, "compare.png");
-        if (st == MR_OK)
-            st = mr_compare_write(path, r->matrix, truth, imgs, run_labels, 3, hi, r->error_gain);
-        if (st != MR_OK)
-            return st;
-    }
-    r->t_write = mr_now() - t0;
+    const mr_kspace *ks = s->ks;
+    const char *dcf = o->dcf ? o->dcf : "pipe";
+    const int grids = run[RUN_KB] || run[RUN_BILINEAR];
+    if (grids && !strcmp(dcf, "file") && !ks->weights)
+        return mr_error(MR_EINVAL, "%s: --dcf file, but the scan has no /kspace/weights", scan);
+    if (grids && !strcmp(dcf, "analytic") && !radial_kind(ks->traj_kind))
+        return mr_error(MR_EINVAL,
+                        "%s: --dcf analytic needs a radial trajectory (radial2d, golden2d, kooshball), this one is '%s'",
+                        scan, ks->traj_kind[0] ? ks->traj_kind : "unknown");
+    memcpy(r->matrix, ks->matrix, sizeof r->matrix);
+    r->nsamples = ks->nsamples;
+    r->ncoils = ks->ncoils;
+    snprintf(r->traj_kind, sizeof r->traj_kind, "%s", ks->traj_kind);
+    snprintf(r->phantom, sizeof r->phantom, "%s", ks->phantom);
+    r->noise_sigma = ks->noise_sigma;
+    r->has_truth[MR_TRUTH_IMAGE] = ks->truth != NULL;
+    r->has_truth[MR_TRUTH_BANDLIMITED] = ks->truth_bl != NULL;
+    double worst;
+    r->samples_outside = mr_kspace_count_outside(ks, &worst);
+    if (r->samples_outside)
+        mr_log(MR_LOG_WARN, "%s: %lld of %lld samples lie outside the Nyquist box [-N/2, N/2] (up to %.3g x N/2)",
+               scan, (long long)r->samples_outside, (long long)ks->nsamples, worst);
     return MR_OK;
 }
 
-static mr_status write_reports(const char *outdir, const mr_report *r)
+/* Metrics of every method against every truth, and the display window. */
+static mr_status score(const run_state *s, const int run[3], mr_report *r)
 {
-    static const char *const names[] = {"report.json", "report.md", "metrics.csv"};
-    mr_status (*const writers[])(const char *, const mr_report *) = {mr_report_write_json, mr_report_write_md,
-                                                                      mr_report_write_csv};
-    char path[4096];
-    for (int i = 0; i < 3; i++) {
-        mr_status st = mr_path_join(path, sizeof path, outdir, names[i]);
-        if (st == MR_OK)
-            st = writers[i](path, r);
-        if (st != MR_OK)
-            return st;
+    const mr_kspace *ks = s->ks;
+    const int64_t n = mr_kspace_voxels(ks);
+    const float *truths[MR_TRUTH_COUNT] = {ks->truth, ks->truth_bl};
+    for (int i = 0, k = 0; i < 3; i++) {
+        if (!run[i])
+            continue;
+        mr_report_method *m = &r->m[k++];
+        for (int t = 0; t < MR_TRUTH_COUNT; t++) {
+            if (!truths[t])
+                continue;
+            mr_status st = mr_metrics_compute(s->img[i], 1, truths[t], n, &m->metrics[t]);
+            if (st != MR_OK)
+                return st;
+            m->have_metrics[t] = 1;
+            mr_log(MR_LOG_INFO, "%s vs %s truth: PSNR %.2f dB, error %.2f %%", m->method,
+                   mr_truth_name((mr_truth_kind)t), m->metrics[t].psnr_db, m->metrics[t].percent_error);
+        }
+    }
+    /* display window: [0, max |truth|] when a truth exists (the voxel-averaged one first) */
+    const float *wtruth = ks->truth ? ks->truth : ks->truth_bl;
+    r->compare_truth = ks->truth_bl ? MR_TRUTH_BANDLIMITED : MR_TRUTH_IMAGE;
+    if (wtruth) {
+        double hi = 0;
+        for (int64_t v = 0; v < n; v++)
+            hi = fmax(hi, fabs((double)wtruth[v]));
+        r->window_hi = hi;
+        r->window_from = ks->truth ? "max of the truth image" : "max of the bandlimited truth";
+    } else {
+        r->window_hi = NAN;
+        r->window_from = "each image's own maximum";
     }
     return MR_OK;
 }
@@ -477,13 +534,23 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
 
     run_state s;
     memset(&s, 0, sizeof s);
+    /* the device is decided once, for every method, before anything is read */
+    const double t_resolve = mr_now();
+    if ((st = mr_device_resolve(mr_op_opts_device(&o.op), &s.gpu)) != MR_OK)
+        return st;
+    s.t_resolve = mr_now() - t_resolve;
+    if (s.gpu >= 0 && (run[RUN_KB] || run[RUN_BILINEAR]))
+        mr_log(MR_LOG_INFO, "gridding runs on the CPU (it has no GPU backend)");
+
     mr_report r;
     memset(&r, 0, sizeof r);
+    char device[32];
+    mr_device_format(mr_op_opts_device(&o.op), device, sizeof device);
     r.input = scan;
     r.method = o.method ? o.method : "cg";
     r.reg = mr_reg_name(regk);
     r.basis = o.op.basis == MR_BASIS_DIRAC ? "dirac" : "box";
-    r.device = o.op.device == MR_DEVICE_CPU ? "cpu" : o.op.device == MR_DEVICE_GPU ? "gpu" : "auto";
+    r.device = device;
     r.dcf = run[RUN_KB] || run[RUN_BILINEAR] ? (o.dcf ? o.dcf : "pipe") : "none (cg only)";
     r.iters = o.iters;
     r.tol = o.tol;
@@ -496,40 +563,12 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     snprintf(r.backend, sizeof r.backend, "cpu (%d threads)", r.threads);
 
     double t0 = mr_now();
-    st = mr_kspace_read(scan, &s.ks);
-    if (st != MR_OK)
+    if ((st = mr_kspace_read(scan, &s.ks)) != MR_OK)
         goto fail;
     r.t_read = mr_now() - t0;
-    const mr_kspace *ks = s.ks;
-    if (ks->ncoils > 1)
-        mr_log(MR_LOG_INFO, "%s: %lld coils: each reconstructed alone, combined by root-sum-of-squares", scan,
-               (long long)ks->ncoils);
-    const char *dcf = o.dcf ? o.dcf : "pipe";
-    if ((run[RUN_KB] || run[RUN_BILINEAR]) && !strcmp(dcf, "file") && !ks->weights) {
-        st = mr_error(MR_EINVAL, "%s: --dcf file, but the scan has no /kspace/weights", scan);
+    if ((st = describe_scan(&s, &o, run, scan, &r)) != MR_OK || (st = choose_sens(&s, &o, scan, &r)) != MR_OK)
         goto fail;
-    }
-    if ((run[RUN_KB] || run[RUN_BILINEAR]) && !strcmp(dcf, "analytic") && !radial_kind(ks->traj_kind)) {
-        st = mr_error(MR_EINVAL,
-                      "%s: --dcf analytic needs a radial trajectory (radial2d, golden2d, kooshball), this one is '%s'",
-                      scan, ks->traj_kind[0] ? ks->traj_kind : "unknown");
-        goto fail;
-    }
-    memcpy(r.matrix, ks->matrix, sizeof r.matrix);
-    r.nsamples = ks->nsamples;
-    r.ncoils = ks->ncoils;
-    snprintf(r.traj_kind, sizeof r.traj_kind, "%s", ks->traj_kind);
-    snprintf(r.phantom, sizeof r.phantom, "%s", ks->phantom);
-    r.noise_sigma = ks->noise_sigma;
-    r.has_truth[MR_TRUTH_IMAGE] = ks->truth != NULL;
-    r.has_truth[MR_TRUTH_BANDLIMITED] = ks->truth_bl != NULL;
-    double worst;
-    r.samples_outside = mr_kspace_count_outside(ks, &worst);
-    if (r.samples_outside)
-        mr_log(MR_LOG_WARN, "%s: %lld of %lld samples lie outside the Nyquist box [-N/2, N/2] (up to %.3g x N/2)",
-               scan, (long long)r.samples_outside, (long long)ks->nsamples, worst);
 
-    const int64_t n = mr_kspace_voxels(ks);
     for (int i = 0; i < 3; i++) {
         if (!run[i])
             continue;
@@ -538,47 +577,22 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
         st = i == RUN_CG ? run_cg(&s, &o, regk, &r, m) : run_gridding(&s, &o, (run_kind)i, &r, m);
         if (st != MR_OK)
             goto fail;
-        const float *truths[MR_TRUTH_COUNT] = {ks->truth, ks->truth_bl};
-        for (int k = 0; k < MR_TRUTH_COUNT; k++) {
-            if (!truths[k])
-                continue;
-            st = mr_metrics_compute(s.img[i], 1, truths[k], n, &m->metrics[k]);
-            if (st != MR_OK)
-                goto fail;
-            m->have_metrics[k] = 1;
-            mr_log(MR_LOG_INFO, "%s vs %s truth: PSNR %.2f dB, error %.2f %%", m->method,
-                   mr_truth_name((mr_truth_kind)k), m->metrics[k].psnr_db, m->metrics[k].percent_error);
-        }
     }
-
-    /* display window: [0, max |truth|] when a truth exists (the voxel-averaged one first) */
-    const float *wtruth = ks->truth ? ks->truth : ks->truth_bl;
-    r.compare_truth = ks->truth_bl ? MR_TRUTH_BANDLIMITED : MR_TRUTH_IMAGE;
-    if (wtruth) {
-        double hi = 0;
-        for (int64_t v = 0; v < n; v++)
-            hi = fmax(hi, fabs((double)wtruth[v]));
-        r.window_hi = hi;
-        r.window_from = ks->truth ? "max of the truth image" : "max of the bandlimited truth";
-    } else {
-        r.window_hi = NAN;
-        r.window_from = "each image's own maximum";
-    }
-    s.mag = malloc((size_t)n * sizeof(float));
-    if (!s.mag) {
-        st = mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
+    if ((st = score(&s, run, &r)) != MR_OK)
         goto fail;
-    }
 
-    st = write_outputs(outdir, &s, run, &r);
-    if (st != MR_OK)
+    const float *imgs[3];
+    for (int i = 0, k = 0; i < 3; i++)
+        if (run[i])
+            imgs[k++] = s.img[i];
+    const float *ctruth = r.compare_truth == MR_TRUTH_BANDLIMITED ? s.ks->truth_bl : s.ks->truth;
+    if ((st = mr_outputs_write_images(outdir, &r, imgs, ctruth)) != MR_OK)
         goto fail;
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r.peak_rss_kib = ru.ru_maxrss;
     r.t_total = mr_now() - t_start;
-    st = write_reports(outdir, &r);
-    if (st != MR_OK)
+    if ((st = mr_outputs_write_reports(outdir, &r)) != MR_OK)
         goto fail;
     if (o.on_report)
         o.on_report(o.on_report_ctx, &r);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../io/fsutil.h"
+#include "../solver/nudft.h"
 
 const char *mr_truth_name(mr_truth_kind t) { return t == MR_TRUTH_BANDLIMITED ? "bandlimited" : "image"; }
 
@@ -125,6 +126,11 @@ static void json_body(FILE *f, const mr_report *r)
     jf_str(&set, "basis", r->basis);
     jf_str(&set, "device", r->device);
     jf_str(&set, "backend", r->backend);
+    const char *cpu_kernels = mr_nudft_kernel_name();
+    jf_str(&set, "cpu_kernels", cpu_kernels ? cpu_kernels : "none");
+    jf_str(&set, "sens", r->sens ? r->sens : "none");
+    if (r->sens_source)
+        jf_str(&set, "sens_maps", r->sens_source);
     jf_int(&set, "threads", r->threads);
     jf_str(&set, "dcf", r->dcf);
     jf_num(&set, "oversample", r->oversample);
@@ -137,6 +143,8 @@ static void json_body(FILE *f, const mr_report *r)
     jf_num(&t, "operator_create", r->t_op_create);
     jf_num(&t, "q", r->t_q);
     jf_num(&t, "plan", r->t_plan);
+    jf_num(&t, "fft_plan", r->t_fft_plan);
+    jf_num(&t, "device_init", r->t_device_init);
     jf_num(&t, "fhd", r->t_fhd);
     jf_num(&t, "solve", r->t_solve);
     jf_num(&t, "dcf", r->t_dcf);
@@ -258,7 +266,11 @@ static void md_body(FILE *f, const mr_report *r)
         fprintf(f, ", noise sigma %.4g", r->noise_sigma);
     fprintf(f, "  \nTruth images: %s%s%s\n", r->has_truth[0] ? "/truth/image " : "",
             r->has_truth[1] ? "/truth/bandlimited" : "", (r->has_truth[0] || r->has_truth[1]) ? "" : "none");
-    if (r->ncoils > 1)
+    if (r->sens && !strcmp(r->sens, "file"))
+        fprintf(f, "\nSENSE: the %lld coil(s) were reconstructed together with the coil maps of `%s` (one operator, "
+                   "one CG on the combined image); gridding combined its coil images with the same maps.\n",
+                (long long)r->ncoils, r->sens_source ? r->sens_source : "?");
+    else if (r->ncoils > 1)
         fprintf(f, "\nThe %lld coils were reconstructed one by one and combined by root-sum-of-squares; the CG "
                    "residual is the combined sqrt(sum_c ||r_c||^2 / sum_c ||r_c,0||^2).\n",
                 (long long)r->ncoils);
@@ -322,16 +334,20 @@ static void md_body(FILE *f, const mr_report *r)
                "write | total |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
                "| %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
             r->t_read, r->t_op_create, r->t_q, r->t_fhd, r->t_solve, r->t_dcf, r->t_gridding, r->t_write, r->t_total);
-    fprintf(f, "\nPeak memory (ru_maxrss): %.1f MiB. `write` covers the images and pictures; the report files "
-               "are written after it.\n",
-            r->peak_rss_kib / 1024.0);
+    fprintf(f, "\nOperator setup = device initialisation %.3f + Q %.3f + planning %.3f (of which FFT plans and the "
+               "kernel spectrum %.3f). Peak memory (ru_maxrss): %.1f MiB. `write` covers the images and pictures; the "
+               "report files are written after it.\n",
+            r->t_device_init, r->t_q, r->t_plan, r->t_fft_plan, r->peak_rss_kib / 1024.0);
 
     fprintf(f, "\n## Settings\n\n| setting | value |\n|---|---|\n");
     fprintf(f, "| method | %s |\n| iters | %d |\n| tol | %g |\n| lambda | %g |\n| reg | %s |\n| basis | %s |\n",
             r->method, r->iters, r->tol, r->lambda, r->reg, r->basis);
-    fprintf(f, "| device | %s |\n| backend | %s |\n| threads | %d |\n| dcf | %s |\n| oversample | %g |\n"
-               "| kernel width | %d |\n",
-            r->device, r->backend, r->threads, r->dcf, r->oversample, r->kernel_width);
+    const char *cpu_kernels = mr_nudft_kernel_name();
+    fprintf(f, "| device | %s |\n| backend | %s |\n| CPU kernels | %s |\n| threads | %d |\n| dcf | %s |\n"
+               "| oversample | %g |\n| kernel width | %d |\n| sens | %s%s%s |\n",
+            r->device, r->backend, cpu_kernels ? cpu_kernels : "none", r->threads, r->dcf, r->oversample,
+            r->kernel_width, r->sens ? r->sens : "none", r->sens_source ? ": " : "",
+            r->sens_source ? r->sens_source : "");
     if (isfinite(r->normal_diag))
         fprintf(f, "| diag(F^H F) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
                 r->lambda / r->normal_diag);

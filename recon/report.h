@@ -48,11 +48,15 @@ typedef struct mr_report {
     const char *method, *reg, *basis, *device, *dcf;
     int iters, threads, kernel_width;
     double tol, lambda, oversample;
-    char backend[128]; /* mr_op_get_info (CG), or "cpu" when only gridding ran */
+    char backend[128]; /* where CG ran (solver/backend.h), or "cpu" when only gridding ran */
+    const char *sens;        /* coil handling: "none" (one coil, no maps), "file" (SENSE), "rss" */
+    const char *sens_source; /* "file": where the maps came from (the scan or --sens-maps FILE); else NULL */
     double normal_diag; /* the centre diagonal element of F^H F (scale for lambda); NAN if not computed */
 
     /* per-stage wall times in seconds (0 when the stage did not run) */
     double t_read, t_op_create, t_q, t_plan, t_fhd, t_solve, t_dcf, t_gridding, t_write, t_total;
+    double t_device_init; /* CG on a GPU: making the device usable (CUDA context); part of t_op_create */
+    double t_fft_plan;    /* FFT planning (FFTW or cuFFT) and the kernel spectrum; part of t_plan */
     long peak_rss_kib; /* getrusage ru_maxrss at the end of the run */
 
     /* pictures */

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # libopenmpi-dev, openmpi-bin: the optional MPI build (MR_MPI=AUTO turns it on) and its tests (docs/CLUSTER.md)
-packages="build-essential cmake pkg-config libhdf5-dev libfftw3-dev libpng-dev libopenmpi-dev openmpi-bin ${MR_EXTRA_PACKAGES:-}"
+packages="build-essential cmake pkg-config libhdf5-dev libfftw3-dev libpng-dev libexpat1-dev libopenmpi-dev openmpi-bin ${MR_EXTRA_PACKAGES:-}"
 if [ "${MR_SKIP_APT:-0}" != 1 ]; then
   sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi

@@ -137,6 +137,8 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
         ops->axpy(ops->ctx, n, x, alpha, p);
         ops->axpy(ops->ctx, n, r, -alpha, q);
         double rnorm = ops->norm(ops->ctx, n, r);
+        if (ops->status && (st = ops->status(ops->ctx)) != MR_OK)
+            goto fail;
         double rr_new = rnorm * rnorm;
         res->iterations = k;
         res->rel_resid[k] = rnorm / res->r0_norm;
@@ -166,4 +168,23 @@ fail:
     ops->release(ops->ctx, t);
     mr_cg_result_free(res);
     return st;
+}
+
+static mr_status linop_apply(void *a, const float *in, float *out) { return mr_linop_forward(a, in, out); }
+
+mr_status mr_cg_solve_linop(mr_linop *a, const float *b, float *x, const mr_cg_opts *opts, mr_cg_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (!a || !opts)
+        return mr_error(MR_EINVAL, "cg: no operator or options");
+    if (mr_linop_dom_size(a) != mr_linop_cod_size(a))
+        return mr_error(MR_EINVAL, "cg: the system operator maps %lld to %lld elements; it must be square",
+                        (long long)mr_linop_dom_size(a), (long long)mr_linop_cod_size(a));
+    mr_cg_opts o = *opts;
+    o.normal = linop_apply;
+    o.normal_ctx = a;
+    o.reg = NULL;
+    o.reg_ctx = NULL;
+    o.lambda = 0;
+    return mr_cg_solve(mr_backend_vecops(mr_linop_backend(a)), mr_linop_dom_size(a), b, x, &o, res);
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "../base/status.h"
+#include "linop.h"
 #include "vecops.h"
 
 #ifdef __cplusplus
@@ -69,6 +70,13 @@ typedef struct {
 mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x, const mr_cg_opts *opts,
                       mr_cg_result *res);
 void mr_cg_result_free(mr_cg_result *res);
+
+/* CG on an operator: solve A x = b for a Hermitian positive (semi-)definite A (solver/linop.h; its
+ * forward is applied: e.g. mr_linop_normal_of(E), or its sum with a scaled regulariser), with the
+ * vector operations of A's backend; b and x (dom_size(A) complex elements) are in that backend's
+ * memory, and so is the x the metric callback receives. opts->normal, reg and lambda are not used
+ * (the system is A); iters, tol, metric and progress are. */
+mr_status mr_cg_solve_linop(mr_linop *a, const float *b, float *x, const mr_cg_opts *opts, mr_cg_result *res);
 const char *mr_cg_stop_name(mr_cg_stop stop); /* "iterations", "tolerance", "breakdown", "zero right-hand side" */
 
 #ifdef __cplusplus

@@ -1,30 +1,34 @@
-/* Fast exact non-uniform DFTs on the CPU (float32, OpenMP + SIMD): the forward, the portable
- * "rotation" adjoint, and mr_nudft_adjoint, which runs the AVX-512 "powers" adjoint
- * (solver/nudft_powers.c) when the target has AVX-512 and the rotation adjoint otherwise.
- * docs/OPERATOR.md explains the schemes and bounds their errors; in short:
+/* Fast exact non-uniform DFTs on the CPU (float32, OpenMP + SIMD): the parts every kernel shares
+ * (sample layout, row tasks, argument checks), the portable kernels, and the dispatch between the
+ * instruction-set levels (base/cpu.h: avx512, avx2, portable; solver/nudft_simd.h).
+ * docs/OPERATOR.md explains the schemes and bounds their errors.
+ *
+ * Levels: avx512 and avx2 run the "powers" adjoint (solver/nudft_powers.h) and the Horner forward
+ * (solver/nudft_forward.h) compiled for that instruction set; portable runs the "rotation" adjoint
+ * below and the same Horner forward compiled with the build's baseline flags.
  *
  *  - samples are stored as a structure of arrays padded with zero-weight samples to a multiple of
  *    NUDFT_TILE, and processed in tiles that stay in L1;
- *  - voxels are visited along x in blocks of NUDFT_BLOCK. At the start of a block the phasor
- *    e^{i2pi k.r} is computed exactly: the phase k.r is formed and reduced to [-1/2, 1/2] cycles in
- *    double, then a float polynomial gives sin and cos. Inside the block the phasor is advanced by
- *    complex rotation with the per-sample step e^{i2pi kx/sx} (within a sub-block of NUDFT_SUB
- *    voxels) and e^{i2pi NUDFT_SUB kx/sx} (from one sub-block to the next), both rounded from double.
- *    A voxel is thus at most (NUDFT_SUB-1) + (NUDFT_BLOCK/NUDFT_SUB-1) rotations from an exact phasor.
- *  - rotation adjoint: voxels outer (OpenMP over rows), samples inner (SIMD lanes), NUDFT_SUB voxel
+ *  - rotation adjoint: voxels are visited along x in blocks of NUDFT_BLOCK. At the start of a block
+ *    the phasor e^{i2pi k.r} is computed exactly: the phase k.r is formed and reduced to the nearest
+ *    quarter cycle in double, then float polynomials give sin and cos (nudft_sincos_2pi). Inside the block the phasor is
+ *    advanced by complex rotation with the per-sample step e^{i2pi kx/sx} (within a sub-block of
+ *    NUDFT_SUB voxels) and e^{i2pi NUDFT_SUB kx/sx} (from one sub-block to the next), both rounded
+ *    from double. A voxel is thus at most (NUDFT_SUB-1) + (NUDFT_BLOCK/NUDFT_SUB-1) rotations from an
+ *    exact phasor. Voxels outer (OpenMP over rows), samples inner (SIMD lanes), NUDFT_SUB voxel
  *    accumulators per lane in registers; float sums within a tile, double sums across tiles.
  *    Real weights (Q): Q(-r) = conj Q(r), so only half of the rows are computed and mirrored.
- *  - forward: samples outer (OpenMP over tiles, SIMD lanes), voxels inner; within a block the sum
- *    over voxels is a polynomial in the step phasor, evaluated by Horner's rule; float within a block,
- *    double across blocks.
  * Every output element is computed by one thread in a fixed order: results do not depend on the
  * thread count or the (dynamic) schedule. */
 #include <string.h>
 
-#include "nudft_internal.h"
+#include "../base/cpu.h"
+#include "nudft_simd.h"
 
-#define NUDFT_BLOCK 64  /* voxels between exactly computed phasors (multiple of NUDFT_SUB) */
-#define NUDFT_FTILE 128 /* forward: samples per tile (multiple of NUDFT_VL) */
+/* the portable forward: solver/nudft_forward.h with the baseline flags */
+#define NUDFT_ISA portable
+#define NUDFT_FWD_VL NUDFT_VL
+#include "nudft_forward.h"
 
 /* e^{i 2 pi t} rounded from double (steps: their error is repeated by every rotation). */
 static void phasor_exact(double t, float *c, float *s)
@@ -170,8 +174,7 @@ static void adjoint_row(const nudft_samples *p, double y, double z, int64_t x0, 
             const double x = (double)(x0 + b0);
 #pragma omp simd simdlen(NUDFT_VL)
             for (int64_t k = 0; k < tn; k++) {
-                double t = phi[k] + dkx[k] * x;
-                t -= nudft_round(t);
+                const double t = phi[k] + dkx[k] * x;
                 float s, c;
                 nudft_sincos_2pi(t, &s, &c);
                 br[k] = NUDFT_FMA(ar[k], c, -ai[k] * s);
@@ -227,7 +230,7 @@ mr_status mr_nudft_adjoint_setup(const mr_grid *g, const float *traj, const floa
 
 /* The rotation kernel: a mirrored row is computed over the x offsets [ext_lo, ext_hi] that both it
  * and its mirror need. */
-mr_status mr_nudft_adjoint_rotation(const mr_grid *g, const float *traj, const float *a, int real_weights,
+static mr_status adjoint_rotation(const mr_grid *g, const float *traj, const float *a, int real_weights,
                                     int64_t m, float *out, int threads)
 {
     nudft_samples p;
@@ -289,110 +292,75 @@ mr_status mr_nudft_adjoint_rotation(const mr_grid *g, const float *traj, const f
     return MR_OK;
 }
 
+/* ---- dispatch ---------------------------------------------------------------------------------- */
+
+/* The one place that enters the code of a level; callers have checked that the CPU runs it. */
+static mr_status adjoint_at(mr_cpu_level level, const mr_grid *g, const float *traj, const float *a,
+                            int real_weights, int64_t m, float *out, int threads)
+{
+    switch (level) {
+    case MR_CPU_AVX512:
+        return mr_nudft_adjoint_powers_avx512(g, traj, a, real_weights, m, out, threads);
+    case MR_CPU_AVX2:
+        return mr_nudft_adjoint_powers_avx2(g, traj, a, real_weights, m, out, threads);
+    case MR_CPU_PORTABLE:
+        break;
+    }
+    return adjoint_rotation(g, traj, a, real_weights, m, out, threads);
+}
+
+static mr_status forward_at(mr_cpu_level level, const mr_grid *g, const float *traj, const float *x, int64_t m,
+                            float *out, int threads)
+{
+    switch (level) {
+    case MR_CPU_AVX512:
+        return mr_nudft_forward_avx512(g, traj, x, m, out, threads);
+    case MR_CPU_AVX2:
+        return mr_nudft_forward_avx2(g, traj, x, m, out, threads);
+    case MR_CPU_PORTABLE:
+        break;
+    }
+    return mr_nudft_forward_portable(g, traj, x, m, out, threads);
+}
+
+static mr_status check_level(mr_cpu_level level, const char *fn)
+{
+    if ((unsigned)level >= MR_CPU_LEVELS || !(mr_cpu_supported() & (1u << level)))
+        return mr_error(MR_ENOTSUP, "%s: this CPU or build cannot run the %s kernels", fn, mr_cpu_level_name(level));
+    return MR_OK;
+}
+
 mr_status mr_nudft_adjoint(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
                            float *out, int threads)
 {
-#if defined(__AVX512F__)
-    return mr_nudft_adjoint_powers(g, traj, a, real_weights, m, out, threads);
-#else
-    return mr_nudft_adjoint_rotation(g, traj, a, real_weights, m, out, threads);
-#endif
-}
-
-/* ---- forward ---------------------------------------------------------------------------------- */
-
-/* acc_m += p0_m * sum_{j < len} x_j s_m^j over one block (len <= NUDFT_BLOCK, x zero padded to a
- * multiple of NUDFT_SUB), by Horner's rule: within a sub-block in s, across sub-blocks in s^SUB. */
-static void horner_block(int64_t n, const float *restrict p0r, const float *restrict p0i, const float *restrict sr,
-                         const float *restrict si, const float *restrict s8r, const float *restrict s8i,
-                         const float *restrict x, int64_t nsub, double *restrict accr, double *restrict acci)
-{
-#pragma omp simd simdlen(NUDFT_VL)
-    for (int64_t k = 0; k < n; k++) {
-        const float qr = sr[k], qi = si[k], q8r = s8r[k], q8i = s8i[k];
-        float gr = 0.0f, gi = 0.0f;
-        for (int64_t b = nsub - 1; b >= 0; b--) {
-            const float *xb = x + 2 * NUDFT_SUB * b;
-            float hr = xb[2 * (NUDFT_SUB - 1)], hi = xb[2 * (NUDFT_SUB - 1) + 1];
-            for (int j = NUDFT_SUB - 2; j >= 0; j--) {
-                const float tr = NUDFT_FMA(hr, qr, NUDFT_FMA(-hi, qi, xb[2 * j]));
-                hi = NUDFT_FMA(hr, qi, NUDFT_FMA(hi, qr, xb[2 * j + 1]));
-                hr = tr;
-            }
-            const float tr = NUDFT_FMA(gr, q8r, NUDFT_FMA(-gi, q8i, hr));
-            gi = NUDFT_FMA(gr, q8i, NUDFT_FMA(gi, q8r, hi));
-            gr = tr;
-        }
-        accr[k] += (double)NUDFT_FMA(p0r[k], gr, -p0i[k] * gi);
-        acci[k] += (double)NUDFT_FMA(p0r[k], gi, p0i[k] * gr);
-    }
+    mr_cpu_level level;
+    mr_status st = mr_cpu_level_get(&level);
+    return st != MR_OK ? st : adjoint_at(level, g, traj, a, real_weights, m, out, threads);
 }
 
 mr_status mr_nudft_forward(const mr_grid *g, const float *traj, const float *x, int64_t m, float *out, int threads)
 {
-    if (!mr_nudft_check_args(g, traj, x, m, out, "mr_nudft_forward"))
-        return MR_EINVAL;
-    threads = nudft_threads(threads);
-    const int64_t nx = g->n[0], ny = g->n[1], nz = g->n[2];
-    const int64_t rowcap = nudft_round_up(nx, NUDFT_BLOCK);
-    nudft_samples p;
-    mr_status st = mr_nudft_samples_init(&p, g, traj, NULL, 0, m, -1.0, 1, threads);
-    if (st != MR_OK)
-        return st;
-    /* per thread: phi, accr, acci (double) and p0r, p0i (float) per tile sample; a padded row of x */
-    const size_t per = (size_t)NUDFT_FTILE * (3 * sizeof(double) + 2 * sizeof(float)) + 2 * (size_t)rowcap * sizeof(float);
-    void *scratch = nudft_alloc((size_t)threads * per);
-    if (!scratch) {
-        mr_nudft_samples_free(&p);
-        return mr_error(MR_ENOMEM, "mr_nudft_forward: out of memory");
-    }
-    const int64_t ntiles = (m + NUDFT_FTILE - 1) / NUDFT_FTILE; /* mp covers every tile */
-#pragma omp parallel num_threads(threads)
-    {
-        char *base = (char *)scratch + (size_t)omp_get_thread_num() * per;
-        double *phi = (double *)base, *accr = phi + NUDFT_FTILE, *acci = accr + NUDFT_FTILE;
-        float *p0r = (float *)(acci + NUDFT_FTILE), *p0i = p0r + NUDFT_FTILE, *xrow = p0i + NUDFT_FTILE;
-        memset(xrow, 0, 2 * (size_t)rowcap * sizeof(float));
-#pragma omp for schedule(dynamic, 1) /* one tile each */
-        for (int64_t tile = 0; tile < ntiles; tile++) {
-            const int64_t t0 = tile * NUDFT_FTILE;
-            const double *restrict dkx = p.dk[0] + t0, *restrict dky = p.dk[1] + t0, *restrict dkz = p.dk[2] + t0;
-            for (int64_t k = 0; k < NUDFT_FTILE; k++)
-                accr[k] = acci[k] = 0.0;
-            for (int64_t iz = 0; iz < nz; iz++)
-                for (int64_t iy = 0; iy < ny; iy++) {
-                    const double y = (double)(iy - g->center[1]), z = (double)(iz - g->center[2]);
-                    /* rows whose length is a multiple of NUDFT_SUB are read in place, others are
-                       copied into the zero-padded row buffer */
-                    const float *xr = x + 2 * (iz * ny + iy) * nx;
-                    if (nx % NUDFT_SUB) {
-                        memcpy(xrow, xr, 2 * (size_t)nx * sizeof(float));
-                        xr = xrow;
-                    }
-#pragma omp simd simdlen(NUDFT_VL)
-                    for (int64_t k = 0; k < NUDFT_FTILE; k++)
-                        phi[k] = dky[k] * y + dkz[k] * z;
-                    for (int64_t b0 = 0; b0 < nx; b0 += NUDFT_BLOCK) {
-                        const double xs = (double)(b0 - g->center[0]);
-#pragma omp simd simdlen(NUDFT_VL)
-                        for (int64_t k = 0; k < NUDFT_FTILE; k++) {
-                            double t = phi[k] + dkx[k] * xs;
-                            t -= nudft_round(t);
-                            nudft_sincos_2pi(t, &p0i[k], &p0r[k]);
-                        }
-                        const int64_t len = nx - b0 < NUDFT_BLOCK ? nx - b0 : NUDFT_BLOCK;
-                        horner_block(NUDFT_FTILE, p0r, p0i, p.s1r + t0, p.s1i + t0, p.s8r + t0, p.s8i + t0,
-                                     xr + 2 * b0, nudft_round_up(len, NUDFT_SUB) / NUDFT_SUB, accr, acci);
-                    }
-                }
-            const int64_t kend = t0 + NUDFT_FTILE < m ? NUDFT_FTILE : m - t0;
-            for (int64_t k = 0; k < kend; k++) {
-                out[2 * (t0 + k)] = (float)accr[k];
-                out[2 * (t0 + k) + 1] = (float)acci[k];
-            }
-        }
-    }
-    free(scratch);
-    mr_nudft_samples_free(&p);
-    return MR_OK;
+    mr_cpu_level level;
+    mr_status st = mr_cpu_level_get(&level);
+    return st != MR_OK ? st : forward_at(level, g, traj, x, m, out, threads);
+}
+
+mr_status mr_nudft_adjoint_level(mr_cpu_level level, const mr_grid *g, const float *traj, const float *a,
+                                 int real_weights, int64_t m, float *out, int threads)
+{
+    mr_status st = check_level(level, "mr_nudft_adjoint_level");
+    return st != MR_OK ? st : adjoint_at(level, g, traj, a, real_weights, m, out, threads);
+}
+
+mr_status mr_nudft_forward_level(mr_cpu_level level, const mr_grid *g, const float *traj, const float *x, int64_t m,
+                                 float *out, int threads)
+{
+    mr_status st = check_level(level, "mr_nudft_forward_level");
+    return st != MR_OK ? st : forward_at(level, g, traj, x, m, out, threads);
+}
+
+const char *mr_nudft_kernel_name(void)
+{
+    mr_cpu_level level;
+    return mr_cpu_level_get(&level) == MR_OK ? mr_cpu_level_name(level) : NULL;
 }

@@ -18,13 +18,19 @@
 extern "C" {
 #endif
 
-/* Fast float32 CPU kernels (OpenMP over voxel rows; AVX-512 "powers" kernel or the portable
- * complex-rotation kernel: docs/OPERATOR.md).
+/* Fast float32 CPU kernels (OpenMP; the "powers" adjoint with AVX-512 or AVX2 + FMA, the portable
+ * complex-rotation adjoint elsewhere; docs/OPERATOR.md). The instruction-set level is chosen once per
+ * process (base/cpu.h: the best the CPU supports, or MR_CPU_KERNEL); a level that cannot run here is
+ * MR_ENOTSUP / MR_EINVAL from these calls, with a message naming MR_CPU_KERNEL.
  * a is complex [M][2] when real_weights == 0, real [M] otherwise. threads <= 0: all cores.
- * Deterministic: the same inputs give the same bits for any thread count. */
+ * Deterministic: the same inputs give the same bits for any thread count (at a given level). */
 mr_status mr_nudft_adjoint(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
                            float *out, int threads);
 mr_status mr_nudft_forward(const mr_grid *g, const float *traj, const float *x, int64_t m, float *out, int threads);
+
+/* The level these kernels run at: "avx512", "avx2" or "portable" (static text); NULL when
+ * MR_CPU_KERNEL asks for a level that cannot run here (the kernels then fail with the reason). */
+const char *mr_nudft_kernel_name(void);
 
 /* The plain textbook loops in float64 (one sin/cos per pair, double accumulators): the reference
  * every fast kernel (CPU and GPU) is tested against. Outputs are double, interleaved. */

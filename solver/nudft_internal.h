@@ -1,6 +1,7 @@
-/* Internals shared by the CPU NUDFT kernels (solver/nudft.c: the portable rotation kernels, the
- * forward, the dispatch; solver/nudft_powers.c: the AVX-512 adjoint). Not part of the library's
- * interface, except the two explicit adjoint kernels at the end, which the tests call. */
+/* Internals shared by the CPU NUDFT kernels (solver/nudft.c: the shared parts, the portable kernels,
+ * the dispatch; solver/nudft_powers.h and solver/nudft_forward.h, compiled once per instruction-set
+ * level: solver/nudft_simd.h). Not part of the library's interface, except the explicit per-level
+ * entry points at the end, which the tests and the benchmark call. */
 #ifndef MR_NUDFT_INTERNAL_H
 #define MR_NUDFT_INTERNAL_H
 
@@ -8,13 +9,16 @@
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "../base/cpu.h"
 #include "nudft.h"
 
 #define NUDFT_TWO_PI 6.283185307179586476925286766559
-#define NUDFT_VL 16      /* SIMD width in floats (one AVX-512 register) */
+#define NUDFT_VL 16      /* SIMD length of the portable loops, in floats */
 #define NUDFT_TILE 1024  /* samples are padded to a multiple of this (a multiple of every tile size) */
 #define NUDFT_SUB 8      /* rotation kernels: voxels per register block; s^8 is precomputed */
+#define NUDFT_BLOCK 64   /* rotation kernels: voxels between exactly computed phasors (multiple of NUDFT_SUB) */
 
 /* a*b + c with one rounding where the target has FMA instructions (fmaf is then inlined; GCC in ISO C
  * mode never contracts a*b + c by itself); a plain multiply-add elsewhere, where fmaf would be a slow
@@ -43,12 +47,25 @@ static inline double nudft_round(double t)
     return (t + magic) - magic;
 }
 
-/* sin and cos of 2 pi t for t in [-1/2, 1/2] (already reduced in double): quadrant from 4t, then
- * Taylor polynomials of sin(2 pi u), cos(2 pi u) on |u| <= 1/8 (truncation < 2e-9), in float. */
-static inline void nudft_sincos_2pi(double t, float *s, float *c)
+static inline float nudft_float_bits(uint32_t b)
 {
-    const double q = nudft_round(4.0 * t);
-    const float u = (float)(t - 0.25 * q);
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+static inline uint32_t nudft_bits_float(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+/* sin and cos of 2 pi (u + iq/4) for |u| <= 1/8 cycle: Taylor polynomials of sin(2 pi u), cos(2 pi u)
+ * in float (truncation < 2e-9), then the quadrant iq mod 4 by swapping and sign bits (branch-free,
+ * vectorisable): odd iq swaps sin and cos; sin changes sign for iq = 2, 3 and cos for iq = 1, 2. */
+static inline void nudft_sincos_quadrant(float u, uint32_t iq, float *s, float *c)
+{
     const float u2 = u * u;
     const float s0 = (float)NUDFT_TWO_PI;
     const float s1 = (float)(-NUDFT_TWO_PI * NUDFT_TWO_PI * NUDFT_TWO_PI / 6.0);
@@ -68,11 +85,35 @@ static inline void nudft_sincos_2pi(double t, float *s, float *c)
                              3628800.0);
     const float sp = u * NUDFT_FMA(u2, NUDFT_FMA(u2, NUDFT_FMA(u2, NUDFT_FMA(u2, s4, s3), s2), s1), s0);
     const float cp = NUDFT_FMA(u2, NUDFT_FMA(u2, NUDFT_FMA(u2, NUDFT_FMA(u2, NUDFT_FMA(u2, c5, c4), c3), c2), c1), 1.0f);
-    const int iq = (int)q & 3; /* 2 pi t = 2 pi u + iq pi/2 */
-    const float ss = (iq & 1) ? cp : sp;
-    const float cc = (iq & 1) ? sp : cp;
-    *s = (iq & 2) ? -ss : ss;
-    *c = ((iq + 1) & 2) ? -cc : cc;
+    const float ss = (iq & 1u) ? cp : sp;
+    const float cc = (iq & 1u) ? sp : cp;
+    *s = nudft_float_bits(nudft_bits_float(ss) ^ ((iq & 2u) << 30));
+    *c = nudft_float_bits(nudft_bits_float(cc) ^ (((iq + 1u) & 2u) << 30));
+}
+
+/* sin and cos of 2 pi t for |t| < 2^48 cycles: one reduction in double, q = round(4t) and
+ * u = t - q/4 (exact: |u| <= 1/8, Sterbenz), u rounded to float (<= 2^-27 cycles). */
+static inline void nudft_sincos_2pi(double t, float *s, float *c)
+{
+    const double q = nudft_round(4.0 * t);
+    nudft_sincos_quadrant((float)(t - 0.25 * q), (uint32_t)(int32_t)q, s, c);
+}
+
+/* A phase in cycles as a 32-bit fixed-point fraction, t mod 1 in units of 2^-32 (rounded, so off by
+ * at most 2^-33 cycles). Sums and integer multiples of such phases are exact modulo one cycle. */
+static inline uint32_t nudft_fixed32(double t)
+{
+    const double f = t - floor(t); /* [0, 1], exact */
+    return (uint32_t)(int64_t)nudft_round(f * 4294967296.0);
+}
+
+/* sin and cos of 2 pi th 2^-32: the quadrant from the top two bits (rounded to the nearest
+ * quarter), the remainder |r| <= 2^29 converted to float (rounding <= 2^-28 cycles). */
+static inline void nudft_sincos_fixed32(uint32_t th, float *s, float *c)
+{
+    const uint32_t r = th + (1u << 29);
+    const int32_t rem = (int32_t)(r & ((1u << 30) - 1u)) - (1 << 29);
+    nudft_sincos_quadrant((float)rem * 0x1p-32f, r >> 30, s, c);
 }
 
 /* The samples of one call, structure of arrays, padded to mp (a multiple of NUDFT_TILE) with
@@ -112,13 +153,11 @@ mr_status mr_nudft_adjoint_setup(const mr_grid *g, const float *traj, const floa
                                  int64_t m, const float *out, int steps, int *threads, nudft_samples *p,
                                  nudft_task **tasks, int64_t *ntasks);
 
-/* The two adjoint kernels behind mr_nudft_adjoint (same contract):
- *  rotation: portable C (OpenMP SIMD), phasors advanced by complex rotation along x;
- *  powers:   AVX-512, SIMD lanes over voxel offsets with a per-sample table of e^{i2pi kx (j+1/2)/sx};
- *            MR_ENOTSUP when the build target has no AVX-512. */
-mr_status mr_nudft_adjoint_rotation(const mr_grid *g, const float *traj, const float *a, int real_weights,
-                                    int64_t m, float *out, int threads);
-mr_status mr_nudft_adjoint_powers(const mr_grid *g, const float *traj, const float *a, int real_weights,
-                                  int64_t m, float *out, int threads);
+/* mr_nudft_adjoint / mr_nudft_forward at a given level (same contracts), for tests and benchmarks
+ * that compare the levels: MR_ENOTSUP (nothing run) when this CPU or build cannot run that level. */
+mr_status mr_nudft_adjoint_level(mr_cpu_level level, const mr_grid *g, const float *traj, const float *a,
+                                 int real_weights, int64_t m, float *out, int threads);
+mr_status mr_nudft_forward_level(mr_cpu_level level, const mr_grid *g, const float *traj, const float *x, int64_t m,
+                                 float *out, int threads);
 
 #endif

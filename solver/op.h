@@ -1,27 +1,30 @@
-/* The encoding operator F of a non-Cartesian scan: an object with forward, adjoint and a fast
- * normal, backed by the CPU or the GPU (chosen at create time).
+/* The encoding operator of a single-coil scan with host-memory arguments: a thin convenience wrapper
+ * around a backend (solver/backend.h) and the NUDFT operator of solver/linop.h, for callers that
+ * want one object (tests, benchmarks). The reconstruction pipeline builds its operators from
+ * solver/linop.h directly.
  *
- *   F:      image x [Nz][Ny][Nx][2]  ->  k-space y [M][2],  y_m = Phi(k_m) sum_n x_n e^{-i2pi k_m.r_n} / N
- *   F^H W:  y -> x,  x_n = sum_m w_m conj(Phi(k_m)) y_m e^{+i2pi k_m.r_n} / N
- *   normal: x -> F^H W F x, by Toeplitz embedding: zero-pad to the 2N grid, multiply by FFT(Q),
- *           crop, where Q(r) = sum_m w_m |Phi(k_m)|^2 e^{+i2pi k_m.r} / N^2 on the Q grid.
- * N = Nx*Ny*Nz, w = weights (1 when NULL), Phi = basis transform (box: prod sinc(k_a/N_a); dirac: 1).
+ *   E:      image x [Nz][Ny][Nx][2]  ->  k-space y [M][2],  y_m = sqrt(w_m) Phi(k_m) / N sum_n x_n e^{-i2pi k_m.r_n}
+ *   E^H:    y -> x,  x_n = sum_m sqrt(w_m) Phi(k_m) y_m e^{+i2pi k_m.r_n} / N
+ *   normal: x -> E^H E x = F^H W F x by Toeplitz embedding (zero-pad to the 2N grid, multiply by
+ *           FFT(Q), crop), Q(r) = sum_m w_m Phi(k_m)^2 e^{+i2pi k_m.r} / N^2 on the Q grid.
+ * N = Nx*Ny*Nz, w = weights (1 when NULL: then E = F, E^H = F^H), Phi = basis transform (box:
+ * prod sinc(k_a/N_a); dirac: 1). E^H d with unit weights is the F^H d of the book.
  *
- * create() does the expensive work once (copies the trajectory, computes Q on the chosen backend,
- * FFTW plans); the apply functions only compute; destroy() frees everything. */
+ * create() does the expensive work once (backend, Q on it, FFT plans); the apply functions only
+ * compute (on a GPU backend they copy their arguments to the device and the result back); destroy()
+ * frees everything. */
 #ifndef MR_OP_H
 #define MR_OP_H
 
 #include <stdint.h>
 
 #include "../base/status.h"
+#include "backend.h"
+#include "linop.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum { MR_BASIS_BOX = 0, MR_BASIS_DIRAC = 1 } mr_basis;
-typedef enum { MR_DEVICE_AUTO = 0, MR_DEVICE_CPU = 1, MR_DEVICE_GPU = 2 } mr_device_kind;
 
 typedef struct {
     mr_basis basis;        /* default MR_BASIS_BOX */
@@ -35,16 +38,29 @@ typedef struct {
 
 void mr_op_opts_default(mr_op_opts *o);
 
-/* Parse "auto", "cpu", "gpu", "gpu:N" into o->device / o->gpu_index. */
-mr_status mr_op_parse_device(const char *text, mr_op_opts *o);
+/* The device request of o, and o's device fields from a request. */
+static inline mr_device_sel mr_op_opts_device(const mr_op_opts *o)
+{
+    mr_device_sel s = {o->device, o->gpu_index};
+    return s;
+}
+static inline void mr_op_opts_set_device(mr_op_opts *o, mr_device_sel s)
+{
+    o->device = s.kind;
+    o->gpu_index = s.index;
+}
+/* The NUDFT options (solver/linop.h) of o. */
+void mr_op_opts_nudft(const mr_op_opts *o, mr_nudft_opts *out);
 
 typedef struct mr_op mr_op;
 
 typedef struct {
     double q_seconds;    /* time to compute Q (0 when fast_normal == 0) */
-    double plan_seconds; /* FFTW planning and other setup */
+    double plan_seconds; /* everything else in create (device initialisation not included) */
+    double fft_plan_seconds; /* of which FFT planning */
+    double init_seconds; /* making the device usable (CUDA context); 0 on the CPU */
     int64_t q_pairs;     /* (voxel, sample) pairs evaluated for Q */
-    char backend[128];   /* "cpu (2 threads)" or "gpu:0 NVIDIA H200" */
+    char backend[128];   /* "cpu (2 threads)" or "gpu:0 NVIDIA H200 (...)" */
 } mr_op_info;
 
 /* matrix {Nx, Ny, Nz}; traj [M][3] and weights [M] (NULL: all ones) are copied.
@@ -53,13 +69,17 @@ mr_status mr_op_create(mr_op **out, const int64_t matrix[3], const float *traj, 
                        const mr_op_opts *opts);
 void mr_op_destroy(mr_op *op);
 
-mr_status mr_op_forward(mr_op *op, const float *x, float *y); /* y = F x */
-mr_status mr_op_adjoint(mr_op *op, const float *y, float *x); /* x = F^H W y */
-mr_status mr_op_normal(mr_op *op, const float *x, float *y);  /* y = F^H W F x */
+/* Host arrays; x [N][2], y [M][2]; input and output may be the same array. */
+mr_status mr_op_forward(mr_op *op, const float *x, float *y); /* y = E x */
+mr_status mr_op_adjoint(mr_op *op, const float *y, float *x); /* x = E^H y */
+mr_status mr_op_normal(mr_op *op, const float *x, float *y);  /* y = E^H E x */
 
 void mr_op_get_info(const mr_op *op, mr_op_info *info);
 int64_t mr_op_image_size(const mr_op *op); /* Nx*Ny*Nz */
 int64_t mr_op_nsamples(const mr_op *op);
+/* The operator and its backend, borrowed (valid until mr_op_destroy). */
+mr_linop *mr_op_linop(const mr_op *op);
+mr_backend *mr_op_backend(const mr_op *op);
 
 #ifdef __cplusplus
 }

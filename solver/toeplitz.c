@@ -12,7 +12,8 @@
  *   x inverse   on the Ny*Nz kept rows, writing only the first Nx outputs.
  * Every line is transformed by the same code whatever thread takes it: results do not depend on
  * the thread count. OpenMP runs the line groups (static schedule); FFTW's own threads are not used
- * (one thread pool). The kernel spectrum H is computed once in create (single-threaded full FFT). */
+ * (one thread pool). The kernel spectrum H is computed once in create, by passes of the same line plans
+ * over the whole 2P grid (OpenMP over line groups, with the applications' thread count). */
 #include "toeplitz.h"
 
 #include "fft.h"
@@ -43,6 +44,9 @@ struct mr_toeplitz {
     size_t buf_stride;  /* complex elements per thread buffer */
     float *h;           /* [Pz][Py][Px] real spectrum of c, scaled by 1/(Px Py Pz) */
     fftwf_plan fx, bx, fy, by, fz, bz;
+    int req_threads;    /* threads asked for (the kernel spectrum, batches of small grids) */
+    fftwf_complex *bw;  /* batches of small grids: per thread w1 | w2 | buf, made on first use */
+    size_t bw_stride;   /* complex elements per thread */
 };
 
 /* gb transforms of length len: rows of the buffer when contiguous (x pass: [gb][len]),
@@ -69,52 +73,88 @@ void mr_toeplitz_destroy(mr_toeplitz *t)
     fftwf_free(t->w2);
     fftwf_free(t->buf);
     fftwf_free(t->h);
+    fftwf_free(t->bw);
     free(t);
 }
 
-/* h = Re FFT(c) / (Px Py Pz), c = Q arranged circulantly. */
-static mr_status build_spectrum(mr_toeplitz *t, const float *q)
+/* Forward declarations of the line helpers (defined with the application below). */
+static void gather(fftwf_complex *restrict buf, const fftwf_complex *restrict src, int64_t stride, int64_t nin,
+                   int64_t len, int64_t nb, int64_t gb);
+static void scatter(fftwf_complex *restrict dst, const fftwf_complex *restrict buf, int64_t stride, int64_t nout,
+                    int64_t nb, int64_t gb);
+
+/* Source index on the Q grid of circulant index j along one axis: Q grid index i sits at offset i - N,
+ * offset j (j < N) or j - 2N (j > N); *unused when j = N (offset -N, never used by the cropped result). */
+static int64_t circulant_source(int64_t j, int64_t n, int64_t p, int *unused)
 {
-    const int64_t px = t->p[0], py = t->p[1], pz = t->p[2];
-    const int64_t ptot = px * py * pz;
+    if (p == 1) /* the Q grid has n = 1 on this axis too */
+        return 0;
+    *unused |= j == n;
+    return j + n < p ? j + n : j - n;
+}
+
+/* h = Re FFT(c) / (Px Py Pz), c = Q arranged circulantly. The full 3D transform is done as passes of
+ * the same single-threaded line plans the application uses (x, then y, then z), OpenMP over line
+ * groups: every line is transformed by the same code whatever thread takes it, so H does not depend
+ * on the thread count (and planning costs nothing extra). */
+static mr_status build_spectrum(mr_toeplitz *t, const float *q, int threads)
+{
+    const int64_t px = t->p[0], py = t->p[1], pz = t->p[2], plane = px * py;
+    const int64_t ptot = plane * pz, gb = t->gb;
     fftwf_complex *c = fftwf_alloc_complex((size_t)ptot);
     if (!c)
         return mr_error(MR_ENOMEM, "toeplitz: out of memory for the %lldx%lldx%lld kernel", (long long)px,
                         (long long)py, (long long)pz);
-    for (int64_t jz = 0; jz < pz; jz++)
-        for (int64_t jy = 0; jy < py; jy++)
-            for (int64_t jx = 0; jx < px; jx++) {
-                const int64_t j[3] = {jx, jy, jz};
-                int64_t src[3];
-                int unused = 0;
-                for (int a = 0; a < 3; a++) {
-                    if (t->p[a] == 1) { /* the Q grid has n = 1 on this axis too */
-                        src[a] = 0;
-                        continue;
-                    }
-                    /* Q grid index i sits at offset i - N: offset j (j < N) or j - 2N (j > N) */
-                    unused |= j[a] == t->n[a];
-                    src[a] = (j[a] + t->n[a]) % t->p[a];
-                }
-                const float *s = q + 2 * ((src[2] * py + src[1]) * px + src[0]);
-                fftwf_complex *dst = &c[(jz * py + jy) * px + jx];
-                (*dst)[0] = unused ? 0.0f : s[0];
-                (*dst)[1] = unused ? 0.0f : s[1];
-            }
-    /* single-threaded on purpose: the same plan, hence the same H bits, for any thread count */
-    const int dims[3] = {(int)pz, (int)py, (int)px};
-    fftwf_plan full = mr_fft_plan_dft(3, dims, c, FFTW_FORWARD, 1);
-    if (!full) {
-        fftwf_free(c);
-        return mr_error(MR_EFFT, "toeplitz: FFTW could not plan the %lldx%lldx%lld kernel transform", (long long)px,
-                        (long long)py, (long long)pz);
-    }
-    fftwf_execute(full);
-    mr_fft_destroy(full);
-    /* c is Hermitian (c[-j] = conj c[j]; the unpaired offsets -N_a are 0), so its spectrum is real */
     const float scale = (float)(1.0 / (double)ptot);
-    for (int64_t i = 0; i < ptot; i++)
-        t->h[i] = c[i][0] * scale;
+#pragma omp parallel num_threads(threads)
+    {
+        fftwf_complex *buf = t->buf + (size_t)omp_get_thread_num() * t->buf_stride;
+#pragma omp for schedule(static)
+        for (int64_t row = 0; row < py * pz; row++) {
+            int unused = 0;
+            const int64_t sy = circulant_source(row % py, t->n[1], py, &unused);
+            const int64_t sz = circulant_source(row / py, t->n[2], pz, &unused);
+            for (int64_t jx = 0; jx < px; jx++) {
+                int un = unused;
+                const int64_t sx = circulant_source(jx, t->n[0], px, &un);
+                const float *src = q + 2 * ((sz * py + sy) * px + sx);
+                c[row * px + jx][0] = un ? 0.0f : src[0];
+                c[row * px + jx][1] = un ? 0.0f : src[1];
+            }
+        }
+        const int64_t rgroups = (py * pz + gb - 1) / gb, cgroups = (px + gb - 1) / gb, lgroups = (plane + gb - 1) / gb;
+#pragma omp for schedule(static)
+        for (int64_t g = 0; g < rgroups; g++) { /* x: rows [gb][px], contiguous */
+            const int64_t r0 = g * gb, nb = py * pz - r0 < gb ? py * pz - r0 : gb;
+            memcpy(buf, c + r0 * px, (size_t)(nb * px) * sizeof(fftwf_complex));
+            if (nb < gb)
+                memset(buf + nb * px, 0, (size_t)((gb - nb) * px) * sizeof(fftwf_complex));
+            fftwf_execute_dft(t->fx, buf, buf);
+            memcpy(c + r0 * px, buf, (size_t)(nb * px) * sizeof(fftwf_complex));
+        }
+        if (py > 1) {
+#pragma omp for schedule(static)
+            for (int64_t g = 0; g < pz * cgroups; g++) { /* y: columns of every plane */
+                const int64_t iz = g / cgroups, x0 = (g % cgroups) * gb, nb = px - x0 < gb ? px - x0 : gb;
+                gather(buf, c + iz * plane + x0, px, py, py, nb, gb);
+                fftwf_execute_dft(t->fy, buf, buf);
+                scatter(c + iz * plane + x0, buf, px, py, nb, gb);
+            }
+        }
+        if (pz > 1) {
+#pragma omp for schedule(static)
+            for (int64_t g = 0; g < lgroups; g++) { /* z: every (y, x) line */
+                const int64_t l0 = g * gb, nb = plane - l0 < gb ? plane - l0 : gb;
+                gather(buf, c + l0, plane, pz, pz, nb, gb);
+                fftwf_execute_dft(t->fz, buf, buf);
+                scatter(c + l0, buf, plane, pz, nb, gb);
+            }
+        }
+        /* c is Hermitian (c[-j] = conj c[j]; the unpaired offsets -N_a are 0), so its spectrum is real */
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < ptot; i++)
+            t->h[i] = c[i][0] * scale;
+    }
     fftwf_free(c);
     return MR_OK;
 }
@@ -144,8 +184,11 @@ mr_status mr_toeplitz_create(mr_toeplitz **out, const int64_t matrix[3], const f
     if (px * py * pz < TP_SERIAL_POINTS)
         t->threads = 1;
     t->buf_stride = (size_t)(pmax * t->gb + 8); /* + 64 bytes: every thread's buffer equally aligned */
+    /* batches of small grids use every thread asked for, even where one application uses one */
+    const int nbuf = threads > 0 ? threads : omp_get_max_threads();
+    t->req_threads = nbuf;
     t->w1 = fftwf_alloc_complex((size_t)(nz * ny * px));
-    t->buf = fftwf_alloc_complex(t->buf_stride * (size_t)t->threads);
+    t->buf = fftwf_alloc_complex(t->buf_stride * (size_t)(nbuf > t->threads ? nbuf : t->threads));
     t->h = fftwf_alloc_real((size_t)(px * py * pz));
     if (pz > 1)
         t->w2 = fftwf_alloc_complex((size_t)(nz * py * px));
@@ -154,12 +197,7 @@ mr_status mr_toeplitz_create(mr_toeplitz **out, const int64_t matrix[3], const f
         return mr_error(MR_ENOMEM, "toeplitz: out of memory for the %lldx%lldx%lld grid", (long long)px,
                         (long long)py, (long long)pz);
     }
-    memset(t->buf, 0, t->buf_stride * (size_t)t->threads * sizeof(fftwf_complex));
-    mr_status st = build_spectrum(t, q);
-    if (st != MR_OK) {
-        mr_toeplitz_destroy(t);
-        return st;
-    }
+    memset(t->buf, 0, t->buf_stride * (size_t)nbuf * sizeof(fftwf_complex));
     t->fx = plan_group(px, t->gb, 1, t->buf, FFTW_FORWARD);
     t->bx = plan_group(px, t->gb, 1, t->buf, FFTW_BACKWARD);
     t->fy = plan_group(py, t->gb, 0, t->buf, FFTW_FORWARD);
@@ -172,6 +210,11 @@ mr_status mr_toeplitz_create(mr_toeplitz **out, const int64_t matrix[3], const f
         mr_toeplitz_destroy(t);
         return mr_error(MR_EFFT, "toeplitz: FFTW could not plan the %lldx%lldx%lld line transforms", (long long)px,
                         (long long)py, (long long)pz);
+    }
+    mr_status st = build_spectrum(t, q, t->threads); /* small grids: one thread, as the applications */
+    if (st != MR_OK) {
+        mr_toeplitz_destroy(t);
+        return st;
     }
     *out = t;
     return MR_OK;
@@ -226,10 +269,11 @@ static void multiply(fftwf_complex *restrict buf, const float *restrict h, int64
     }
 }
 
-mr_status mr_toeplitz_apply(mr_toeplitz *t, const float *x, float *y)
+/* The passes of one application (toeplitz.h); its `omp for` loops split the line groups among the
+ * threads of the enclosing parallel region. buf: this thread's buffer. */
+static void passes(const mr_toeplitz *t, const float *x, float *y, fftwf_complex *w1, fftwf_complex *w2,
+                   fftwf_complex *buf)
 {
-    if (!t || !x || !y)
-        return mr_error(MR_EINVAL, "toeplitz: null argument");
     const int64_t nx = t->n[0], ny = t->n[1], nz = t->n[2];
     const int64_t px = t->p[0], py = t->p[1], pz = t->p[2], plane = px * py;
     const int64_t nrows = ny * nz;
@@ -239,69 +283,110 @@ mr_status mr_toeplitz_apply(mr_toeplitz *t, const float *x, float *y)
     const int64_t lgroups = (plane + gb - 1) / gb;
     const fftwf_complex *xc = (const fftwf_complex *)x;
     fftwf_complex *yc = (fftwf_complex *)y;
-    fftwf_complex *w1 = t->w1, *w2 = t->w2;
-#pragma omp parallel num_threads(t->threads)
-    {
-        fftwf_complex *buf = t->buf + (size_t)omp_get_thread_num() * t->buf_stride;
-        /* x forward: rows of x, zero padded, into w1 */
+    /* x forward: rows of x, zero padded, into w1 */
 #pragma omp for schedule(static)
-        for (int64_t g = 0; g < rgroups; g++) {
-            const int64_t r0 = g * gb, nb = nrows - r0 < gb ? nrows - r0 : gb;
-            for (int64_t b = 0; b < gb; b++) {
-                fftwf_complex *row = buf + b * px;
-                const int64_t len = b < nb ? nx : 0;
-                if (len)
-                    memcpy(row, xc + (r0 + b) * nx, (size_t)nx * sizeof(fftwf_complex));
-                memset(row + len, 0, (size_t)(px - len) * sizeof(fftwf_complex));
-            }
-            fftwf_execute_dft(t->fx, buf, buf);
-            memcpy(w1 + r0 * px, buf, (size_t)(nb * px) * sizeof(fftwf_complex));
+    for (int64_t g = 0; g < rgroups; g++) {
+        const int64_t r0 = g * gb, nb = nrows - r0 < gb ? nrows - r0 : gb;
+        for (int64_t b = 0; b < gb; b++) {
+            fftwf_complex *row = buf + b * px;
+            const int64_t len = b < nb ? nx : 0;
+            if (len)
+                memcpy(row, xc + (r0 + b) * nx, (size_t)nx * sizeof(fftwf_complex));
+            memset(row + len, 0, (size_t)(px - len) * sizeof(fftwf_complex));
         }
-        /* y forward on the Nz data planes; in 2D fused with H and the inverse y pass */
+        fftwf_execute_dft(t->fx, buf, buf);
+        memcpy(w1 + r0 * px, buf, (size_t)(nb * px) * sizeof(fftwf_complex));
+    }
+    /* y forward on the Nz data planes; in 2D fused with H and the inverse y pass */
+#pragma omp for schedule(static)
+    for (int64_t g = 0; g < nz * cgroups; g++) {
+        const int64_t iz = g / cgroups, x0 = (g % cgroups) * gb;
+        const int64_t nb = px - x0 < gb ? px - x0 : gb;
+        gather(buf, w1 + iz * ny * px + x0, px, ny, py, nb, gb);
+        fftwf_execute_dft(t->fy, buf, buf);
+        if (pz == 1) {
+            multiply(buf, t->h + x0, px, py, nb, gb);
+            fftwf_execute_dft(t->by, buf, buf);
+            scatter(w1 + x0, buf, px, ny, nb, gb);
+        } else {
+            scatter(w2 + iz * plane + x0, buf, px, py, nb, gb);
+        }
+    }
+    if (pz > 1) {
+        /* z forward, H, z inverse: every (y, x) line, in place in w2's first Nz planes */
+#pragma omp for schedule(static)
+        for (int64_t g = 0; g < lgroups; g++) {
+            const int64_t l0 = g * gb, nb = plane - l0 < gb ? plane - l0 : gb;
+            gather(buf, w2 + l0, plane, nz, pz, nb, gb);
+            fftwf_execute_dft(t->fz, buf, buf);
+            multiply(buf, t->h + l0, plane, pz, nb, gb);
+            fftwf_execute_dft(t->bz, buf, buf);
+            scatter(w2 + l0, buf, plane, nz, nb, gb);
+        }
+        /* y inverse on the kept planes, first Ny outputs into w1 */
 #pragma omp for schedule(static)
         for (int64_t g = 0; g < nz * cgroups; g++) {
             const int64_t iz = g / cgroups, x0 = (g % cgroups) * gb;
             const int64_t nb = px - x0 < gb ? px - x0 : gb;
-            gather(buf, w1 + iz * ny * px + x0, px, ny, py, nb, gb);
-            fftwf_execute_dft(t->fy, buf, buf);
-            if (pz == 1) {
-                multiply(buf, t->h + x0, px, py, nb, gb);
-                fftwf_execute_dft(t->by, buf, buf);
-                scatter(w1 + x0, buf, px, ny, nb, gb);
-            } else {
-                scatter(w2 + iz * plane + x0, buf, px, py, nb, gb);
-            }
+            gather(buf, w2 + iz * plane + x0, px, py, py, nb, gb);
+            fftwf_execute_dft(t->by, buf, buf);
+            scatter(w1 + iz * ny * px + x0, buf, px, ny, nb, gb);
         }
-        if (pz > 1) {
-            /* z forward, H, z inverse: every (y, x) line, in place in w2's first Nz planes */
+    }
+    /* x inverse on the kept rows, first Nx outputs into y */
 #pragma omp for schedule(static)
-            for (int64_t g = 0; g < lgroups; g++) {
-                const int64_t l0 = g * gb, nb = plane - l0 < gb ? plane - l0 : gb;
-                gather(buf, w2 + l0, plane, nz, pz, nb, gb);
-                fftwf_execute_dft(t->fz, buf, buf);
-                multiply(buf, t->h + l0, plane, pz, nb, gb);
-                fftwf_execute_dft(t->bz, buf, buf);
-                scatter(w2 + l0, buf, plane, nz, nb, gb);
-            }
-            /* y inverse on the kept planes, first Ny outputs into w1 */
-#pragma omp for schedule(static)
-            for (int64_t g = 0; g < nz * cgroups; g++) {
-                const int64_t iz = g / cgroups, x0 = (g % cgroups) * gb;
-                const int64_t nb = px - x0 < gb ? px - x0 : gb;
-                gather(buf, w2 + iz * plane + x0, px, py, py, nb, gb);
-                fftwf_execute_dft(t->by, buf, buf);
-                scatter(w1 + iz * ny * px + x0, buf, px, ny, nb, gb);
-            }
+    for (int64_t g = 0; g < rgroups; g++) {
+        const int64_t r0 = g * gb, nb = nrows - r0 < gb ? nrows - r0 : gb;
+        memcpy(buf, w1 + r0 * px, (size_t)(nb * px) * sizeof(fftwf_complex));
+        fftwf_execute_dft(t->bx, buf, buf);
+        for (int64_t b = 0; b < nb; b++)
+            memcpy(yc + (r0 + b) * nx, buf + b * px, (size_t)nx * sizeof(fftwf_complex));
+    }
+}
+
+mr_status mr_toeplitz_apply(mr_toeplitz *t, const float *x, float *y)
+{
+    if (!t || !x || !y)
+        return mr_error(MR_EINVAL, "toeplitz: null argument");
+#pragma omp parallel num_threads(t->threads)
+    passes(t, x, y, t->w1, t->w2, t->buf + (size_t)omp_get_thread_num() * t->buf_stride);
+    return MR_OK;
+}
+
+mr_status mr_toeplitz_apply_batch(mr_toeplitz *t, int64_t batch, const float *x, float *y)
+{
+    if (!t || !x || !y || batch < 1)
+        return mr_error(MR_EINVAL, "toeplitz: null argument or batch %lld", (long long)batch);
+    const int64_t n = t->n[0] * t->n[1] * t->n[2];
+    const int nt = (int)(batch < t->req_threads ? batch : t->req_threads);
+    if (t->threads > 1 || nt < 2) { /* a large grid: its lines are split, images one after the other */
+        for (int64_t b = 0; b < batch; b++) {
+            mr_status st = mr_toeplitz_apply(t, x + 2 * b * n, y + 2 * b * n);
+            if (st != MR_OK)
+                return st;
         }
-        /* x inverse on the kept rows, first Nx outputs into y */
-#pragma omp for schedule(static)
-        for (int64_t g = 0; g < rgroups; g++) {
-            const int64_t r0 = g * gb, nb = nrows - r0 < gb ? nrows - r0 : gb;
-            memcpy(buf, w1 + r0 * px, (size_t)(nb * px) * sizeof(fftwf_complex));
-            fftwf_execute_dft(t->bx, buf, buf);
-            for (int64_t b = 0; b < nb; b++)
-                memcpy(yc + (r0 + b) * nx, buf + b * px, (size_t)nx * sizeof(fftwf_complex));
+        return MR_OK;
+    }
+    /* a small grid: one image per thread, each through the same single-threaded passes */
+    /* offsets in multiples of 8 complex (64 bytes): every buffer aligned like the one the plans were made on */
+    const size_t w1n = ((size_t)(t->n[2] * t->n[1] * t->p[0]) + 7) / 8 * 8;
+    const size_t w2n = t->p[2] > 1 ? ((size_t)(t->n[2] * t->p[1] * t->p[0]) + 7) / 8 * 8 : 0;
+    if (!t->bw) {
+        t->bw_stride = w1n + w2n + t->buf_stride;
+        t->bw = fftwf_alloc_complex(t->bw_stride * (size_t)t->req_threads);
+        if (!t->bw)
+            return mr_error(MR_ENOMEM, "toeplitz: out of memory for %d image buffers", t->req_threads);
+        memset(t->bw, 0, t->bw_stride * (size_t)t->req_threads * sizeof(fftwf_complex));
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        const int tid = omp_get_thread_num();
+        fftwf_complex *set = t->bw + (size_t)tid * t->bw_stride;
+        for (int64_t b = tid; b < batch; b += nt) {
+#pragma omp parallel num_threads(1)
+            passes(t, x + 2 * b * n, y + 2 * b * n, set, w2n ? set + w1n : NULL, set + w1n + w2n);
         }
     }
     return MR_OK;
 }
+

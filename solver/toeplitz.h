@@ -32,6 +32,12 @@ void mr_toeplitz_destroy(mr_toeplitz *t);
 /* y = sum_n' Q(r_n - r_n') x_n'; x, y [Nz][Ny][Nx][2]; x == y is allowed. */
 mr_status mr_toeplitz_apply(mr_toeplitz *t, const float *x, float *y);
 
+/* The same for `batch` consecutive images [batch][Nz][Ny][Nx][2] (the coils of SENSE). Grids that one
+ * application runs on one thread (see toeplitz.c) give each thread its own images (work buffers made
+ * on first use); larger grids are applied one image after the other. Every image is computed by the
+ * same code whatever thread takes it: the bits do not depend on the thread count. */
+mr_status mr_toeplitz_apply_batch(mr_toeplitz *t, int64_t batch, const float *x, float *y);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,6 +87,23 @@ static void cpu_scale(void *ctx, int64_t n, float *x, double a)
         x[i] *= af;
 }
 
+static mr_status cpu_to_host(void *ctx, int64_t n, float *host_dst, const float *src)
+{
+    cpu_copy(ctx, n, host_dst, src);
+    return MR_OK;
+}
+
+static double cpu_mag_dist2(void *ctx, int64_t n, const float *x, const float *t)
+{
+    double s = 0;
+#pragma omp parallel for num_threads(nthreads(ctx, n)) reduction(+ : s) schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const double d = hypot((double)x[2 * i], (double)x[2 * i + 1]) - hypot((double)t[2 * i], (double)t[2 * i + 1]);
+        s += d * d;
+    }
+    return s;
+}
+
 void mr_vecops_cpu_init(mr_vecops *ops, mr_vecops_cpu_ctx *ctx, int threads)
 {
     ctx->threads = threads;
@@ -100,4 +117,8 @@ void mr_vecops_cpu_init(mr_vecops *ops, mr_vecops_cpu_ctx *ctx, int threads)
     ops->axpy = cpu_axpy;
     ops->xpay = cpu_xpay;
     ops->scale = cpu_scale;
+    ops->to_host = cpu_to_host;
+    ops->from_host = cpu_to_host;
+    ops->mag_dist2 = cpu_mag_dist2;
+    ops->status = NULL;
 }

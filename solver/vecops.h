@@ -6,11 +6,17 @@
  * (double): CG on a Hermitian system only needs real step lengths. Accumulations (dot, norm) are
  * done in double. All pointers are borrowed for the call; vectors allocated with alloc() are owned
  * by the caller and released with release(). ctx is passed back to every function (a stream, a
- * thread count) and is borrowed for the lifetime of the table. */
+ * thread count) and is borrowed for the lifetime of the table.
+ *
+ * Device tables (gpu/, through solver/backend.h) run the functions asynchronously on one stream;
+ * dot, norm, mag_dist2 and the host copies wait for it. A device failure inside a function that
+ * returns nothing is kept by the table and reported by status(). */
 #ifndef MR_VECOPS_H
 #define MR_VECOPS_H
 
 #include <stdint.h>
+
+#include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +34,14 @@ typedef struct {
     void (*axpy)(void *ctx, int64_t n, float *y, double a, const float *x); /* y = y + a x */
     void (*xpay)(void *ctx, int64_t n, float *y, double a, const float *x); /* y = x + a y */
     void (*scale)(void *ctx, int64_t n, float *x, double a);               /* x = a x */
+    /* Copies between this table's memory and host memory (n complex elements); MR_OK or the failure. */
+    mr_status (*to_host)(void *ctx, int64_t n, float *host_dst, const float *src);
+    mr_status (*from_host)(void *ctx, int64_t n, float *dst, const float *host_src);
+    /* sum_i (|x_i| - |t_i|)^2 in double: the squared error of magnitude images (PSNR monitor). */
+    double (*mag_dist2)(void *ctx, int64_t n, const float *x, const float *t);
+    /* The first failure of an asynchronous (device) operation since the table was made (its message
+     * recorded with mr_error); NULL for tables that cannot fail that way (host). */
+    mr_status (*status)(void *ctx);
 } mr_vecops;
 
 /* The host implementation: OpenMP over elements, double accumulation. ctx holds the thread

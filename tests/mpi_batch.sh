@@ -12,7 +12,7 @@
 #  4. a non-empty OUTDIR without --resume is refused over MPI too (exit 2, nothing touched).
 # Usage: bash mpi_batch.sh MRIRECON SCRATCH
 . "$(dirname "$0")/batch_lib.sh"
-. "$(dirname "$0")/mpi_lib.sh"
+. "$(dirname "$0")/mpirun_lib.sh"
 ITERS=20
 BATCH=(--jobs 1 --threads 1 --iters $ITERS) # the same threads everywhere: the same bits
 

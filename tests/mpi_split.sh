@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The split sums (recon/mpi_split.h) over 1, 2 and 3 ranks on one host (MPI builds only; 77 without
 # mpirun), through tests/tool_mpi_split --check: Q (real weights, Q grid: the Hermitian mirror) and
-# F^H d (complex weights, image grid), 2D (rows) and 3D (z-slabs), even and odd matrices; each
-# compared with the one-process kernel (bit-identical where recon/mpi_split.h promises it, else
+# F^H d (complex weights, image grid), 2D (rows) and 3D (z-slabs), even and odd matrices, the
+# machine's CPU kernel and the portable one (MR_CPU_KERNEL); each compared with the one-process kernel (bit-identical where recon/mpi_split.h promises it, else
 # relative L2 <= 1e-6) and with a float64 direct sum (relative L2 <= 1e-5).
 # Usage: bash mpi_split.sh MRIRECON SCRATCH
 . "$(dirname "$0")/batch_lib.sh"
-. "$(dirname "$0")/mpi_lib.sh"
+. "$(dirname "$0")/mpirun_lib.sh"
 TOOL=$(dirname "$MR")/tool_mpi_split
 [ -x "$TOOL" ] || fail "$TOOL not built"
 
@@ -24,10 +24,14 @@ split() {
   ok "$name"
 }
 
-for p in 1 2 3; do
-  for what in q fhd; do
-    split $p "$what-2d-P$p" --what $what --dims 2 --matrix 24 --expect-identical
-    split $p "$what-3d-P$p" --what $what --dims 3 --matrix 10 --expect-identical
+# the CPU kernel this machine picks (a "powers" kernel with AVX2 or AVX-512: Q equal within float32
+# rounding), then the portable one (Q bit-identical too)
+for kernel in auto portable; do
+  for p in 1 2 3; do
+    for what in q fhd; do
+      MR_CPU_KERNEL=$kernel split $p "$what-2d-P$p-$kernel" --what $what --dims 2 --matrix 24 --expect-identical
+      MR_CPU_KERNEL=$kernel split $p "$what-3d-P$p-$kernel" --what $what --dims 3 --matrix 10 --expect-identical
+    done
   done
 done
 # odd matrices (centre planes, unpaired planes, ranks with unequal shares), more ranks than cores

@@ -89,8 +89,11 @@ static mr_status fake_job(const char *scan, const char *outdir, const mr_batch_s
     fclose(f);
     if (n < 1)
         return mr_error(MR_EFORMAT, "%s: empty", scan);
-    if (strcmp(word, "fail") == 0)
+    if (strcmp(word, "fail") == 0) { /* a log of 30 lines; the summaries keep the last 20 */
+        for (int i = 1; i <= 30; i++)
+            fprintf(stderr, "fail log line %d <b>%s\n", i, i == 30 ? " `tick` \033[1m" : "");
         return mr_error(MR_EFORMAT, "%s: deliberate failure (bad dataset)", scan);
+    }
     if (strcmp(word, "crash") == 0)
         abort();
     if (strcmp(word, "hang") == 0)
@@ -244,6 +247,14 @@ static void test_run(const char *root)
     CHECK_GE("time of the hanging scan (s)", l.scans[3].seconds, 1.0);
     CHECK(strstr(l.scans[4].reason, "status 3") && strstr(l.scans[4].reason, "exit3 last words"));
     CHECK(strstr(l.scans[6].reason, "absent.h5") && strstr(l.scans[6].reason, "No such file"));
+    /* the end of the failed scan's log: its lines 12..30, then the runner's error line (20 lines) */
+    const char *log = l.scans[1].log;
+    printf("log kept for 'bad':\n%s\n", log ? log : "(none)");
+    CHECK(log && count_str(log, "\n") == MR_BATCH_LOG_LINES - 1);
+    CHECK(log && strstr(log, "fail log line 12 <b>\n") && strstr(log, "fail log line 30") && !strstr(log, "line 11 "));
+    CHECK(log && strstr(log, "deliberate failure (bad dataset)") && strstr(log, "?[1m") && !strchr(log, '\033'));
+    CHECK(l.scans[4].log && strcmp(l.scans[4].log, "exit3 last words") == 0);
+    CHECK(l.scans[0].log == NULL);
     /* only complete folders */
     CHECK(exists(out, "good1/metrics.csv") && exists(out, "good1/" MR_BATCH_DONE));
     CHECK(exists(out, "good2/metrics.csv") && exists(out, "good2/" MR_BATCH_DONE));
@@ -273,11 +284,14 @@ static void test_run(const char *root)
         CHECK(strstr(csv, "deliberate failure (bad dataset)") != NULL);
         CHECK(strstr(csv, "timed out") != NULL);
         CHECK(count_str(csv, ",failed,") == 5);
+        CHECK(strstr(csv, ",reason,log_tail\n") != NULL);
+        CHECK(strstr(csv, "\"fail log line 12 <b>\\nfail log line 13 <b>\\n") != NULL);
     }
     free(csv);
     snprintf(p, sizeof p, "%s/summary.md", out);
     char *md = read_text(p);
     CHECK(md && strstr(md, "deliberate failure (bad dataset)") && strstr(md, "31.5"));
+    CHECK(md && strstr(md, "\n```\nfail log line 12 <b>\n") && strstr(md, "fail log line 30") && !strstr(md, "line 11 "));
     free(md);
     snprintf(p, sizeof p, "%s/summary.html", out);
     char *html = read_text(p);
@@ -292,6 +306,7 @@ static void test_run(const char *root)
         CHECK(strstr(html, b64) != NULL); /* the thumbnail is embedded */
         CHECK(strstr(html, "http://") == NULL && strstr(html, "https://") == NULL);
         CHECK(strstr(html, "deliberate failure (bad dataset)") != NULL);
+        CHECK(strstr(html, "<details class=\"log\">") && strstr(html, "fail log line 12 &lt;b&gt;\nfail log line 13"));
     }
     free(html);
     free(png);

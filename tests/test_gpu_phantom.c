@@ -13,16 +13,7 @@
 static void check_scan(const char *name, mr_traj_kind kind, const int64_t matrix[3], int64_t spokes, int64_t readout,
                        int qgrid)
 {
-    mr_scan_params sp;
-    mr_scan_params_default(&sp);
-    mr_traj_params_default(&sp.traj, kind, matrix);
-    sp.traj.spokes = spokes;
-    sp.traj.readout = readout;
-    sp.noise = 1; /* a realistic scan: 30 dB SNR */
-    sp.snr_db = 30.0;
-    sp.truth = 0;
-    mr_kspace *ks = NULL;
-    CHECK_OK(mr_scan_simulate(&sp, &ks));
+    mr_kspace *ks = test_phantom_scan(kind, matrix, spokes, readout);
     if (!ks)
         return;
     const int64_t m = ks->nsamples;

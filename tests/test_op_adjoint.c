@@ -1,8 +1,8 @@
-/* Adjointness of the operator: <F x, W y> = <x, F^H W y> (op.h), 2D and 3D, box and dirac bases,
- * with and without weights.
+/* Adjointness of the operator: <E x, y> = <x, E^H y> (op.h: E = W^{1/2} F), 2D and 3D, box and dirac
+ * bases, with and without weights.
  *
- * Bounds: for random complex x, y the difference relative to ||F x|| ||W y|| is <= 1e-5; for
- * y = F x (so that the inner product is ||F x||_W^2, far from 0) the difference relative to the
+ * Bounds: for random complex x, y the difference relative to ||E x|| ||y|| is <= 1e-5; for
+ * y = E x (so that the inner product is ||E x||^2, far from 0) the difference relative to the
  * inner product itself is <= 1e-5. */
 #include <math.h>
 #include <stdlib.h>
@@ -56,20 +56,17 @@ static void check(const char *what, const int64_t matrix[3], int64_t m, mr_basis
             for (int64_t k = 0; k < 2 * m; k++)
                 y[k] = fx[k];
         CHECK_OK(mr_op_adjoint(op, y, fhy));
-        for (int64_t k = 0; k < m; k++) {
-            const float wk = weighted ? w[k] : 1.0f;
-            wy[2 * k] = wk * y[2 * k];
-            wy[2 * k + 1] = wk * y[2 * k + 1];
-        }
+        for (int64_t k = 0; k < 2 * m; k++)
+            wy[k] = y[k];
         double lr, li, rr, ri;
         dot(fx, wy, m, &lr, &li);
         dot(x, fhy, nv, &rr, &ri);
         const double diff = hypot(lr - rr, li - ri);
         if (pass == 0) {
-            snprintf(label, sizeof label, "%s random y: |<Fx,Wy> - <x,F^H W y>| / (||Fx|| ||Wy||)", what);
+            snprintf(label, sizeof label, "%s random y: |<Ex,y> - <x,E^H y>| / (||Ex|| ||y||)", what);
             CHECK_LE(label, diff / (norm(fx, m) * norm(wy, m)), 1e-5);
         } else {
-            snprintf(label, sizeof label, "%s y = Fx: |<Fx,Wy> - <x,F^H W y>| / |<Fx,Wy>|", what);
+            snprintf(label, sizeof label, "%s y = Ex: |<Ex,y> - <x,E^H y>| / |<Ex,y>|", what);
             CHECK_LE(label, diff / hypot(lr, li), 1e-5);
         }
     }

@@ -1,5 +1,5 @@
 /* Backend selection: an explicit GPU request without a usable GPU fails with MR_ENODEV and a
- * message; AUTO falls back to the CPU; --device parsing. Where a GPU is usable, the GPU operator's
+ * message; AUTO falls back to the CPU; device parsing (solver/backend.h). Where a GPU is usable, the GPU operator's
  * adjoint and Toeplitz normal (Q and F^H d on the GPU) match the CPU operator's: relative L2 <= 1e-4. */
 #include <math.h>
 #include <stdlib.h>
@@ -51,18 +51,25 @@ int main(void)
     mr_op_opts o;
     mr_op_opts_default(&o);
     CHECK(o.device == MR_DEVICE_AUTO && o.basis == MR_BASIS_BOX && o.fast_normal == 1 && o.gpu_index == -1);
-    CHECK_OK(mr_op_parse_device("cpu", &o));
-    CHECK(o.device == MR_DEVICE_CPU);
-    CHECK_OK(mr_op_parse_device("gpu:3", &o));
-    CHECK(o.device == MR_DEVICE_GPU && o.gpu_index == 3);
-    CHECK_OK(mr_op_parse_device("gpu", &o));
-    CHECK(o.device == MR_DEVICE_GPU && o.gpu_index == -1);
-    CHECK_OK(mr_op_parse_device("auto", &o));
-    CHECK(o.device == MR_DEVICE_AUTO);
+    mr_device_sel sel;
+    CHECK_OK(mr_device_parse("cpu", &sel));
+    CHECK(sel.kind == MR_DEVICE_CPU);
+    CHECK_OK(mr_device_parse("gpu:3", &sel));
+    CHECK(sel.kind == MR_DEVICE_GPU && sel.index == 3);
+    char text[32];
+    mr_device_format(sel, text, sizeof text);
+    CHECK(strcmp(text, "gpu:3") == 0);
+    CHECK_OK(mr_device_parse("gpu", &sel));
+    CHECK(sel.kind == MR_DEVICE_GPU && sel.index == -1);
+    CHECK_OK(mr_device_parse("auto", &sel));
+    CHECK(sel.kind == MR_DEVICE_AUTO);
+    mr_op_opts_set_device(&o, sel);
+    CHECK(o.device == MR_DEVICE_AUTO && o.gpu_index == -1);
     const char *bad[] = {"", "GPU", "gpu:", "gpu:-1", "gpu:1x", "cuda", "gpu:99999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        CHECK(mr_op_parse_device(bad[i], &o) == MR_EINVAL);
-        CHECK(strstr(mr_last_error(), "--device") != NULL);
+        CHECK(mr_device_parse(bad[i], &sel) == MR_EINVAL);
+        CHECK(strstr(mr_last_error(), "is not auto, cpu, gpu or gpu:N") != NULL);
+        CHECK(strstr(mr_last_error(), "--device") == NULL); /* the caller names the option, once */
     }
 
     const int64_t matrix[3] = {8, 8, 1};

@@ -98,3 +98,18 @@ const char *test_tmpdir(const char *name)
     mkdir(buf, 0777);
     return buf;
 }
+
+mr_kspace *test_phantom_scan(mr_traj_kind kind, const int64_t matrix[3], int64_t spokes, int64_t readout)
+{
+    mr_scan_params sp;
+    mr_scan_params_default(&sp);
+    mr_traj_params_default(&sp.traj, kind, matrix);
+    sp.traj.spokes = spokes;
+    sp.traj.readout = readout;
+    sp.noise = 1; /* a realistic scan: 30 dB SNR */
+    sp.snr_db = 30.0;
+    sp.truth = 0;
+    mr_kspace *ks = NULL;
+    CHECK_OK(mr_scan_simulate(&sp, &ks));
+    return ks;
+}

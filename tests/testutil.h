@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "phantoms/scan.h"
+
 #define TEST_SKIP 77
 
 extern int test_failures;
@@ -41,5 +43,10 @@ double test_normal(uint64_t *state);
 double test_rel_l2(const float *a, const double *b, int64_t n);
 /* A scratch directory unique to this test run (created): "$TMPDIR/mrtest-<name>-<pid>". */
 const char *test_tmpdir(const char *name);
+
+/* A realistic phantom scan for the GPU tests: analytic Shepp-Logan k-space on `kind` with the given
+ * spokes and readout, 30 dB noise, no truth images. Owned by the caller (mr_kspace_free); NULL after a
+ * failed CHECK. */
+mr_kspace *test_phantom_scan(mr_traj_kind kind, const int64_t matrix[3], int64_t spokes, int64_t readout);
 
 #endif

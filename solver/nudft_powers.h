@@ -1,4 +1,6 @@
-/* The AVX-512 adjoint NUDFT: out[v] = sum_m a_m e^{+i2pi k_m.r_v} (docs/OPERATOR.md).
+/* The powers adjoint NUDFT: out[v] = sum_m a_m e^{+i2pi k_m.r_v} (docs/OPERATOR.md), written once
+ * against the vector names of solver/nudft_simd.h and compiled per instruction set (AVX-512 and AVX2 +
+ * FMA: solver/nudft_avx512.c, solver/nudft_avx2.c, which include this file once each).
  *
  * SIMD lanes run over voxel offsets, not samples. A row is cut into blocks of 2J voxels (J = 16, 32
  * or 64) around a centre c half-way between two voxels; voxel c +/- (j + 1/2) receives
@@ -7,19 +9,23 @@
  * rows and blocks):
  *   plus side:  (P - Q) + i (R + T),   minus side: (P + Q) + i (T - R),
  *   P = sum u C, Q = sum v S, R = sum u S, T = sum v C,
- * i.e. 4 FMAs per sample for 2 x 16 voxels, accumulators in registers, no rotation chain and no
- * horizontal reduction. Samples come in tiles of PW_TILE (the table, 32 KiB, stays in L1); each
+ * i.e. 4 FMAs per sample for 2 x PW_VL voxels (PW_VL = 16 floats per AVX-512 register, 8 per AVX2
+ * register), accumulators in registers, no rotation chain and no horizontal reduction. A pass over a
+ * tile covers PW_ACC_VECTORS offset vectors per side (4 with AVX-512's 32 registers, 2 with AVX2's
+ * 16); blocks wider than one pass take several passes over the same tile. Samples come in tiles of PW_TILE (the table, 32 KiB, stays in L1); each
  * tile's sums are added to float row accumulators, flushed into double ones every PW_FLUSH tiles.
  * Chunks of rows go to the threads dynamically; every row is computed by one thread in the same
  * order whatever the thread count or schedule. Real weights: mirrored rows as in mr_nudft_tasks; the
  * mirror entries that fall outside the computed row (the unpaired column ix = 0 of even x axes) are
  * computed afterwards as one column pass (pw_column0), or summed directly on other grids. */
+#ifndef NUDFT_ISA
+#error "solver/nudft_powers.h is included by solver/nudft_avx512.c and solver/nudft_avx2.c only"
+#endif
 #include <string.h>
 
-#include "nudft_internal.h"
+#include "nudft_simd.h"
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
+#if defined(PW_HAVE_VECTORS)
 
 #define PW_J 64               /* table width: offsets j + 1/2 for j < PW_J (the widest block has J = 64) */
 #define PW_TILE 64            /* samples per tile: table 2 x 64 x 64 floats */
@@ -49,66 +55,88 @@ static int64_t plan_blocks(int64_t len, pw_block *b, int64_t *padded)
     return n;
 }
 
-/* tc/ts[m][j] = cos/sin(2 pi dkx_m (j + 1/2)), phases reduced in double. */
+/* tc/ts[m][j] = cos/sin(2 pi dkx_m (j + 1/2)), j < PW_J, from 32-bit fixed-point phases
+ * h + j d (h = dkx/2, d = dkx, each rounded to 2^-33 cycles; the integer arithmetic is exact modulo
+ * one cycle), so the phase of entry j is off by at most (j + 1) 2^-33 <= 2^-27 cycles: no double
+ * arithmetic per entry. */
 static void pw_table(const double *restrict dkx, float *restrict tc, float *restrict ts)
 {
     for (int m = 0; m < PW_TILE; m++) {
-        const double d = dkx[m];
-        float *c = tc + m * PW_J, *s = ts + m * PW_J;
-#pragma omp simd simdlen(NUDFT_VL)
-        for (int j = 0; j < PW_J; j++) {
-            double t = d * ((double)j + 0.5);
-            t -= nudft_round(t);
-            nudft_sincos_2pi(t, &s[j], &c[j]);
-        }
+        const uint32_t h = nudft_fixed32(0.5 * dkx[m]), d = nudft_fixed32(dkx[m]);
+        float *restrict c = tc + m * PW_J, *restrict s = ts + m * PW_J;
+#pragma omp simd simdlen(PW_VL)
+        for (int j = 0; j < PW_J; j++)
+            nudft_sincos_fixed32(h + (uint32_t)j * d, &s[j], &c[j]);
     }
 }
 
-/* Sums of one tile into the float accumulators re/im of the block (index 0 = its first voxel).
- * nj is a compile-time constant after inlining; 4/nj samples are interleaved so that 16
- * independent accumulators hide the FMA latency. */
-static inline void pw_accumulate(const int nj, const float *restrict bu, const float *restrict bv,
-                                 const float *restrict tc, const float *restrict ts, float *restrict re,
-                                 float *restrict im)
+/* Sums of one tile over the offset vectors [q0, q0 + G) of a block (PW_VL offsets each) into its
+ * float accumulators re/im (index 0 = the block's first voxel; half = J, the offsets per side).
+ * G and NU are compile-time constants after inlining: NU samples are interleaved so that the
+ * 4 G NU = 4 PW_ACC_VECTORS accumulators are independent chains that hide the FMA latency. */
+PW_INLINE void pw_accumulate(const int G, const int NU, const int half, const int q0, const float *restrict bu,
+                                 const float *restrict bv, const float *restrict tc, const float *restrict ts,
+                                 float *restrict re, float *restrict im)
 {
-    const int nu = 4 / nj;
-    __m512 acc_p[4][4], acc_q[4][4], acc_r[4][4], acc_t[4][4];
-    for (int u = 0; u < nu; u++)
-        for (int q = 0; q < nj; q++)
-            acc_p[u][q] = acc_q[u][q] = acc_r[u][q] = acc_t[u][q] = _mm512_setzero_ps();
-    for (int m = 0; m < PW_TILE; m += nu)
-        for (int u = 0; u < nu; u++) {
-            const __m512 vu = _mm512_set1_ps(bu[m + u]), vv = _mm512_set1_ps(bv[m + u]);
-            const float *c = tc + (m + u) * PW_J, *s = ts + (m + u) * PW_J;
-            for (int q = 0; q < nj; q++) {
-                const __m512 vc = _mm512_load_ps(c + 16 * q), vs = _mm512_load_ps(s + 16 * q);
-                acc_p[u][q] = _mm512_fmadd_ps(vu, vc, acc_p[u][q]);
-                acc_q[u][q] = _mm512_fmadd_ps(vv, vs, acc_q[u][q]);
-                acc_r[u][q] = _mm512_fmadd_ps(vu, vs, acc_r[u][q]);
-                acc_t[u][q] = _mm512_fmadd_ps(vv, vc, acc_t[u][q]);
+    pw_vf acc_p[PW_ACC_VECTORS][PW_ACC_VECTORS], acc_q[PW_ACC_VECTORS][PW_ACC_VECTORS];
+    pw_vf acc_r[PW_ACC_VECTORS][PW_ACC_VECTORS], acc_t[PW_ACC_VECTORS][PW_ACC_VECTORS];
+    for (int u = 0; u < NU; u++)
+        for (int q = 0; q < G; q++)
+            acc_p[u][q] = acc_q[u][q] = acc_r[u][q] = acc_t[u][q] = pw_zero();
+    for (int m = 0; m < PW_TILE; m += NU)
+        for (int u = 0; u < NU; u++) {
+            const pw_vf vu = pw_set1(bu[m + u]), vv = pw_set1(bv[m + u]);
+            const float *c = tc + (m + u) * PW_J + PW_VL * q0, *s = ts + (m + u) * PW_J + PW_VL * q0;
+            for (int q = 0; q < G; q++) {
+                pw_vf vc = pw_load(c + PW_VL * q), vs = pw_load(s + PW_VL * q);
+                pw_in_register(&vc, &vs);
+                acc_p[u][q] = pw_fmadd(vu, vc, acc_p[u][q]);
+                acc_q[u][q] = pw_fmadd(vv, vs, acc_q[u][q]);
+                acc_r[u][q] = pw_fmadd(vu, vs, acc_r[u][q]);
+                acc_t[u][q] = pw_fmadd(vv, vc, acc_t[u][q]);
             }
         }
-    const int half = 16 * nj;
-    const __m512i reverse = _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    for (int q = 0; q < nj; q++) {
-        __m512 p = acc_p[0][q], qq = acc_q[0][q], r = acc_r[0][q], t = acc_t[0][q];
-        for (int u = 1; u < nu; u++) {
-            p = _mm512_add_ps(p, acc_p[u][q]);
-            qq = _mm512_add_ps(qq, acc_q[u][q]);
-            r = _mm512_add_ps(r, acc_r[u][q]);
-            t = _mm512_add_ps(t, acc_t[u][q]);
+    for (int q = 0; q < G; q++) {
+        pw_vf p = acc_p[0][q], qq = acc_q[0][q], r = acc_r[0][q], t = acc_t[0][q];
+        for (int u = 1; u < NU; u++) {
+            p = pw_add(p, acc_p[u][q]);
+            qq = pw_add(qq, acc_q[u][q]);
+            r = pw_add(r, acc_r[u][q]);
+            t = pw_add(t, acc_t[u][q]);
         }
-        /* plus side: voxel half + 16q + lane */
-        float *pr = re + half + 16 * q, *pi = im + half + 16 * q;
-        _mm512_storeu_ps(pr, _mm512_add_ps(_mm512_loadu_ps(pr), _mm512_sub_ps(p, qq)));
-        _mm512_storeu_ps(pi, _mm512_add_ps(_mm512_loadu_ps(pi), _mm512_add_ps(r, t)));
-        /* minus side: voxel half - 1 - (16q + lane), i.e. lanes reversed from half - 16(q+1) on */
-        float *mr = re + half - 16 * (q + 1), *mi = im + half - 16 * (q + 1);
-        const __m512 minus_re = _mm512_permutexvar_ps(reverse, _mm512_add_ps(p, qq));
-        const __m512 minus_im = _mm512_permutexvar_ps(reverse, _mm512_sub_ps(t, r));
-        _mm512_storeu_ps(mr, _mm512_add_ps(_mm512_loadu_ps(mr), minus_re));
-        _mm512_storeu_ps(mi, _mm512_add_ps(_mm512_loadu_ps(mi), minus_im));
+        const int off = PW_VL * (q0 + q);
+        /* plus side: voxel half + off + lane */
+        float *pr = re + half + off, *pi = im + half + off;
+        pw_storeu(pr, pw_add(pw_loadu(pr), pw_sub(p, qq)));
+        pw_storeu(pi, pw_add(pw_loadu(pi), pw_add(r, t)));
+        /* minus side: voxel half - 1 - (off + lane), i.e. lanes reversed from half - off - PW_VL on */
+        float *mr = re + half - off - PW_VL, *mi = im + half - off - PW_VL;
+        pw_storeu(mr, pw_add(pw_loadu(mr), pw_reverse(pw_add(p, qq))));
+        pw_storeu(mi, pw_add(pw_loadu(mi), pw_reverse(pw_sub(t, r))));
     }
+}
+
+/* One (row, block) of one tile in passes of at most PW_ACC_VECTORS offset vectors per side (the
+ * register budget); a block narrower than one pass interleaves samples instead. */
+PW_INLINE void pw_block_tile(int nj, const float *restrict bu, const float *restrict bv, const float *restrict tc,
+                                 const float *restrict ts, float *restrict re, float *restrict im)
+{
+    const int half = 16 * nj, nq = half / PW_VL; /* offset vectors per side: 1, 2, 4 or 8 */
+#if PW_ACC_VECTORS == 4
+    if (nq >= 4) {
+        for (int q0 = 0; q0 < nq; q0 += 4)
+            pw_accumulate(4, 1, half, q0, bu, bv, tc, ts, re, im);
+    } else if (nq == 2) {
+        pw_accumulate(2, 2, half, 0, bu, bv, tc, ts, re, im);
+    } else {
+        pw_accumulate(1, 4, half, 0, bu, bv, tc, ts, re, im);
+    }
+#elif PW_ACC_VECTORS == 2
+    for (int q0 = 0; q0 < nq; q0 += 2) /* nq >= 2 with 8 floats per vector */
+        pw_accumulate(2, 1, half, q0, bu, bv, tc, ts, re, im);
+#else
+#error "PW_ACC_VECTORS must be 2 or 4"
+#endif
 }
 
 /* One voxel at offsets (x, y, z), summed directly over every sample (double sum). */
@@ -116,10 +144,9 @@ static void pw_direct(const nudft_samples *p, double x, double y, double z, floa
 {
     double sr = 0.0, si = 0.0;
     const double *dkx = p->dk[0], *dky = p->dk[1], *dkz = p->dk[2];
-#pragma omp simd simdlen(NUDFT_VL) reduction(+ : sr, si)
+#pragma omp simd simdlen(PW_VL) reduction(+ : sr, si)
     for (int64_t k = 0; k < p->mp; k++) {
-        double t = dkx[k] * x + dky[k] * y + dkz[k] * z;
-        t -= nudft_round(t);
+        const double t = dkx[k] * x + dky[k] * y + dkz[k] * z;
         float s, c;
         nudft_sincos_2pi(t, &s, &c);
         sr += (double)NUDFT_FMA(p->ar[k], c, -p->ai[k] * s);
@@ -167,28 +194,27 @@ static void pw_chunk(const pw_job *job, pw_work *w, int64_t t0, int64_t t1)
             const double y = (double)(tk->iy - g->center[1]), z = (double)(tk->iz - g->center[2]);
             double *restrict phi = w->phi;
             float *restrict bu = w->bu, *restrict bv = w->bv;
-#pragma omp simd simdlen(NUDFT_VL)
+#pragma omp simd simdlen(PW_VL)
             for (int k = 0; k < PW_TILE; k++)
                 phi[k] = dky[k] * y + dkz[k] * z;
             float *re = w->facc + i * 2 * lenp, *im = re + lenp;
             for (int64_t b = 0; b < job->nblocks; b++) {
                 const pw_block *bl = &job->blocks[b];
                 const double xc = (double)(bl->start - cx) + 16.0 * bl->nj - 0.5; /* block centre */
-#pragma omp simd simdlen(NUDFT_VL)
+#pragma omp simd simdlen(PW_VL)
                 for (int k = 0; k < PW_TILE; k++) {
-                    double t = phi[k] + dkx[k] * xc;
-                    t -= nudft_round(t);
+                    const double t = phi[k] + dkx[k] * xc;
                     float s, c;
                     nudft_sincos_2pi(t, &s, &c);
                     bu[k] = NUDFT_FMA(ar[k], c, -ai[k] * s);
                     bv[k] = NUDFT_FMA(ar[k], s, ai[k] * c);
                 }
                 if (bl->nj == 4)
-                    pw_accumulate(4, bu, bv, w->tc, w->ts, re + bl->start, im + bl->start);
+                    pw_block_tile(4, bu, bv, w->tc, w->ts, re + bl->start, im + bl->start);
                 else if (bl->nj == 2)
-                    pw_accumulate(2, bu, bv, w->tc, w->ts, re + bl->start, im + bl->start);
+                    pw_block_tile(2, bu, bv, w->tc, w->ts, re + bl->start, im + bl->start);
                 else
-                    pw_accumulate(1, bu, bv, w->tc, w->ts, re + bl->start, im + bl->start);
+                    pw_block_tile(1, bu, bv, w->tc, w->ts, re + bl->start, im + bl->start);
             }
         }
         if ((tile + 1) % PW_FLUSH == 0 || tile == ntiles - 1) {
@@ -324,8 +350,8 @@ static mr_status pw_column0(const mr_grid *g, const nudft_samples *p, float *out
     return st;
 }
 
-mr_status mr_nudft_adjoint_powers(const mr_grid *g, const float *traj, const float *a, int real_weights,
-                                  int64_t m, float *out, int threads)
+mr_status NUDFT_NAME(mr_nudft_adjoint_powers)(const mr_grid *g, const float *traj, const float *a, int real_weights,
+                                             int64_t m, float *out, int threads)
 {
     nudft_samples p;
     nudft_task *tasks;
@@ -350,10 +376,10 @@ mr_status mr_nudft_adjoint_powers(const mr_grid *g, const float *traj, const flo
     return st;
 }
 
-#else /* no AVX-512: the rotation kernel serves */
+#else /* the compiler did not target this instruction set: the dispatcher never calls this */
 
-mr_status mr_nudft_adjoint_powers(const mr_grid *g, const float *traj, const float *a, int real_weights,
-                                  int64_t m, float *out, int threads)
+mr_status NUDFT_NAME(mr_nudft_adjoint_powers)(const mr_grid *g, const float *traj, const float *a, int real_weights,
+                                             int64_t m, float *out, int threads)
 {
     (void)g;
     (void)traj;
@@ -362,7 +388,7 @@ mr_status mr_nudft_adjoint_powers(const mr_grid *g, const float *traj, const flo
     (void)m;
     (void)out;
     (void)threads;
-    return mr_error(MR_ENOTSUP, "mr_nudft_adjoint_powers: this build has no AVX-512");
+    return mr_error(MR_ENOTSUP, "mr_nudft_adjoint: this build has no %s kernels", NUDFT_ISA_NAME);
 }
 
 #endif

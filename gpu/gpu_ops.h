@@ -1,0 +1,95 @@
+/* The device side of the operators (solver/backend.h, solver/linop*.c), behind a plain C interface:
+ * a device context (one CUDA device, one stream), device memory, the vector operations CG needs,
+ * the element-wise operators (sensitivity maps, finite differences, per-sample scaling) and the
+ * Toeplitz normal on the 2N grid with cuFFT. Built from gpu/ops.cu and gpu/toeplitz.cu; without CUDA
+ * gpu/gpu_stub.c provides the same functions, which fail with MR_ENODEV.
+ *
+ * Vectors are interleaved complex float32 [n][2] in device memory unless a comment says otherwise;
+ * n counts complex elements. Every function runs on the context's stream, asynchronously unless it
+ * returns a number to the host (dot, norm, mag_dist2) or copies to or from the host, which wait for
+ * the stream. A function that returns mr_status reports the failure of its own launches; a failure
+ * of asynchronous work shows at the next waiting call and stays in the context: mr_gpu_ctx_status
+ * returns it from then on (the device is unusable after most CUDA errors).
+ *
+ * Ownership: mr_gpu_ctx_create's context belongs to the caller (mr_gpu_ctx_destroy, after every
+ * object made with it); device pointers from mr_gpu_alloc belong to the caller (mr_gpu_free). All
+ * other pointers are borrowed for the call. */
+#ifndef MR_GPU_OPS_H
+#define MR_GPU_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mr_gpu_ctx mr_gpu_ctx;
+
+/* Make `device` current for this thread, create a stream and the reduction buffers. MR_ENODEV when the
+ * device does not exist; MR_ECUDA when it cannot be initialised. */
+mr_status mr_gpu_ctx_create(mr_gpu_ctx **out, int device);
+void mr_gpu_ctx_destroy(mr_gpu_ctx *c); /* waits for the stream; NULL is fine */
+int mr_gpu_ctx_device(const mr_gpu_ctx *c);
+/* The first failure seen on this context (its message recorded again with mr_error), MR_OK if none. */
+mr_status mr_gpu_ctx_status(mr_gpu_ctx *c);
+/* Wait for the stream; MR_OK or the (sticky) failure. */
+mr_status mr_gpu_ctx_sync(mr_gpu_ctx *c);
+
+/* Device memory for nfloats floats (256-byte aligned); NULL with the reason recorded (mr_error) when
+ * the device is out of memory or failed. */
+float *mr_gpu_alloc(mr_gpu_ctx *c, int64_t nfloats);
+void mr_gpu_free(mr_gpu_ctx *c, void *p); /* NULL is fine */
+/* Host <-> device copies of nfloats floats; they wait for the stream. */
+mr_status mr_gpu_upload(mr_gpu_ctx *c, float *dev_dst, const float *host_src, int64_t nfloats);
+mr_status mr_gpu_download(mr_gpu_ctx *c, float *host_dst, const float *dev_src, int64_t nfloats);
+
+/* ---- the vector operations of solver/vecops.h (same contracts; double accumulation) ---------- */
+void mr_gpu_vec_zero(mr_gpu_ctx *c, int64_t n, float *x);
+void mr_gpu_vec_copy(mr_gpu_ctx *c, int64_t n, float *dst, const float *src);
+void mr_gpu_vec_dot(mr_gpu_ctx *c, int64_t n, const float *x, const float *y, double out[2]); /* sum conj(x) y */
+double mr_gpu_vec_norm(mr_gpu_ctx *c, int64_t n, const float *x);
+void mr_gpu_vec_axpy(mr_gpu_ctx *c, int64_t n, float *y, double a, const float *x); /* y += a x */
+void mr_gpu_vec_xpay(mr_gpu_ctx *c, int64_t n, float *y, double a, const float *x); /* y = x + a y */
+void mr_gpu_vec_scale(mr_gpu_ctx *c, int64_t n, float *x, double a);
+double mr_gpu_vec_mag_dist2(mr_gpu_ctx *c, int64_t n, const float *x, const float *t); /* sum (|x|-|t|)^2 */
+
+/* ---- element-wise operators ------------------------------------------------------------------ */
+/* out[b][j] = s[j] in[b][j] for b < batch, j < m; s real [m] (device); in == out allowed. */
+mr_status mr_gpu_scale_rows(mr_gpu_ctx *c, int64_t m, int64_t batch, const float *s, const float *in, float *out);
+/* Sensitivity maps S [C][n] (device): forward y[c][v] = S[c][v] x[v]; adjoint x[v] = sum_c conj(S[c][v])
+ * y[c][v]; normal y[v] = sum_c |S[c][v]|^2 x[v]. */
+mr_status mr_gpu_sens_forward(mr_gpu_ctx *c, int64_t n, int64_t ncoils, const float *maps, const float *x, float *y);
+mr_status mr_gpu_sens_adjoint(mr_gpu_ctx *c, int64_t n, int64_t ncoils, const float *maps, const float *y, float *x);
+mr_status mr_gpu_sens_normal(mr_gpu_ctx *c, int64_t n, int64_t ncoils, const float *maps, const float *x, float *y);
+/* Forward differences on the matrix {Nx, Ny, Nz} (solver/regularizer.h): R x [D][N] with D the axes of
+ * N_a > 1 in x, y, z order, 0 across the last voxel of a line (Neumann); R^H; R^H R. */
+mr_status mr_gpu_fd_forward(mr_gpu_ctx *c, const int64_t matrix[3], const float *x, float *g);
+mr_status mr_gpu_fd_adjoint(mr_gpu_ctx *c, const int64_t matrix[3], const float *g, float *x);
+mr_status mr_gpu_fd_normal(mr_gpu_ctx *c, const int64_t matrix[3], const float *x, float *y);
+
+/* ---- Toeplitz normal with cuFFT (the maths of solver/toeplitz.h) -------------------------------
+ * A plain circular convolution on the whole 2N grid: zero-pad, cuFFT forward, multiply by the real
+ * spectrum H of Q arranged circulantly, cuFFT inverse, crop. cuFFT is loaded at run time
+ * (libcufft.so, see docs/GPU.md), so a CUDA build starts where it is missing; create fails then with
+ * MR_ENODEV naming the library. */
+typedef struct mr_gpu_toeplitz mr_gpu_toeplitz;
+/* Load cuFFT (once per process, thread-safe; later calls return at once): MR_OK, or MR_ENODEV naming the
+ * library and why it could not be loaded. The backend does this when it chooses a GPU, so that a GPU
+ * without cuFFT counts as unusable up front. */
+mr_status mr_gpu_fft_load(void);
+/* q: device, [mr_grid_size(mr_grid_q(matrix))][2], borrowed for the call. *out belongs to the caller
+ * and borrows c (destroy it first). */
+mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int64_t matrix[3], const float *q);
+/* y = sum_n' Q(r_n - r_n') x_n' on `batch` consecutive images [batch][N]; x == y allowed. */
+mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *x, float *y);
+void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t);
+/* Seconds create spent in cuFFT planning (loading the library the first time included). */
+double mr_gpu_toeplitz_plan_seconds(const mr_gpu_toeplitz *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

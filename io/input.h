@@ -1,0 +1,68 @@
+/* One reader for every k-space input, chosen by what the file holds, not by its name
+ * (docs/FORMAT.md, "Reading other formats"):
+ *   - an HDF5 file with a /kspace group: mrirecon's own format (io/kspace_h5.h);
+ *   - an HDF5 file with an ISMRMRD dataset (/dataset/xml + /dataset/data): io/ismrmrd_h5.h, one or
+ *     more volumes;
+ *   - a BART header (a file starting with "# Dimensions"), given as NAME_ksp / NAME_traj (with or
+ *     without .hdr/.cfl) or as the prefix NAME: io/cfl.h.
+ *
+ * Usage: mr_input_open, look at the volumes (ISMRMRD files may hold several: slices, contrasts,
+ * repetitions, ...; the other formats hold one), mr_input_read one of them, mr_input_close. Or
+ * mr_input_read_path for a file that must hold exactly one volume unless one is chosen.
+ *
+ * Ownership: the handle owns what it opened; summary and volume pointers are borrowed from it;
+ * the mr_kspace of mr_input_read belongs to the caller (mr_kspace_free). */
+#ifndef MR_INPUT_H
+#define MR_INPUT_H
+
+#include <stdint.h>
+
+#include "../base/status.h"
+#include "ismrmrd_h5.h"
+#include "kspace.h"
+#include "read_opts.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { MR_INPUT_MRIRECON = 1, MR_INPUT_ISMRMRD = 2, MR_INPUT_BART = 3 } mr_input_format;
+
+/* "mrirecon-kspace", "ismrmrd", "bart" */
+const char *mr_input_format_name(mr_input_format f);
+
+typedef struct mr_input mr_input;
+
+/* Open `path` and identify it by content. Errors: MR_EIO (cannot open), MR_EFORMAT (not a known
+ * format, or malformed: for ISMRMRD every header, trajectory and noise scan is validated here). */
+mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **out);
+
+mr_input_format mr_input_get_format(const mr_input *in);
+const char *mr_input_path(const mr_input *in);
+int mr_input_nvolumes(const mr_input *in);
+/* ISMRMRD only (NULL for the other formats or an index out of range). */
+const mr_volume_info *mr_input_volume(const mr_input *in, int index);
+const mr_ismrmrd_summary *mr_input_ismrmrd(const mr_input *in);
+/* BART only: the trajectory and k-space array names ("" otherwise). */
+const char *mr_input_bart_traj(const mr_input *in);
+const char *mr_input_bart_ksp(const mr_input *in);
+
+/* Read volume `index` (0 for the single-volume formats). */
+mr_status mr_input_read(mr_input *in, int index, mr_kspace **out);
+
+void mr_input_close(mr_input *in); /* NULL is fine */
+
+/* Open, read one volume, close. volume < 0: the file must hold exactly one (otherwise MR_EINVAL
+ * naming how many it holds); volume >= 0: that one. */
+mr_status mr_input_read_path(const char *path, const mr_read_opts *opts, int volume, mr_kspace **out);
+
+/* Centred crop or zero-padding of a complex image in[nin_z][nin_y][nin_x][2] to out[nout...][2],
+ * keeping the voxel at index N/2 (our r = 0) in place on every axis: out voxel i holds in voxel
+ * i - nout/2 + nin/2 (0 outside). For an encoded-space reconstruction cropped to the reconSpace
+ * matrix (mr_volume_info.recon_matrix) when both have the same voxel size. */
+void mr_image_crop_center(const float *in, const int64_t nin[3], float *out, const int64_t nout[3]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

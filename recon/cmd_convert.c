@@ -1,0 +1,266 @@
+/* mrirecon convert IN OUT: k-space from any input format (chosen by content: mrirecon HDF5,
+ * ISMRMRD, BART) to mrirecon's HDF5 format or a BART traj + ksp pair; one output per volume.
+ * Every output is written under a temporary name and all of them are renamed into place only when
+ * every volume has been read and written, so a failure leaves nothing behind. One line per written
+ * file on stdout. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/log.h"
+#include "../io/cfl.h"
+#include "../io/fsutil.h"
+#include "../io/input.h"
+#include "../io/kspace_h5.h"
+#include "commands.h"
+#include "opts.h"
+#include "read_cli.h"
+
+typedef struct {
+    char staged[4200];
+    char final[4200];
+} staged_file;
+
+typedef struct {
+    staged_file *f;
+    int n, cap;
+} staging;
+
+static mr_status stage_add(staging *s, const char *staged, const char *final)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 8;
+        staged_file *nf = realloc(s->f, (size_t)cap * sizeof *nf);
+        if (!nf)
+            return mr_error(MR_ENOMEM, "out of memory");
+        s->f = nf;
+        s->cap = cap;
+    }
+    snprintf(s->f[s->n].staged, sizeof s->f[s->n].staged, "%s", staged);
+    snprintf(s->f[s->n].final, sizeof s->f[s->n].final, "%s", final);
+    s->n++;
+    return MR_OK;
+}
+
+static void stage_discard(staging *s)
+{
+    for (int i = 0; i < s->n; i++)
+        remove(s->f[i].staged);
+}
+
+static mr_status stage_commit(staging *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        mr_status st = mr_commit_file(s->f[i].staged, s->f[i].final);
+        if (st != MR_OK) {
+            for (int j = i + 1; j < s->n; j++)
+                remove(s->f[j].staged);
+            return st;
+        }
+    }
+    return MR_OK;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* OUT for volume v of nvol: "scan.h5" -> "scan_v003.h5" (only when several are written) */
+static mr_status volume_name(char *buf, size_t size, const char *out, int bart, int v, int several)
+{
+    char base[4096];
+    snprintf(base, sizeof base, "%s", out);
+    const char *ext = "";
+    if (bart) {
+        /* a prefix: strip .cfl/.hdr and _ksp/_traj */
+        size_t n = strlen(base);
+        if (ends_with(base, ".cfl") || ends_with(base, ".hdr"))
+            base[n - 4] = '\0';
+        n = strlen(base);
+        if (ends_with(base, "_ksp"))
+            base[n - 4] = '\0';
+        else if (ends_with(base, "_traj"))
+            base[n - 5] = '\0';
+    } else {
+        char *dot = strrchr(base, '.'), *slash = strrchr(base, '/');
+        if (dot && (!slash || dot > slash) && dot != base) {
+            ext = out + (dot - base);
+            *dot = '\0';
+        }
+    }
+    int k = several ? snprintf(buf, size, "%s_v%03d%s", base, v, ext) : snprintf(buf, size, "%s%s", base, ext);
+    if (k < 0 || (size_t)k >= size)
+        return mr_error(MR_EINVAL, "%s: output name too long", out);
+    return MR_OK;
+}
+
+/* Write ks for `final` (an HDF5 path or a BART prefix) under staged names. */
+static mr_status write_staged(staging *stg, const mr_kspace *ks, const char *final, int bart, int bart_scale)
+{
+    char staged[4200];
+    mr_status st = mr_tmp_name(final, staged, sizeof staged);
+    if (st != MR_OK)
+        return st;
+    if (!bart) {
+        if ((st = mr_kspace_write(staged, ks)) != MR_OK)
+            return st;
+        return stage_add(stg, staged, final);
+    }
+    if ((st = mr_cfl_write_scan(staged, ks, bart_scale)) != MR_OK)
+        return st;
+    static const char *const parts[4] = {"_traj.hdr", "_traj.cfl", "_ksp.hdr", "_ksp.cfl"};
+    for (int i = 0; i < 4 && st == MR_OK; i++) {
+        char a[4300], b[4300];
+        snprintf(a, sizeof a, "%s%s", staged, parts[i]);
+        snprintf(b, sizeof b, "%s%s", final, parts[i]);
+        st = stage_add(stg, a, b);
+    }
+    return st;
+}
+
+typedef struct {
+    char *name;
+    int64_t matrix[3], samples, coils;
+} written;
+
+static void describe(const written *w, int bart, const mr_volume_info *vi, int v)
+{
+    printf("%s%s: %lldx%lldx%lld, %lld samples x %lld coil(s)", w->name, bart ? "_{traj,ksp}.{hdr,cfl}" : "",
+           (long long)w->matrix[0], (long long)w->matrix[1], (long long)w->matrix[2], (long long)w->samples,
+           (long long)w->coils);
+    if (vi) {
+        printf(", volume %d (encoding %d, slice %d, contrast %d, phase %d, repetition %d, set %d", v, vi->encoding,
+               vi->slice, vi->contrast, vi->phase, vi->repetition, vi->set);
+        if (vi->average >= 0)
+            printf(", average %d", vi->average);
+        printf(")");
+    }
+    printf("\n");
+}
+
+int mr_cmd_convert(int argc, char **argv)
+{
+    const char *to = NULL, *volume = "all";
+    int bart_scale = 0, verbose = 0, quiet = 0;
+    mr_read_cli rc;
+    mr_read_cli_init(&rc);
+    static const char *const formats[] = {"mrirecon", "bart", NULL};
+    const mr_opt opts[] = {
+        {"to", 0, MR_OPT_CHOICE, &to, "F",
+         "output format (default: mrirecon when OUT ends in .h5 or .hdf5, else bart)", formats, 0, -1},
+        {"volume", 0, MR_OPT_STRING, &volume, "N|all",
+         "which volume of a multi-volume input ('mrirecon info' lists them); all: one output each", NULL, 0, -1},
+        {"bart-scale", 0, MR_OPT_FLAG, &bart_scale, NULL,
+         "scale the data by sqrt(Nx Ny Nz) to BART's unitary NUFFT (divide when reading BART); not bit-exact", NULL,
+         0, -1},
+        MR_READ_CLI_OPTS(&rc),
+        {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics on stderr", NULL, 0, -1},
+        {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
+    };
+    const mr_cmd_spec spec = {
+        "convert",
+        "IN OUT",
+        "Convert k-space between mrirecon's HDF5 format, ISMRMRD and BART.",
+        "IN is recognised by its content: mrirecon HDF5 (/kspace), ISMRMRD (/dataset/xml + /dataset/data: a\n"
+        "non-Cartesian acquisition with trajectories, possibly several volumes) or a BART pair NAME_traj +\n"
+        "NAME_ksp (.hdr/.cfl; give either file or the prefix NAME). OUT is a mrirecon HDF5 file or a BART\n"
+        "prefix (OUT_traj and OUT_ksp .hdr/.cfl are written). An input with several volumes (slices,\n"
+        "contrasts, repetitions, ...) gives one output per volume, named OUT_v000, OUT_v001, ... unless\n"
+        "--volume picks one. Trajectories are stored in cycles/FOV and the data unchanged (BART uses the\n"
+        "same sign, e^{-i 2 pi k r}; its NUFFT is scaled 1/sqrt(N) where ours is 1/N: images reconstructed by\n"
+        "BART are ours / sqrt(Nx Ny Nz) unless --bart-scale). Mapping and units: docs/FORMAT.md.\n"
+        "Nothing is written unless every volume converts.",
+        opts,
+        (int)(sizeof opts / sizeof opts[0]),
+        2,
+        2,
+    };
+    mr_opts_result res;
+    int code = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
+    if (code != MR_OPTS_GO)
+        return code;
+    const char *in_path = res.positional[0], *out = res.positional[1];
+    mr_opts_free(&res);
+    mr_read_opts ro;
+    if (mr_read_cli_apply(&rc, &ro) != MR_OK)
+        return mr_opts_usage(&spec, "%s", mr_last_error());
+    int pick = -1;
+    if (strcmp(volume, "all") != 0) {
+        char *end;
+        errno = 0;
+        long v = strtol(volume, &end, 10);
+        if (errno || end == volume || *end || v < 0 || v > 1000000)
+            return mr_opts_usage(&spec, "--volume: '%s' is not 'all' or a volume index >= 0", volume);
+        pick = (int)v;
+    }
+    if (!to && (ends_with(out, ".mrd") || ends_with(out, ".ismrmrd")))
+        return mr_opts_usage(&spec, "%s: mrirecon reads ISMRMRD but does not write it; give OUT as .h5 (mrirecon) or "
+                                    "a BART prefix", out);
+    const int bart = to ? strcmp(to, "bart") == 0 : !(ends_with(out, ".h5") || ends_with(out, ".hdf5"));
+
+    mr_input *in = NULL;
+    staging stg = {NULL, 0, 0};
+    mr_kspace *ks = NULL;
+    mr_status st = mr_input_open(in_path, &ro, &in);
+    int nvol = st == MR_OK ? mr_input_nvolumes(in) : 0;
+    if (st == MR_OK && pick >= nvol)
+        st = mr_error(MR_EINVAL, "%s: --volume %d, but the input holds %d volume(s) (0..%d)", in_path, pick, nvol,
+                      nvol - 1);
+    const int first = pick >= 0 ? pick : 0, last = pick >= 0 ? pick : nvol - 1;
+    const int several = pick < 0 && nvol > 1;
+    written *names = NULL;
+    if (st == MR_OK && !(names = calloc((size_t)nvol, sizeof *names)))
+        st = mr_error(MR_ENOMEM, "out of memory");
+    for (int v = first; st == MR_OK && v <= last; v++) {
+        char final[4200];
+        if ((st = volume_name(final, sizeof final, out, bart, v, several)) != MR_OK)
+            break;
+        if ((st = mr_input_read(in, v, &ks)) != MR_OK)
+            break;
+        if (mr_input_get_format(in) == MR_INPUT_BART && bart_scale) {
+            const double s = 1.0 / sqrt((double)mr_kspace_voxels(ks));
+            for (int64_t i = 0; i < 2 * ks->nsamples * ks->ncoils; i++)
+                ks->data[i] = (float)(ks->data[i] * s);
+        }
+        if (!bart && (ks->truth || ks->weights))
+            mr_log(MR_LOG_DEBUG, "convert: truth images and weights are kept");
+        if (bart && (ks->truth || ks->weights))
+            mr_log(MR_LOG_INFO, "convert: BART output holds trajectory and k-space only (weights and truth images "
+                                "of %s are not converted)",
+                   in_path);
+        st = write_staged(&stg, ks, final, bart, bart_scale);
+        if (st == MR_OK) {
+            names[v].name = strdup(final);
+            memcpy(names[v].matrix, ks->matrix, sizeof names[v].matrix);
+            names[v].samples = ks->nsamples;
+            names[v].coils = ks->ncoils;
+            mr_log(MR_LOG_DEBUG, "convert: volume %d staged for %s", v, final);
+        }
+        mr_kspace_free(ks);
+        ks = NULL;
+    }
+    if (st == MR_OK)
+        st = stage_commit(&stg);
+    else
+        stage_discard(&stg);
+    for (int v = first; st == MR_OK && v <= last; v++)
+        describe(&names[v], bart, mr_input_volume(in, v), v);
+    for (int v = 0; names && v < nvol; v++)
+        free(names[v].name);
+    free(names);
+    free(stg.f);
+    mr_input_close(in);
+    if (st != MR_OK) {
+        fprintf(stderr, "mrirecon convert: %s\n", mr_last_error());
+        return MR_EXIT_FAILURE;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "mrirecon convert: cannot write to stdout\n");
+        return MR_EXIT_FAILURE;
+    }
+    return MR_EXIT_OK;
+}

@@ -1,0 +1,56 @@
+/* The command-line options of the scan readers (io/read_opts.h), shared by every command that reads
+ * k-space (convert, info; recon and batch when wired): put MR_READ_CLI_OPTS(&cli) into the
+ * command's option table, then mr_read_cli_apply after parsing.
+ *
+ *   --traj-units auto|cycles|normalized|radians|per-m   ISMRMRD trajectory units (auto: detected)
+ *   --traj-sign +1|-1                                   -1 negates the stored trajectory
+ *   --prewhiten on|off                                  whiten coils with the noise scans (ISMRMRD)
+ *   --space encoded|recon                               ISMRMRD grid: encodedSpace or reconSpace
+ *   --averages combine|separate                         ISMRMRD averages: one volume or one each
+ *   --matrix NX,NY[,NZ]                                 BART input: image matrix
+ *   --fov MM[,MM,MM]                                    BART input: field of view */
+#ifndef MR_READ_CLI_H
+#define MR_READ_CLI_H
+
+#include "../io/read_opts.h"
+#include "opts.h"
+
+typedef struct {
+    const char *units, *sign, *prewhiten, *space, *averages, *matrix, *fov;
+} mr_read_cli;
+
+extern const char *const mr_read_cli_units[];
+extern const char *const mr_read_cli_signs[];
+extern const char *const mr_read_cli_onoff[];
+extern const char *const mr_read_cli_spaces[];
+extern const char *const mr_read_cli_averages[];
+
+/* Defaults matching mr_read_opts_default. */
+void mr_read_cli_init(mr_read_cli *c);
+
+#define MR_READ_CLI_OPTS(c)                                                                                \
+    {"traj-units", 0, MR_OPT_CHOICE, &(c)->units, "U",                                                     \
+     "trajectory units of ISMRMRD input (auto: detected from the range and the header; docs/FORMAT.md)",   \
+     mr_read_cli_units, 0, -1},                                                                            \
+    {"traj-sign", 0, MR_OPT_CHOICE, &(c)->sign, "S",                                                       \
+     "-1: negate the stored trajectory (data recorded with the opposite Fourier sign)", mr_read_cli_signs,  \
+     0, -1},                                                                                               \
+    {"prewhiten", 0, MR_OPT_CHOICE, &(c)->prewhiten, "X",                                                  \
+     "ISMRMRD: whiten the coils with the noise scans' covariance (when the file has noise scans)",         \
+     mr_read_cli_onoff, 0, -1},                                                                            \
+    {"space", 0, MR_OPT_CHOICE, &(c)->space, "E",                                                          \
+     "ISMRMRD: reconstruction grid from encodedSpace (oversampled FOV included) or reconSpace",            \
+     mr_read_cli_spaces, 0, -1},                                                                           \
+    {"averages", 0, MR_OPT_CHOICE, &(c)->averages, "A",                                                    \
+     "ISMRMRD: averages in one volume (identical trajectories averaged) or one volume each",               \
+     mr_read_cli_averages, 0, -1},                                                                         \
+    {"matrix", 0, MR_OPT_STRING, &(c)->matrix, "NX,NY[,NZ]",                                               \
+     "BART input: image matrix (default: the file's '# mrirecon' note, else 2 ceil(max |k|) as BART)",     \
+     NULL, 0, -1},                                                                                         \
+    {"fov", 0, MR_OPT_STRING, &(c)->fov, "MM[,MM,MM]", "BART input: field of view in mm (default: unknown)", \
+     NULL, 0, -1}
+
+/* Fill o from the parsed strings. MR_EINVAL with a message naming the option on a bad value. */
+mr_status mr_read_cli_apply(const mr_read_cli *c, mr_read_opts *o);
+
+#endif

@@ -1,0 +1,225 @@
+/* The backends of solver/backend.h: the host table (solver/vecops.c) or a device context with the
+ * device table (gpu/gpu_ops.h), chosen once. */
+#include "backend.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/log.h"
+#include "../gpu/gpu.h"
+#include "../gpu/gpu_ops.h"
+
+struct mr_backend {
+    int refs;
+    int gpu; /* device index, -1 = host */
+    int threads;
+    mr_vecops ops;
+    mr_vecops_cpu_ctx cpu;
+    mr_gpu_ctx *ctx;
+    double init_seconds;
+    char name[128];
+};
+
+mr_status mr_device_parse(const char *text, mr_device_sel *out)
+{
+    if (!text)
+        return mr_error(MR_EINVAL, "missing value (auto, cpu, gpu or gpu:N)");
+    mr_device_sel s = {MR_DEVICE_AUTO, -1};
+    if (strcmp(text, "cpu") == 0) {
+        s.kind = MR_DEVICE_CPU;
+    } else if (strcmp(text, "gpu") == 0) {
+        s.kind = MR_DEVICE_GPU;
+    } else if (strncmp(text, "gpu:", 4) == 0 && text[4] >= '0' && text[4] <= '9') {
+        char *end = NULL;
+        long v = strtol(text + 4, &end, 10);
+        if (*end != '\0' || v < 0 || v >= 1024)
+            return mr_error(MR_EINVAL, "'%s' is not auto, cpu, gpu or gpu:N (N = 0, 1, ...)", text);
+        s.kind = MR_DEVICE_GPU;
+        s.index = (int)v;
+    } else if (strcmp(text, "auto") != 0) {
+        return mr_error(MR_EINVAL, "'%s' is not auto, cpu, gpu or gpu:N (N = 0, 1, ...)", text);
+    }
+    *out = s;
+    return MR_OK;
+}
+
+void mr_device_format(mr_device_sel sel, char *buf, size_t size)
+{
+    if (sel.kind == MR_DEVICE_GPU && sel.index >= 0)
+        snprintf(buf, size, "gpu:%d", sel.index);
+    else
+        snprintf(buf, size, "%s", sel.kind == MR_DEVICE_GPU ? "gpu" : sel.kind == MR_DEVICE_CPU ? "cpu" : "auto");
+}
+
+mr_status mr_device_resolve(mr_device_sel sel, int *gpu)
+{
+    *gpu = -1;
+    if (sel.kind == MR_DEVICE_CPU)
+        return MR_OK;
+    if (sel.kind != MR_DEVICE_GPU && sel.kind != MR_DEVICE_AUTO)
+        return mr_error(MR_EINVAL, "unknown device kind %d", (int)sel.kind);
+    const int count = mr_gpu_count();
+    char req[32];
+    mr_device_format(sel, req, sizeof req);
+    if (sel.kind == MR_DEVICE_GPU) {
+        if (count <= 0)
+            return mr_error(MR_ENODEV, "--device %s: no usable GPU (no CUDA device, no driver, or mrirecon was "
+                                       "built without CUDA); use --device cpu or auto",
+                            req);
+        if (sel.index >= count)
+            return mr_error(MR_ENODEV, "--device %s: only %d usable GPU(s) (gpu:0..gpu:%d)", req, count, count - 1);
+    } else if (count <= 0 || sel.index >= count) {
+        if (count <= 0)
+            mr_log(MR_LOG_INFO, "no usable GPU, running on the CPU");
+        else
+            mr_log(MR_LOG_INFO, "gpu:%d is not usable (%d usable GPU(s)), running on the CPU", sel.index, count);
+        return MR_OK;
+    }
+    *gpu = sel.index < 0 ? 0 : sel.index;
+    return MR_OK;
+}
+
+/* ---- the device table: thin adapters from mr_vecops to gpu/gpu_ops.h ------------------------- */
+
+static float *dev_alloc(void *c, int64_t n) { return mr_gpu_alloc(c, 2 * (n > 0 ? n : 1)); }
+static void dev_release(void *c, float *x) { mr_gpu_free(c, x); }
+static void dev_zero(void *c, int64_t n, float *x) { mr_gpu_vec_zero(c, n, x); }
+static void dev_copy(void *c, int64_t n, float *d, const float *s) { mr_gpu_vec_copy(c, n, d, s); }
+static void dev_dot(void *c, int64_t n, const float *x, const float *y, double out[2]) { mr_gpu_vec_dot(c, n, x, y, out); }
+static double dev_norm(void *c, int64_t n, const float *x) { return mr_gpu_vec_norm(c, n, x); }
+static void dev_axpy(void *c, int64_t n, float *y, double a, const float *x) { mr_gpu_vec_axpy(c, n, y, a, x); }
+static void dev_xpay(void *c, int64_t n, float *y, double a, const float *x) { mr_gpu_vec_xpay(c, n, y, a, x); }
+static void dev_scale(void *c, int64_t n, float *x, double a) { mr_gpu_vec_scale(c, n, x, a); }
+static mr_status dev_to_host(void *c, int64_t n, float *h, const float *s) { return mr_gpu_download(c, h, s, 2 * n); }
+static mr_status dev_from_host(void *c, int64_t n, float *d, const float *h) { return mr_gpu_upload(c, d, h, 2 * n); }
+static double dev_mag_dist2(void *c, int64_t n, const float *x, const float *t) { return mr_gpu_vec_mag_dist2(c, n, x, t); }
+static mr_status dev_status(void *c) { return mr_gpu_ctx_status(c); }
+
+static void device_table(mr_vecops *ops, mr_gpu_ctx *ctx)
+{
+    ops->ctx = ctx;
+    ops->alloc = dev_alloc;
+    ops->release = dev_release;
+    ops->zero = dev_zero;
+    ops->copy = dev_copy;
+    ops->dot = dev_dot;
+    ops->norm = dev_norm;
+    ops->axpy = dev_axpy;
+    ops->xpay = dev_xpay;
+    ops->scale = dev_scale;
+    ops->to_host = dev_to_host;
+    ops->from_host = dev_from_host;
+    ops->mag_dist2 = dev_mag_dist2;
+    ops->status = dev_status;
+}
+
+mr_status mr_backend_create(mr_backend **out, mr_device_sel sel, int threads)
+{
+    if (!out)
+        return mr_error(MR_EINVAL, "mr_backend_create: no output pointer");
+    *out = NULL;
+    int gpu = -1;
+    const double t0 = mr_now();
+    mr_status st = mr_device_resolve(sel, &gpu);
+    if (st != MR_OK)
+        return st;
+    mr_backend *b = calloc(1, sizeof *b);
+    if (!b)
+        return mr_error(MR_ENOMEM, "backend: out of memory");
+    b->refs = 1;
+    b->gpu = gpu;
+    b->threads = threads > 0 ? threads : omp_get_max_threads();
+    if (gpu < 0) {
+        mr_vecops_cpu_init(&b->ops, &b->cpu, b->threads);
+        snprintf(b->name, sizeof b->name, "cpu (%d thread%s)", b->threads, b->threads > 1 ? "s" : "");
+        *out = b;
+        return MR_OK;
+    }
+    st = mr_gpu_ctx_create(&b->ctx, gpu);
+    /* the GPU backend needs cuFFT (the Toeplitz normal): a GPU without it is not usable, and knowing it
+     * now keeps the choice in one place. Its load counts as device initialisation. */
+    if (st == MR_OK && (st = mr_gpu_fft_load()) != MR_OK && sel.kind == MR_DEVICE_AUTO) {
+        mr_log(MR_LOG_INFO, "gpu:%d is not usable (%s), running on the CPU", gpu, mr_last_error());
+        mr_clear_error();
+        mr_gpu_ctx_destroy(b->ctx);
+        free(b);
+        const mr_device_sel cpu = {MR_DEVICE_CPU, -1};
+        return mr_backend_create(out, cpu, threads);
+    }
+    if (st != MR_OK) {
+        mr_gpu_ctx_destroy(b->ctx);
+        free(b);
+        if (st == MR_ENODEV && sel.kind == MR_DEVICE_GPU) {
+            char why[512], req[32];
+            snprintf(why, sizeof why, "%s", mr_last_error());
+            mr_device_format(sel, req, sizeof req);
+            return mr_error(st, "--device %s: %s", req, why);
+        }
+        return st;
+    }
+    b->init_seconds = mr_now() - t0;
+    device_table(&b->ops, b->ctx);
+    char desc[128];
+    if (mr_gpu_describe(gpu, desc, sizeof desc) != MR_OK) {
+        desc[0] = '\0';
+        mr_clear_error();
+    }
+    snprintf(b->name, sizeof b->name, "gpu:%d %s", gpu, desc);
+    *out = b;
+    return MR_OK;
+}
+
+mr_backend *mr_backend_ref(mr_backend *b)
+{
+    if (b)
+        b->refs++;
+    return b;
+}
+
+void mr_backend_free(mr_backend *b)
+{
+    if (!b || --b->refs > 0)
+        return;
+    mr_gpu_ctx_destroy(b->ctx);
+    free(b);
+}
+
+int mr_backend_on_gpu(const mr_backend *b) { return b && b->gpu >= 0; }
+int mr_backend_gpu_index(const mr_backend *b) { return b ? b->gpu : -1; }
+int mr_backend_threads(const mr_backend *b) { return b ? b->threads : 1; }
+const mr_vecops *mr_backend_vecops(const mr_backend *b) { return &b->ops; }
+const char *mr_backend_name(const mr_backend *b) { return b ? b->name : ""; }
+struct mr_gpu_ctx *mr_backend_gpu_ctx(const mr_backend *b) { return b ? b->ctx : NULL; }
+double mr_backend_init_seconds(const mr_backend *b) { return b ? b->init_seconds : 0.0; }
+
+float *mr_backend_alloc(const mr_backend *b, int64_t n)
+{
+    float *x = b->ops.alloc(b->ops.ctx, n);
+    if (!x)
+        mr_error(MR_ENOMEM, "%s: out of memory for a vector of %lld complex elements", b->name, (long long)n);
+    return x;
+}
+
+float *mr_backend_alloc_zero(const mr_backend *b, int64_t n)
+{
+    float *x = mr_backend_alloc(b, n);
+    if (x)
+        b->ops.zero(b->ops.ctx, n, x);
+    return x;
+}
+
+float *mr_backend_upload(const mr_backend *b, int64_t nfloats, const float *host)
+{
+    float *x = mr_backend_alloc(b, (nfloats + 1) / 2);
+    if (!x)
+        return NULL;
+    if (!b->ctx) {
+        memcpy(x, host, (size_t)nfloats * sizeof(float));
+    } else if (mr_gpu_upload(b->ctx, x, host, nfloats) != MR_OK) {
+        b->ops.release(b->ops.ctx, x);
+        return NULL;
+    }
+    return x;
+}

@@ -1,0 +1,299 @@
+/* The exact NUDFT operator and the Toeplitz normal of linop.h, on the host (solver/nudft.h,
+ * solver/toeplitz.h) or on the device (gpu/gpu.h, gpu/gpu_ops.h).
+ *
+ * Per coil c, with s_m = sqrt(w_m) Phi_m / N (real):
+ *   forward  y_c = s * nudft_forward(x_c)          (sum over the image grid, then scaled per sample)
+ *   adjoint  x_c = nudft_adjoint(s * y_c)          (complex weights a_m = s_m y_c,m)
+ *   normal   Toeplitz with Q = nudft_adjoint(w Phi^2 / N^2) on mr_grid_q   (real weights)
+ * On a GPU backend every vector and Q stay on the device; only the trajectory and the per-sample
+ * factors are uploaded, once. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/grid.h"
+#include "../base/log.h"
+#include "../gpu/gpu.h"
+#include "../gpu/gpu_ops.h"
+#include "linop.h"
+#include "nudft.h"
+#include "toeplitz.h"
+
+void mr_nudft_opts_default(mr_nudft_opts *o)
+{
+    o->basis = MR_BASIS_BOX;
+    o->fast_normal = 1;
+    o->exact_trig = 0;
+}
+
+/* ---- the Toeplitz normal ----------------------------------------------------------------------- */
+
+typedef struct {
+    mr_toeplitz *cpu;
+    mr_gpu_toeplitz *gpu;
+    int64_t c;
+} tp_data;
+
+static void tp_destroy(void *p)
+{
+    tp_data *d = p;
+    if (!d)
+        return;
+    mr_toeplitz_destroy(d->cpu);
+    mr_gpu_toeplitz_destroy(d->gpu);
+    free(d);
+}
+
+static mr_status tp_apply(void *p, const float *x, float *y)
+{
+    const tp_data *d = p;
+    if (d->gpu)
+        return mr_gpu_toeplitz_apply(d->gpu, d->c, x, y);
+    return mr_toeplitz_apply_batch(d->cpu, d->c, x, y);
+}
+
+mr_status mr_linop_toeplitz_create(mr_linop **out, mr_backend *be, const int64_t matrix[3], const float *q,
+                                   int64_t ncoils, double *fft_plan_seconds)
+{
+    *out = NULL;
+    mr_status st = mr_matrix_check(matrix, "Toeplitz operator");
+    if (st != MR_OK)
+        return st;
+    if (!be || !q || ncoils < 1 || ncoils > MR_MAX_COILS)
+        return mr_error(MR_EINVAL, "Toeplitz operator: %lld coils (need 1..%d), Q and a backend", (long long)ncoils,
+                        MR_MAX_COILS);
+    tp_data *d = calloc(1, sizeof *d);
+    if (!d)
+        return mr_error(MR_ENOMEM, "Toeplitz operator: out of memory");
+    d->c = ncoils;
+    const double t0 = mr_now();
+    if (mr_backend_on_gpu(be))
+        st = mr_gpu_toeplitz_create(&d->gpu, mr_backend_gpu_ctx(be), matrix, q);
+    else
+        st = mr_toeplitz_create(&d->cpu, matrix, q, mr_backend_threads(be));
+    if (fft_plan_seconds)
+        *fft_plan_seconds = d->gpu ? mr_gpu_toeplitz_plan_seconds(d->gpu) : mr_now() - t0;
+    if (st != MR_OK) {
+        tp_destroy(d);
+        return st;
+    }
+    const int64_t dims[4] = {matrix[0], matrix[1], matrix[2], ncoils};
+    const mr_linop_ops ops = {tp_apply, tp_apply, NULL, tp_destroy};
+    return mr_linop_create(out, be, dims, dims, &ops, d);
+}
+
+/* ---- the NUDFT --------------------------------------------------------------------------------- */
+
+typedef struct {
+    mr_backend *be;
+    struct mr_gpu_ctx *gctx; /* NULL on the host */
+    mr_gpu_nudft *gn;
+    int64_t matrix[3], n, m, c;
+    int threads, exact_trig;
+    float *traj; /* host [M][3] (host backend) */
+    float *s;    /* [M] sqrt(w) Phi / N, in the backend's memory */
+    float *a;    /* [M][2] adjoint weights, in the backend's memory */
+    mr_linop *tp; /* the Toeplitz normal (fast_normal), or NULL */
+} nudft_data;
+
+static void nudft_destroy(void *p)
+{
+    nudft_data *d = p;
+    if (!d)
+        return;
+    const mr_vecops *v = mr_backend_vecops(d->be);
+    mr_linop_free(d->tp);
+    mr_gpu_nudft_destroy(d->gn);
+    v->release(v->ctx, d->s);
+    v->release(v->ctx, d->a);
+    free(d->traj);
+    mr_backend_free(d->be);
+    free(d);
+}
+
+static mr_gpu_variant nudft_variant(const nudft_data *d) { return d->exact_trig ? MR_GPU_CONSTANT : MR_GPU_BEST; }
+
+static mr_status nudft_forward(void *p, const float *x, float *y)
+{
+    const nudft_data *d = p;
+    const mr_grid g = mr_grid_image(d->matrix);
+    for (int64_t c = 0; c < d->c; c++) {
+        const float *xc = x + 2 * c * d->n;
+        float *yc = y + 2 * c * d->m;
+        mr_status st = d->gctx ? mr_gpu_nudft_forward_dev(d->gn, d->gctx, &g, xc, yc, d->exact_trig)
+                               : mr_nudft_forward(&g, d->traj, xc, d->m, yc, d->threads);
+        if (st != MR_OK)
+            return st;
+    }
+    if (d->gctx)
+        return mr_gpu_scale_rows(d->gctx, d->m, d->c, d->s, y, y);
+    for (int64_t c = 0; c < d->c; c++)
+        for (int64_t k = 0; k < d->m; k++) {
+            y[2 * (c * d->m + k)] *= d->s[k];
+            y[2 * (c * d->m + k) + 1] *= d->s[k];
+        }
+    return MR_OK;
+}
+
+static mr_status nudft_adjoint(void *p, const float *y, float *x)
+{
+    const nudft_data *d = p;
+    const mr_grid g = mr_grid_image(d->matrix);
+    for (int64_t c = 0; c < d->c; c++) {
+        const float *yc = y + 2 * c * d->m;
+        float *xc = x + 2 * c * d->n;
+        mr_status st;
+        if (d->gctx) {
+            st = mr_gpu_scale_rows(d->gctx, d->m, 1, d->s, yc, d->a);
+            if (st == MR_OK)
+                st = mr_gpu_nudft_adjoint_dev(d->gn, d->gctx, &g, d->a, 0, xc, nudft_variant(d));
+        } else {
+            for (int64_t k = 0; k < d->m; k++) {
+                d->a[2 * k] = d->s[k] * yc[2 * k];
+                d->a[2 * k + 1] = d->s[k] * yc[2 * k + 1];
+            }
+            st = mr_nudft_adjoint(&g, d->traj, d->a, 0, d->m, xc, d->threads);
+        }
+        if (st != MR_OK)
+            return st;
+    }
+    return MR_OK;
+}
+
+static mr_status nudft_normal(void *p, const float *x, float *y)
+{
+    const nudft_data *d = p;
+    return mr_linop_forward(d->tp, x, y);
+}
+
+static double sinc(double x)
+{
+    if (x == 0.0)
+        return 1.0;
+    const double px = 3.141592653589793238462643383279 * x;
+    return sin(px) / px;
+}
+
+static mr_status check_input(const int64_t matrix[3], const float *traj, int64_t m, const float *weights,
+                             int64_t ncoils, const mr_nudft_opts *o)
+{
+    mr_status st = mr_matrix_check(matrix, "operator");
+    if (st != MR_OK)
+        return st;
+    if (!traj || m < 1 || m > MR_MAX_SAMPLES)
+        return mr_error(MR_EINVAL, "operator: %lld samples (need 1..%lld and a trajectory)", (long long)m,
+                        (long long)MR_MAX_SAMPLES);
+    if (ncoils < 1 || ncoils > MR_MAX_COILS)
+        return mr_error(MR_EINVAL, "operator: %lld coils (need 1..%d)", (long long)ncoils, MR_MAX_COILS);
+    if (o->basis != MR_BASIS_BOX && o->basis != MR_BASIS_DIRAC)
+        return mr_error(MR_EINVAL, "operator: unknown basis %d", (int)o->basis);
+    for (int64_t k = 0; k < m; k++) {
+        for (int a = 0; a < 3; a++)
+            if (!isfinite(traj[3 * k + a]))
+                return mr_error(MR_EINVAL, "operator: trajectory sample %lld axis %d is not finite", (long long)k, a);
+        if (weights && !(isfinite(weights[k]) && weights[k] >= 0.0f))
+            return mr_error(MR_EINVAL, "operator: weight %lld = %g is not a finite non-negative number",
+                            (long long)k, (double)weights[k]);
+    }
+    return MR_OK;
+}
+
+/* Q on the backend, then the Toeplitz operator. qw: host [M] real weights w Phi^2 / N^2. */
+static mr_status make_normal(nudft_data *d, const float *qw, mr_nudft_info *info)
+{
+    const mr_grid gq = mr_grid_q(d->matrix);
+    const int64_t nq = mr_grid_size(&gq);
+    const mr_vecops *v = mr_backend_vecops(d->be);
+    float *q = mr_backend_alloc(d->be, nq), *dqw = NULL;
+    if (!q)
+        return MR_ENOMEM;
+    mr_status st = MR_OK;
+    const double t0 = mr_now();
+    if (d->gctx) {
+        dqw = mr_backend_upload(d->be, d->m, qw);
+        st = dqw ? mr_gpu_nudft_adjoint_dev(d->gn, d->gctx, &gq, dqw, 1, q, nudft_variant(d)) : MR_ENOMEM;
+    } else {
+        st = mr_nudft_adjoint(&gq, d->traj, qw, 1, d->m, q, d->threads);
+    }
+    info->q_seconds = mr_now() - t0;
+    info->q_pairs = nq > INT64_MAX / d->m ? INT64_MAX : nq * d->m;
+    v->release(v->ctx, dqw);
+    if (st == MR_OK)
+        st = mr_linop_toeplitz_create(&d->tp, d->be, d->matrix, q, d->c, &info->fft_plan_seconds);
+    v->release(v->ctx, q);
+    return st;
+}
+
+mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t matrix[3], const float *traj, int64_t m,
+                                const float *weights, int64_t ncoils, const mr_nudft_opts *opts, mr_nudft_info *info)
+{
+    *out = NULL;
+    mr_nudft_opts o;
+    if (opts)
+        o = *opts;
+    else
+        mr_nudft_opts_default(&o);
+    mr_nudft_info dummy;
+    if (!info)
+        info = &dummy;
+    memset(info, 0, sizeof *info);
+    if (!be)
+        return mr_error(MR_EINVAL, "operator: no backend");
+    mr_status st = check_input(matrix, traj, m, weights, ncoils, &o);
+    if (st != MR_OK)
+        return st;
+    const double t_setup = mr_now();
+    nudft_data *d = calloc(1, sizeof *d);
+    float *s = malloc((size_t)m * sizeof(float)), *qw = malloc((size_t)m * sizeof(float));
+    if (!d || !s || !qw) {
+        free(d);
+        free(s);
+        free(qw);
+        return mr_error(MR_ENOMEM, "operator: out of memory for %lld samples", (long long)m);
+    }
+    d->be = mr_backend_ref(be);
+    d->gctx = mr_backend_gpu_ctx(be);
+    memcpy(d->matrix, matrix, sizeof d->matrix);
+    d->n = matrix[0] * matrix[1] * matrix[2];
+    d->m = m;
+    d->c = ncoils;
+    d->threads = mr_backend_threads(be);
+    d->exact_trig = o.exact_trig;
+    const double inv_n = 1.0 / (double)d->n;
+    for (int64_t k = 0; k < m; k++) {
+        double phi = 1.0;
+        if (o.basis == MR_BASIS_BOX)
+            for (int a = 0; a < 3; a++)
+                if (matrix[a] > 1)
+                    phi *= sinc((double)traj[3 * k + a] / (double)matrix[a]);
+        const double w = weights ? (double)weights[k] : 1.0;
+        s[k] = (float)(sqrt(w) * phi * inv_n);
+        qw[k] = (float)(w * phi * phi * inv_n * inv_n);
+    }
+    if (d->gctx) {
+        st = mr_gpu_nudft_create(&d->gn, mr_backend_gpu_index(be), traj, m);
+        if (st == MR_OK && (!(d->s = mr_backend_upload(be, m, s)) || !(d->a = mr_backend_alloc(be, m))))
+            st = MR_ENOMEM;
+    } else {
+        d->s = s;
+        s = NULL;
+        d->traj = malloc((size_t)m * 3 * sizeof(float));
+        d->a = malloc((size_t)m * 2 * sizeof(float));
+        if (!d->traj || !d->a)
+            st = mr_error(MR_ENOMEM, "operator: out of memory for %lld samples", (long long)m);
+        else
+            memcpy(d->traj, traj, (size_t)m * 3 * sizeof(float));
+    }
+    if (st == MR_OK && o.fast_normal)
+        st = make_normal(d, qw, info);
+    free(s);
+    free(qw);
+    if (st != MR_OK) {
+        nudft_destroy(d);
+        return st;
+    }
+    info->plan_seconds = mr_now() - t_setup - info->q_seconds;
+    const int64_t dom[4] = {matrix[0], matrix[1], matrix[2], ncoils}, cod[4] = {m, 1, 1, ncoils};
+    const mr_linop_ops ops = {nudft_forward, nudft_adjoint, o.fast_normal ? nudft_normal : NULL, nudft_destroy};
+    return mr_linop_create(out, be, dom, cod, &ops, d);
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# mrirecon convert between mrirecon HDF5 and BART .cfl/.hdr (no libismrmrd needed; ISMRMRD input is
+# tests/cli_ismrmrd.sh): help and usage errors; 2D and 3D scans to BART and back bit-identical
+# (tests/tool_kspace_cmp) by every way of naming the pair; the BART headers and data sizes; the
+# matrix from the '# mrirecon' note, from --matrix, or estimated as BART does; --bart-scale;
+# mrirecon info on a BART pair; malformed BART input (exit 1, one message, nothing written). When
+# the `bart` tool is installed, it must read the written pair.
+#   bash tests/cli_convert.sh <path-to-mrirecon> <scratch-dir>
+set -u
+bin=$1
+dir=$2
+. "$(dirname "$0")/expect_lib.sh" # empties $dir, fail=0, expect(), check()
+kcmp=$(dirname "$bin")/tool_kspace_cmp
+
+expect 0 "convert --help" -- "$bin" convert --help
+grep -q "BART" "$dir/out" && grep -q -- "--traj-units" "$dir/out" && echo "ok: --help mentions BART and --traj-units" ||
+  { echo "FAIL: --help"; fail=1; }
+expect 2 "no arguments" -- "$bin" convert
+expect 2 "one argument" -- "$bin" convert a.h5
+expect 2 "--volume abc" -- "$bin" convert a.h5 b.h5 --volume abc
+expect 2 "--matrix 4,x" -- "$bin" convert a.h5 b.h5 --matrix 4,x
+expect 2 "--fov -3" -- "$bin" convert a.h5 b.h5 --fov -3
+expect 2 "--to tiff" -- "$bin" convert a.h5 b.h5 --to tiff
+expect 2 "OUT.mrd (ISMRMRD is not written)" -- "$bin" convert a.h5 b.mrd
+expect 1 "missing input" -- "$bin" convert "$dir/missing.h5" "$dir/x.h5"
+grep -q "missing.h5" "$dir/err" && echo "ok: names the missing file" || { echo "FAIL: message"; fail=1; }
+
+"$bin" phantom -o "$dir/s2.h5" --matrix 32 --traj spiral -q >/dev/null || { echo "FAIL: phantom"; exit 1; }
+"$bin" phantom -o "$dir/s3.h5" --matrix 12 --traj kooshball --spokes 150 --snr 20 -q >/dev/null || { echo "FAIL: phantom 3D"; exit 1; }
+
+# ---- to BART and back ------------------------------------------------------------------------------
+for s in s2 s3; do
+  expect 0 "$s to BART" -- "$bin" convert "$dir/$s.h5" "$dir/${s}b" -q
+  for f in traj.hdr traj.cfl ksp.hdr ksp.cfl; do
+    [ -f "$dir/${s}b_$f" ] || { echo "FAIL: ${s}b_$f missing"; fail=1; }
+  done
+  m=$(sed -n 2p "$dir/${s}b_traj.hdr" | awk '{print $2}')
+  [ "$(sed -n 1p "$dir/${s}b_traj.hdr")" = "# Dimensions" ] && [ "$(sed -n 2p "$dir/${s}b_traj.hdr" | awk '{print $1, $3}')" = "3 1" ] &&
+    [ "$(sed -n 2p "$dir/${s}b_ksp.hdr" | awk '{print $1, $2, $3, $4}')" = "1 $m 1 1" ] &&
+    echo "ok: $s: traj [3 $m], ksp [1 $m 1 1]" || { echo "FAIL: $s: BART dims"; head -2 "$dir/${s}b_traj.hdr" "$dir/${s}b_ksp.hdr"; fail=1; }
+  [ "$(stat -c %s "$dir/${s}b_traj.cfl")" -eq $((m * 3 * 8)) ] && [ "$(stat -c %s "$dir/${s}b_ksp.cfl")" -eq $((m * 8)) ] &&
+    echo "ok: $s: .cfl sizes" || { echo "FAIL: $s: .cfl sizes"; fail=1; }
+  for name in "${s}b" "${s}b_ksp.hdr" "${s}b_traj.cfl" "${s}b_ksp"; do
+    expect 0 "$s from BART named $name" -- "$bin" convert "$dir/$name" "$dir/${s}back.h5" -q
+    check "$s: BART round trip via $name is bit-identical" "$kcmp" "$dir/${s}back.h5" "$dir/$s.h5"
+  done
+  expect 0 "info on the BART pair" -- "$bin" info "$dir/${s}b_ksp.hdr"
+  grep -q "^format        bart" "$dir/out" && echo "ok: info says bart" || { echo "FAIL: info format"; fail=1; }
+done
+grep -q "^matrix        12 x 12 x 12 (3D)" "$dir/out" && echo "ok: 3D matrix from the '# mrirecon' note" || { echo "FAIL: 3D matrix"; fail=1; }
+
+# ---- matrix without the note: estimated (2 ceil(max |k|)) or given --------------------------------------
+for f in traj ksp; do
+  awk '/^# mrirecon/ {skip = 1; next} /^#/ {skip = 0} !skip' "$dir/s2b_$f.hdr" >"$dir/bare_$f.hdr"
+  cp "$dir/s2b_$f.cfl" "$dir/bare_$f.cfl"
+done
+expect 0 "info on BART without the note" -- "$bin" info "$dir/bare"
+grep -Eq "^matrix        3[24] x 3[24] \(2D\)" "$dir/out" && echo "ok: estimated matrix $(grep ^matrix "$dir/out")" || { echo "FAIL: estimated matrix"; grep ^matrix "$dir/out"; fail=1; }
+expect 0 "BART without the note, --matrix 40,36 --fov 200" -- "$bin" convert "$dir/bare" "$dir/given.h5" --matrix 40,36 --fov 200 -q
+expect 0 "info on it" -- "$bin" info "$dir/given.h5"
+grep -q "^matrix        40 x 36 (2D)" "$dir/out" && grep -q "^fov_mm        200 x 200 x 200" "$dir/out" && echo "ok: --matrix and --fov used" ||
+  { echo "FAIL: --matrix/--fov"; grep -E "^matrix|^fov" "$dir/out"; fail=1; }
+
+# ---- --bart-scale: data x sqrt(N) out, / sqrt(N) in ---------------------------------------------------
+expect 0 "to BART with --bart-scale" -- "$bin" convert "$dir/s2.h5" "$dir/sc" --bart-scale -q
+expect 0 "back with --bart-scale" -- "$bin" convert "$dir/sc" "$dir/scback.h5" --bart-scale -q
+check "--bart-scale round trip (relative <= 1e-6)" "$kcmp" "$dir/scback.h5" "$dir/s2.h5" 1e-6
+expect 0 "back without --bart-scale" -- "$bin" convert "$dir/sc" "$dir/scraw.h5" -q
+if "$kcmp" "$dir/scraw.h5" "$dir/s2.h5" 1e-3 2>/dev/null; then echo "FAIL: --bart-scale did not scale"; fail=1; else echo "ok: --bart-scale scales the data"; fi
+
+# ---- multi-volume output names and BART of an existing mrirecon file with truth: info line --------------
+expect 0 "to .h5 again (mrirecon -> mrirecon)" -- "$bin" convert "$dir/s2.h5" "$dir/copy.h5" -q
+check "mrirecon -> mrirecon is bit-identical" "$kcmp" "$dir/copy.h5" "$dir/s2.h5"
+
+# ---- malformed BART input: exit 1, one message, nothing written -----------------------------------------
+bad() { # NAME: a copy of s2b as bad_NAME_{traj,ksp}
+  for f in traj ksp; do cp "$dir/s2b_$f.hdr" "$dir/bad_$1_$f.hdr"; cp "$dir/s2b_$f.cfl" "$dir/bad_$1_$f.cfl"; done
+}
+bad short; head -c 100 "$dir/s2b_ksp.cfl" >"$dir/bad_short_ksp.cfl"
+bad dims; sed -i '2s/.*/1 7 1 1 1 1 1 1 1 1 1 1 1 1 1 1/' "$dir/bad_dims_ksp.hdr"
+bad time; m=$(sed -n 2p "$dir/s2b_ksp.hdr" | awk '{print $2}')
+sed -i "2s/.*/3 $((m / 2)) 2/" "$dir/bad_time_traj.hdr"; sed -i "2s/.*/1 $((m / 2)) 1 1 1 1 1 1 1 1 2/" "$dir/bad_time_ksp.hdr"
+bad nohdr; rm "$dir/bad_nohdr_traj.hdr"
+bad text; printf '# Dimensions\n3 x 1\n' >"$dir/bad_text_traj.hdr"
+bad nan; printf '\x00\x00\xc0\x7f' | dd of="$dir/bad_nan_ksp.cfl" bs=1 seek=8 conv=notrunc 2>/dev/null
+bad imag; printf '\x00\x00\x80\x3f' | dd of="$dir/bad_imag_traj.cfl" bs=1 seek=4 conv=notrunc 2>/dev/null
+for k in short dims time nohdr text nan imag; do
+  expect 1 "BART malformed: $k" -- "$bin" convert "$dir/bad_${k}_ksp.cfl" "$dir/o_$k.h5"
+  grep -v '^mrirecon: ' "$dir/err" | grep -c . | grep -q '^1$' && echo "ok: $k: $(grep -v '^mrirecon: ' "$dir/err")" ||
+    { echo "FAIL: $k: stderr:"; cat "$dir/err"; fail=1; }
+  [ -e "$dir/o_$k.h5" ] && { echo "FAIL: $k: output written"; fail=1; }
+done
+[ -z "$(ls -A "$dir" | grep '^\.')" ] && echo "ok: no temporary files left" || { echo "FAIL: temporary files: $(ls -A "$dir" | grep '^\.')"; fail=1; }
+
+# ---- BART itself, when installed ------------------------------------------------------------------------
+if command -v bart >/dev/null 2>&1; then
+  check "bart show -m reads our ksp" bart show -m "$dir/s2b_ksp"
+  check "bart show -m reads our traj" bart show -m "$dir/s2b_traj"
+else
+  echo "skip: bart is not installed (optional)"
+fi
+
+[ "$fail" -eq 0 ] && echo "cli_convert: all passed" || echo "cli_convert: FAILED"
+exit "$fail"

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Output faults through the command line: a full disk (simulated with a file-size limit, ulimit -f;
+# mrirecon ignores SIGXFSZ, so writes fail with EFBIG where a full disk gives ENOSPC) and a
+# read-only directory give exit 1, a message naming the file and the reason, and no partial or
+# temporary file; a batch's summary keeps the end of a failed scan's log.
+#   bash tests/cli_faults.sh <path-to-mrirecon> <scratch-dir>
+set -u
+bin=$1
+dir=$2
+. "$(dirname "$0")/expect_lib.sh" # empties $dir, fail=0, expect()
+
+no_temporaries() { # no file of fsutil's temporary naming below $1
+  local left
+  left=$(find "$1" -name '.*.tmp*' 2>/dev/null)
+  check "no temporary file left in $1" test -z "$left"
+  [ -n "$left" ] && echo "  left: $left"
+}
+
+expect 0 "phantom" -- "$bin" phantom -o "$dir/scan.h5" --dim 2 --matrix 64 -q
+
+# full disk: 64 KiB may be written per file
+mkdir -p "$dir/full"
+expect 1 "phantom on a full disk" -- bash -c "ulimit -f 64; exec \"\$0\" phantom -o \"\$1\" --dim 2 --matrix 128 -q" \
+  "$bin" "$dir/full/big.h5"
+check "the message names the file and the reason" grep -q "$dir/full/big.h5: write failed: File too large" "$dir/err"
+check "no big.h5" test ! -e "$dir/full/big.h5"
+no_temporaries "$dir/full"
+# 16 KiB per file: the PNGs fit, the 64 x 64 complex images (32 KiB) do not
+expect 1 "recon on a full disk" -- bash -c "ulimit -f 16; exec \"\$0\" recon \"\$1\" -o \"\$2\" --method all -q" \
+  "$bin" "$dir/scan.h5" "$dir/full/out"
+check "the message names the image and the reason" grep -q "full/out/image_.*\.h5: write failed: File too large" "$dir/err"
+check "no image file" test -z "$(find "$dir/full/out" -name '*.h5')"
+no_temporaries "$dir/full"
+
+# read-only directory (root ignores permission bits: run as nobody where possible)
+mkdir -p "$dir/ro"
+chmod 0555 "$dir/ro"
+chmod 0755 "$dir"
+as_user=()
+if [ "$(id -u)" = 0 ]; then
+  if command -v setpriv >/dev/null 2>&1; then
+    as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  else
+    as_user=(none)
+  fi
+fi
+if [ "${as_user[0]:-}" = none ] || ! "${as_user[@]}" true 2>/dev/null; then
+  echo "skip: read-only directory (running as root without setpriv)"
+else
+  expect 1 "phantom into a read-only directory" -- "${as_user[@]}" "$bin" phantom -o "$dir/ro/scan.h5" -q
+  check "the message names the file and the reason" grep -q "$dir/ro/scan.h5: cannot create: Permission denied" "$dir/err"
+  expect 1 "recon into a read-only directory" -- "${as_user[@]}" "$bin" recon "$dir/scan.h5" -o "$dir/ro/out" -q
+  check "the message names the folder and the reason" grep -q "$dir/ro/out: cannot create directory: Permission denied" "$dir/err"
+  check "nothing written" test -z "$(ls -A "$dir/ro")"
+fi
+chmod 0755 "$dir/ro"
+
+# batch: a failed scan's summary carries the end of its log
+expect 1 "batch with a missing scan" -- "$bin" batch "$dir/scan.h5" "$dir/missing.h5" -o "$dir/batch" --iters 3 -q
+check "summary.md has the log of the failed scan" grep -q "^### missing: the last 20 lines of .logs/missing.log" "$dir/batch/summary.md"
+check "summary.md shows the log's error line" grep -q "missing.h5: cannot read: No such file or directory" "$dir/batch/summary.md"
+check "summary.csv has the log_tail column" grep -q ",reason,log_tail$" "$dir/batch/summary.csv"
+check "summary.html has the log block" grep -q '<details class="log">' "$dir/batch/summary.html"
+exit $fail
