@@ -12,6 +12,8 @@
 #include "../base/log.h"
 #include "batch.h"
 #include "commands.h"
+#include "mpi_batch.h"
+#include "mpi_comm.h"
 #include "opts.h"
 #include "pipeline.h"
 
@@ -48,6 +50,39 @@ static mr_status batch_job(const char *scan, const char *outdir, const mr_batch_
     return MR_OK;
 }
 
+/* Under an MPI launcher: MPI up and, with two or more ranks, the batch's part of the job in *mb
+ * (NULL: a batch of this process alone). A binary without MPI refuses to run as one of several
+ * ranks: each would run the whole batch into the same OUTDIR. */
+static mr_status start_mpi(mr_comm **comm, mr_mpi_batch **mb, double rank_timeout)
+{
+    *comm = NULL;
+    *mb = NULL;
+    if (!mr_comm_compiled() && mr_comm_launcher_size() > 1)
+        return mr_error(MR_ENOTSUP, "started as one of %d MPI ranks, but this mrirecon was built without MPI "
+                                    "(rebuild with -DMR_MPI=ON, docs/CLUSTER.md)",
+                        mr_comm_launcher_size());
+    if (!mr_comm_launched())
+        return MR_OK;
+    mr_status st = mr_comm_init(comm);
+    if (st == MR_OK && mr_comm_size(*comm) > 1)
+        st = mr_mpi_batch_create(*comm, rank_timeout, mb);
+    return st;
+}
+
+/* Release MPI (collective: every rank gets here) and pass the exit code through. A job that lost a
+ * rank is ended with MPI_Abort instead: MPI_Finalize would wait for the lost rank forever. */
+static int end_mpi(mr_comm *comm, mr_mpi_batch *mb, int code, int lost)
+{
+    mr_mpi_batch_free(mb);
+    if (lost) {
+        mr_log(MR_LOG_WARN, "batch: ending the MPI job with MPI_Abort (exit status %d): a lost rank cannot take part "
+                            "in MPI_Finalize", code);
+        mr_comm_abort(comm, code);
+    }
+    mr_comm_finalize(comm);
+    return code;
+}
+
 static const char batch_description[] =
     "Each INPUT is a scan file, a directory (its *.h5 files, sorted by name, not recursive) or a list\n"
     "file (@FILE, or a name ending in .txt or .lst: one path per line, relative paths relative to the\n"
@@ -67,6 +102,13 @@ static const char batch_description[] =
     "--threads is given.\n"
     "\n"
     "Progress goes to stderr: a bar redrawn in place on a terminal, else one line per finished scan.\n"
+    "\n"
+    "Several hosts (MPI builds): 'mpirun -n P mrirecon batch ...' (or srun) shares the scans among\n"
+    "P ranks: rank 0 hands them out, big scans first, runs some itself, prints the progress and\n"
+    "writes the summary; OUTDIR must be on a file system all ranks share. --device, --jobs and\n"
+    "--threads apply per rank: the ranks of a node split its GPUs (by node-local rank) or its\n"
+    "cores. A rank that dies is reported and its running scans fail; --resume redoes them\n"
+    "(docs/CLUSTER.md: Open MPI ends the whole job on a dead rank unless --enable-recovery).\n"
     "Exit status: 0 every scan succeeded, 1 some scans failed (or the batch itself failed),\n"
     "2 usage error (also: OUTDIR not empty without --resume/--force), 130 interrupted (SIGINT or\n"
     "SIGTERM: running scans are killed, their partial folders removed, the summary written).";
@@ -79,7 +121,7 @@ int mr_cmd_batch(int argc, char **argv)
     const char *outdir = NULL, *basis = "box";
     mr_device_sel device = {MR_DEVICE_AUTO, -1};
     int jobs = 0, threads = 0, resume = 0, force = 0, verbose = 0, quiet = 0;
-    double timeout = 0;
+    double timeout = 0, rank_timeout = 60;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
     static const char *const regs[] = {"identity", "gradient", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
@@ -109,6 +151,8 @@ int mr_cmd_batch(int argc, char **argv)
         {"reg", 0, MR_OPT_CHOICE, &ctx.recon.reg, "R", "regulariser", regs, 0, -1},
         {"dcf", 0, MR_OPT_CHOICE, &ctx.recon.dcf, "D", "gridding density compensation", dcfs, 0, -1},
         {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
+        {"rank-timeout", 0, MR_OPT_DOUBLE, &rank_timeout, "SEC",
+         "under mpirun: a rank silent this long is declared lost (its scans fail)", NULL, 1, 1e9},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "warnings and errors only, no progress", NULL, 0, -1},
     };
@@ -124,38 +168,70 @@ int mr_cmd_batch(int argc, char **argv)
     }
     ctx.recon.op.basis = strcmp(basis, "dirac") == 0 ? MR_BASIS_DIRAC : MR_BASIS_BOX;
 
-    mr_batch_list list;
-    mr_status st = mr_batch_collect((const char *const *)res.positional, res.npositional, &list);
-    mr_opts_free(&res);
+    /* under mpirun: one batch over all ranks (recon/mpi_batch.h); rank 0 alone collects the inputs */
+    mr_comm *comm = NULL;
+    mr_mpi_batch *mb = NULL;
+    mr_status st = start_mpi(&comm, &mb, rank_timeout);
     if (st != MR_OK) {
         fprintf(stderr, "mrirecon batch: %s\n", mr_last_error());
+        mr_opts_free(&res);
+        mr_comm_finalize(comm);
         return MR_EXIT_FAILURE;
     }
-    if (list.count == 0) {
-        fprintf(stderr, "mrirecon batch: no scans found in the inputs\n");
+    const int root = !mb || mr_comm_rank(comm) == 0;
+    mr_batch_list list;
+    memset(&list, 0, sizeof list);
+    st = root ? mr_batch_collect((const char *const *)res.positional, res.npositional, &list) : MR_OK;
+    mr_opts_free(&res);
+    if (mb)
+        st = mr_mpi_batch_share_list(mb, &list, st);
+    if (st != MR_OK || list.count == 0) {
+        if (root)
+            fprintf(stderr, "mrirecon batch: %s\n", st != MR_OK ? mr_last_error() : "no scans found in the inputs");
         mr_batch_list_free(&list);
-        return MR_EXIT_FAILURE;
+        return end_mpi(comm, mb, MR_EXIT_FAILURE, 0);
     }
 
-    /* workers: one per GPU, or CPU workers sharing the cores */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* workers: one per GPU, or CPU workers sharing the cores (of this rank's share of the node) */
+    long cores = mb ? mr_mpi_node_cores(comm) : sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1)
         cores = 1;
     int ngpu = device.kind == MR_DEVICE_CPU ? 0 : mr_batch_gpu_count();
+    st = MR_OK;
     if (device.kind == MR_DEVICE_GPU && (ngpu == 0 || device.index >= ngpu)) {
         char req[32];
         mr_device_format(device, req, sizeof req);
-        fprintf(stderr, "mrirecon batch: --device %s: %s\n", req,
-                ngpu == 0 ? "no usable GPU" : "no such GPU (see --device gpu)");
-        mr_batch_list_free(&list);
-        return MR_EXIT_FAILURE;
+        st = mr_error(MR_ENODEV, "--device %s: %s", req, ngpu == 0 ? "no usable GPU" : "no such GPU (see --device gpu)");
     }
     if (device.index >= 0 && device.index >= ngpu)
         ngpu = 0; /* auto with gpu:N that does not exist: CPU workers */
+    /* this process's GPUs: gpu:N pins every worker (of every rank) to GPU N; over MPI the ranks of a
+       node split its GPUs by node-local rank */
+    int *mine = malloc((size_t)(ngpu > 0 ? ngpu : 1) * sizeof *mine);
+    int nmine = 0;
+    if (!mine)
+        st = mr_error(MR_ENOMEM, "out of memory");
+    else if (ngpu > 0 && device.index >= 0)
+        mine[nmine++] = device.index;
+    else if (mb)
+        nmine = mr_mpi_node_gpus(comm, ngpu, mine);
+    else
+        for (nmine = 0; nmine < ngpu; nmine++)
+            mine[nmine] = nmine;
+    if (mb)
+        st = mr_comm_agree(comm, st);
+    if (st != MR_OK) {
+        if (root)
+            fprintf(stderr, "mrirecon batch: %s\n", mr_last_error());
+        free(mine);
+        mr_batch_list_free(&list);
+        return end_mpi(comm, mb, MR_EXIT_FAILURE, 0);
+    }
+    ngpu = nmine;
     ctx.cpu_only = ngpu == 0;
     ctx.gpu_required = device.kind == MR_DEVICE_GPU;
     if (jobs == 0)
-        jobs = ngpu > 0 ? (device.index >= 0 ? 1 : ngpu) : (int)(cores / 4 > 1 ? cores / 4 : 1);
+        jobs = ngpu > 0 ? ngpu : (int)(cores / 4 > 1 ? cores / 4 : 1);
     if (jobs > list.count)
         jobs = list.count;
     if (threads == 0)
@@ -165,31 +241,50 @@ int mr_cmd_batch(int argc, char **argv)
         gpus = malloc((size_t)jobs * sizeof *gpus);
         if (!gpus) {
             fprintf(stderr, "mrirecon batch: out of memory\n");
+            free(mine);
             mr_batch_list_free(&list);
-            return MR_EXIT_FAILURE;
+            return end_mpi(comm, mb, MR_EXIT_FAILURE, 0);
         }
         for (int w = 0; w < jobs; w++)
-            gpus[w] = device.index >= 0 ? device.index : w % ngpu;
+            gpus[w] = mine[w % ngpu];
     }
+    free(mine);
     char fingerprint[512];
     snprintf(fingerprint, sizeof fingerprint, "method=%s iters=%d tol=%.17g lambda=%.17g reg=%s dcf=%s basis=%s",
              ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.reg, ctx.recon.dcf, basis);
-    mr_log(MR_LOG_INFO, "batch: %d scan%s, %d worker%s (%s), %d thread%s each", list.count, list.count > 1 ? "s" : "",
-           jobs, jobs > 1 ? "s" : "", ngpu > 0 ? "GPU" : "CPU", threads, threads > 1 ? "s" : "");
+    char where[300] = "";
+    if (mb)
+        snprintf(where, sizeof where, " on rank %d of %d (%s, local rank %d)", mr_comm_rank(comm), mr_comm_size(comm),
+                 mr_comm_host(comm), mr_comm_local_rank(comm));
+    mr_log(MR_LOG_INFO, "batch: %d scan%s, %d worker%s (%s), %d thread%s each%s", list.count, list.count > 1 ? "s" : "",
+           jobs, jobs > 1 ? "s" : "", ngpu > 0 ? "GPU" : "CPU", threads, threads > 1 ? "s" : "", where);
+    if (ngpu > 0)
+        for (int w = 0; w < jobs; w++)
+            mr_log(MR_LOG_DEBUG, "batch: worker %d on gpu:%d%s", w, gpus[w], where);
 
     mr_batch_config cfg = {outdir,  resume ? MR_BATCH_RESUME : (force ? MR_BATCH_FORCE : MR_BATCH_FRESH),
                            jobs,    gpus,
                            threads, timeout,
                            fingerprint,
                            quiet ? 0 : (isatty(STDERR_FILENO) ? 2 : 1),
-                           batch_job, &ctx};
+                           batch_job, &ctx,
+                           NULL,    NULL};
+    if (mb)
+        mr_mpi_batch_configure(mb, &cfg);
     int interrupted = 0;
     st = mr_batch_run(&cfg, &list, &interrupted);
     free(gpus);
+    int lost = mb ? mr_mpi_batch_end(mb, &list, st) : 0;
+    if (!root) { /* a worker: rank 0 reports and writes the summary */
+        if (st != MR_OK)
+            fprintf(stderr, "mrirecon batch: rank %d: %s\n", mr_comm_rank(comm), mr_last_error());
+        mr_batch_list_free(&list);
+        return end_mpi(comm, mb, lost ? MR_EXIT_FAILURE : MR_EXIT_OK, lost);
+    }
     if (st == MR_EINVAL) { /* OUTDIR not empty: nothing was touched */
         fprintf(stderr, "mrirecon batch: %s\n", mr_last_error());
         mr_batch_list_free(&list);
-        return MR_EXIT_USAGE;
+        return end_mpi(comm, mb, MR_EXIT_USAGE, lost);
     }
     int failed = st != MR_OK, started = 0;
     if (failed)
@@ -198,7 +293,7 @@ int mr_cmd_batch(int argc, char **argv)
         started |= list.scans[i].state != MR_BATCH_PENDING;
     if (!started) { /* OUTDIR unusable: nothing ran, nothing to summarise */
         mr_batch_list_free(&list);
-        return interrupted ? MR_EXIT_INTERRUPTED : MR_EXIT_FAILURE;
+        return end_mpi(comm, mb, interrupted ? MR_EXIT_INTERRUPTED : MR_EXIT_FAILURE, lost);
     }
     int counts[3] = {0, 0, 0};
     for (int i = 0; i < list.count; i++) {
@@ -211,11 +306,15 @@ int mr_cmd_batch(int argc, char **argv)
         fprintf(stderr, "mrirecon batch: %s\n", mr_last_error());
         failed = 1;
     }
-    if (!quiet)
-        fprintf(stderr, "batch: %d scans: %d succeeded, %d failed, %d not finished; summary in %s/summary.html\n",
-                list.count, counts[0], counts[1], counts[2], outdir);
+    if (!quiet) {
+        char ranks[64] = "";
+        if (lost)
+            snprintf(ranks, sizeof ranks, "; %d rank%s lost", lost, lost > 1 ? "s" : "");
+        fprintf(stderr, "batch: %d scans: %d succeeded, %d failed, %d not finished%s; summary in %s/summary.html\n",
+                list.count, counts[0], counts[1], counts[2], ranks, outdir);
+    }
     mr_batch_list_free(&list);
     if (interrupted)
-        return MR_EXIT_INTERRUPTED;
-    return failed || counts[1] || counts[2] ? MR_EXIT_FAILURE : MR_EXIT_OK;
+        return end_mpi(comm, mb, MR_EXIT_INTERRUPTED, lost);
+    return end_mpi(comm, mb, failed || counts[1] || counts[2] || lost ? MR_EXIT_FAILURE : MR_EXIT_OK, lost);
 }
