@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "read_cli.h"
+#include "volumes.h"
 
 typedef struct {
     char staged[4200];
@@ -186,7 +187,8 @@ int mr_cmd_convert(int argc, char **argv)
     const char *in_path = res.positional[0], *out = res.positional[1];
     mr_opts_free(&res);
     mr_read_opts ro;
-    if (mr_read_cli_apply(&rc, &ro) != MR_OK)
+    int white = 1;
+    if (mr_read_cli_apply(&rc, &ro, &white) != MR_OK)
         return mr_opts_usage(&spec, "%s", mr_last_error());
     int pick = -1;
     if (strcmp(volume, "all") != 0) {
@@ -219,8 +221,13 @@ int mr_cmd_convert(int argc, char **argv)
         char final[4200];
         if ((st = volume_name(final, sizeof final, out, bart, v, several)) != MR_OK)
             break;
-        if ((st = mr_input_read(in, v, &ks)) != MR_OK)
+        mr_volume_desc vd;
+        if ((st = mr_volume_read(in, v, white, &ks, &vd)) != MR_OK)
             break;
+        if (vd.prewhitened && v == first)
+            mr_log(MR_LOG_INFO, "convert: coils prewhitened with the noise scans (%lld samples per coil, largest "
+                                "correlation %.3f)",
+                   (long long)vd.noise_samples, vd.noise_max_corr);
         if (mr_input_get_format(in) == MR_INPUT_BART && bart_scale) {
             const double s = 1.0 / sqrt((double)mr_kspace_voxels(ks));
             for (int64_t i = 0; i < 2 * ks->nsamples * ks->ncoils; i++)

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "read_cli.h"
+#include "volumes.h"
 
 typedef struct {
     double kmin[3], kmax[3], kabs_max;
@@ -192,7 +193,7 @@ static void json_pair(const char *key, int present, double lo, double hi)
 }
 
 /* the ISMRMRD part of the text output */
-static void print_ismrmrd_text(const mr_input *in, const double *vol_rms, int detail)
+static void print_ismrmrd_text(const mr_input *in, const double *vol_rms, int detail, int white)
 {
     const mr_ismrmrd_summary *s = mr_input_ismrmrd(in);
     const mr_mrd_header *h = &s->hdr;
@@ -240,7 +241,8 @@ static void print_ismrmrd_text(const mr_input *in, const double *vol_rms, int de
         printf("noise scans   %lld acquisitions, %lld samples per coil, sample time %g us (imaging %g us); noise "
                "sigma per coil %g..%g, largest correlation %.3f; prewhitening %s\n",
                (long long)s->count[MR_ACQ_NOISE], (long long)s->noise_samples, (double)s->noise_dwell_us,
-               (double)s->imaging_dwell_us, lo, hi, s->noise_max_corr, s->prewhiten ? "on" : "off");
+               (double)s->imaging_dwell_us, lo, hi, s->noise_max_corr,
+               white && s->channels > 1 ? "on" : (white ? "off (one coil)" : "off (--prewhiten off)"));
     } else {
         printf("noise scans   none (no prewhitening)\n");
     }
@@ -264,7 +266,7 @@ static void print_ismrmrd_text(const mr_input *in, const double *vol_rms, int de
     printf("volume %-6d (* above)\n", detail);
 }
 
-static void print_ismrmrd_json(const mr_input *in, const double *vol_rms)
+static void print_ismrmrd_json(const mr_input *in, const double *vol_rms, int white)
 {
     const mr_ismrmrd_summary *s = mr_input_ismrmrd(in);
     json_key("ismrmrd", 0);
@@ -301,7 +303,7 @@ static void print_ismrmrd_json(const mr_input *in, const double *vol_rms)
         printf("{\"acquisitions\": %lld, \"samples_per_coil\": %lld, \"max_correlation\": ",
                (long long)s->count[MR_ACQ_NOISE], (long long)s->noise_samples);
         json_number(s->noise_max_corr);
-        printf(", \"prewhitening\": %s}", s->prewhiten ? "true" : "false");
+        printf(", \"prewhitening\": %s}", white && s->channels > 1 ? "true" : "false");
     } else {
         printf("null");
     }
@@ -323,7 +325,7 @@ static void print_ismrmrd_json(const mr_input *in, const double *vol_rms)
 }
 
 static void print_json(const mr_input *in, const mr_kspace *ks, const scan_stats *s, const double *vol_rms,
-                       int detail)
+                       int detail, int white)
 {
     printf("{");
     json_key("file", 1);
@@ -335,7 +337,7 @@ static void print_json(const mr_input *in, const mr_kspace *ks, const scan_stats
         printf("%d", MR_FORMAT_VERSION);
     }
     if (mr_input_get_format(in) == MR_INPUT_ISMRMRD) {
-        print_ismrmrd_json(in, vol_rms);
+        print_ismrmrd_json(in, vol_rms, white);
         json_key("volume", 0);
         printf("%d", detail);
     }
@@ -426,7 +428,8 @@ int mr_cmd_info(int argc, char **argv)
         return code;
     const char *path = res.positional[0];
     mr_read_opts ro;
-    if (mr_read_cli_apply(&rc, &ro) != MR_OK) {
+    int white = 1;
+    if (mr_read_cli_apply(&rc, &ro, &white) != MR_OK) {
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", mr_last_error());
     }
@@ -444,7 +447,7 @@ int mr_cmd_info(int argc, char **argv)
     /* every volume is read (validated); the statistics of the chosen one are kept */
     for (int v = 0; st == MR_OK && v < nv; v++) {
         mr_kspace *k = NULL;
-        if ((st = mr_input_read(in, v, &k)) != MR_OK)
+        if ((st = mr_volume_read(in, v, white, &k, NULL)) != MR_OK)
             break;
         scan_stats sv;
         measure(k, &sv);
@@ -465,11 +468,11 @@ int mr_cmd_info(int argc, char **argv)
         return MR_EXIT_FAILURE;
     }
     if (json) {
-        print_json(in, ks, &s, rms, volume);
+        print_json(in, ks, &s, rms, volume, white);
     } else {
         print_format(in);
         if (mr_input_get_format(in) == MR_INPUT_ISMRMRD)
-            print_ismrmrd_text(in, rms, volume);
+            print_ismrmrd_text(in, rms, volume, white);
         print_text(ks, &s);
     }
     mr_kspace_free(ks);

@@ -2,7 +2,7 @@
  * each must hold one volume, or pass "A@N" for volume N): exit 0 when the matrices, sample and coil
  * counts agree and trajectory and data are bit-identical (TOL absent or 0) or within the relative
  * tolerance max|a - b| / max|b| <= TOL; 1 when they differ (the differences on stderr); 2 when one
- * cannot be read. Read options after "--": units=U sign=-1 prewhiten=off. */
+ * cannot be read. Read options after "--": units=U sign=-1 (the data as stored: never prewhitened). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +39,7 @@ static mr_kspace *load(const char *arg, const mr_read_opts *o)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: tool_kspace_cmp A B [TOL] [-- units=U sign=-1 prewhiten=off]\n");
+        fprintf(stderr, "usage: tool_kspace_cmp A B [TOL] [-- units=U sign=-1]\n");
         return 2;
     }
     double tol = 0;
@@ -54,8 +54,6 @@ int main(int argc, char **argv)
                 mr_traj_units_parse(argv[i] + 6, &o.traj_units);
             else if (!strcmp(argv[i], "sign=-1"))
                 o.traj_sign = -1;
-            else if (!strcmp(argv[i], "prewhiten=off"))
-                o.prewhiten = 0;
         }
     mr_kspace *a = load(argv[1], &o), *b = load(argv[2], &o);
     if (!a || !b) {
