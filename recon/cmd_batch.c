@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "pipeline.h"
+#include "read_cli.h"
 
 #define MR_EXIT_INTERRUPTED 130
 
@@ -49,11 +50,13 @@ static mr_status batch_job(const char *scan, const char *outdir, const mr_batch_
 }
 
 static const char batch_description[] =
-    "Each INPUT is a scan file, a directory (its *.h5 files, sorted by name, not recursive) or a list\n"
+    "Each INPUT is a scan file (mrirecon HDF5, ISMRMRD or a BART NAME_ksp, as 'mrirecon recon' reads\n"
+    "them), a directory (its *.h5, *.mrd and BART *_ksp.cfl files, sorted by name, not recursive) or a list\n"
     "file (@FILE, or a name ending in .txt or .lst: one path per line, relative paths relative to the\n"
     "list file, '#' starts a comment). Each scan is reconstructed in its own child process into\n"
-    "OUTDIR/<name>/ (the files of 'mrirecon recon', plus the marker .done and two thumbnails),\n"
-    "where <name> is the file name without .h5 (a repeated name gets -2, -3, ... in input order).\n"
+    "OUTDIR/<name>/ (the files of 'mrirecon recon', plus the marker .done and two thumbnails; a\n"
+    "multi-volume ISMRMRD scan gets one folder per volume inside), where <name> is the file name without\n"
+    ".h5/.mrd/_ksp.cfl (a repeated name gets -2, -3, ... in input order).\n"
     "A scan that cannot be read, fails, crashes or runs past --timeout is reported and skipped;\n"
     "the batch goes on. OUTDIR/summary.csv, summary.md and summary.html (one self-contained page,\n"
     "sortable, with thumbnails) list every scan with its metrics or the reason it failed.\n"
@@ -84,6 +87,10 @@ int mr_cmd_batch(int argc, char **argv)
     static const char *const regs[] = {"identity", "gradient", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     static const char *const bases[] = {"box", "dirac", NULL};
+    static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
+    static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
+    mr_read_cli rdc;
+    mr_read_cli_init(&rdc);
     if (!ctx.recon.method)
         ctx.recon.method = "cg";
     if (!ctx.recon.reg)
@@ -109,6 +116,15 @@ int mr_cmd_batch(int argc, char **argv)
         {"reg", 0, MR_OPT_CHOICE, &ctx.recon.reg, "R", "regulariser", regs, 0, -1},
         {"dcf", 0, MR_OPT_CHOICE, &ctx.recon.dcf, "D", "gridding density compensation", dcfs, 0, -1},
         {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
+        {"sens", 0, MR_OPT_CHOICE, &ctx.recon.sens, "S",
+         "coils: the scan's maps (file), maps estimated from the data (estimate), each coil + RSS (rss); auto = file "
+         "when the scan has maps, else estimate",
+         senses, 0, -1},
+        {"volume", 0, MR_OPT_INT, &ctx.recon.volume, "N", "only volume N of every scan (default -1: every volume)",
+         NULL, -1, 1000000},
+        {"nifti", 0, MR_OPT_CHOICE, &ctx.recon.nifti, "K", "image_<method>.nii: magnitude, complex or none", niftis, 0,
+         -1},
+        MR_READ_CLI_OPTS(&rdc),
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "warnings and errors only, no progress", NULL, 0, -1},
     };
@@ -123,6 +139,10 @@ int mr_cmd_batch(int argc, char **argv)
         return mr_opts_usage(&spec, "%s", resume && force ? "--resume and --force exclude each other" : "missing -o OUTDIR");
     }
     ctx.recon.op.basis = strcmp(basis, "dirac") == 0 ? MR_BASIS_DIRAC : MR_BASIS_BOX;
+    if (mr_read_cli_apply(&rdc, &ctx.recon.read, &ctx.recon.prewhiten) != MR_OK) {
+        mr_opts_free(&res);
+        return mr_opts_usage(&spec, "%s", mr_last_error());
+    }
 
     mr_batch_list list;
     mr_status st = mr_batch_collect((const char *const *)res.positional, res.npositional, &list);
@@ -171,9 +191,13 @@ int mr_cmd_batch(int argc, char **argv)
         for (int w = 0; w < jobs; w++)
             gpus[w] = device.index >= 0 ? device.index : w % ngpu;
     }
-    char fingerprint[512];
-    snprintf(fingerprint, sizeof fingerprint, "method=%s iters=%d tol=%.17g lambda=%.17g reg=%s dcf=%s basis=%s",
-             ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.reg, ctx.recon.dcf, basis);
+    char fingerprint[1024];
+    snprintf(fingerprint, sizeof fingerprint,
+             "method=%s iters=%d tol=%.17g lambda=%.17g reg=%s dcf=%s basis=%s sens=%s volume=%d nifti=%s units=%s "
+             "sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s",
+             ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.reg, ctx.recon.dcf, basis,
+             ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign, rdc.prewhiten, rdc.space,
+             rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-");
     mr_log(MR_LOG_INFO, "batch: %d scan%s, %d worker%s (%s), %d thread%s each", list.count, list.count > 1 ? "s" : "",
            jobs, jobs > 1 ? "s" : "", ngpu > 0 ? "GPU" : "CPU", threads, threads > 1 ? "s" : "");
 

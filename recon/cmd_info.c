@@ -20,6 +20,7 @@ typedef struct {
     double wmin, wmax, wsum;
     double tmin, tmax, blmin, blmax;
     double data_rms; /* sqrt(mean over coils and samples of |d|^2) */
+    double rss_min, rss_max, rss_mean; /* coil maps: sqrt(sum_c |S_c|^2) over the voxels */
 } scan_stats;
 
 static void min_max(const float *v, int64_t n, double *lo, double *hi)
@@ -65,6 +66,18 @@ static void measure(const mr_kspace *ks, scan_stats *s)
     for (int64_t i = 0; i < nd; i++)
         e += (double)ks->data[i] * ks->data[i];
     s->data_rms = sqrt(e / (double)(m * ks->ncoils));
+    if (ks->sens) {
+        const int64_t n = mr_kspace_voxels(ks);
+        double sum = 0;
+        s->rss_min = INFINITY;
+        for (int64_t v = 0; v < n; v++) {
+            const double r = mr_kspace_sens_rss(ks, v);
+            s->rss_min = fmin(s->rss_min, r);
+            s->rss_max = fmax(s->rss_max, r);
+            sum += r;
+        }
+        s->rss_mean = sum / (double)n;
+    }
 }
 
 /* A name from the file for a terminal: control characters shown as '?'; "unknown" when empty. */
@@ -108,6 +121,12 @@ static void print_text(const mr_kspace *ks, const scan_stats *s)
         printf("fov_mm        unknown\n");
     printf("samples       %lld\n", (long long)ks->nsamples);
     printf("coils         %lld\n", (long long)ks->ncoils);
+    if (ks->sens)
+        printf("coil maps     %lld x %lld x %lld x %lld, root-sum-of-squares min %g  mean %g  max %g\n",
+               (long long)ks->ncoils, (long long)n[2], (long long)n[1], (long long)n[0], s->rss_min, s->rss_mean,
+               s->rss_max);
+    else
+        printf("coil maps     absent%s\n", ks->ncoils > 1 ? " (recon estimates them from the data)" : "");
     print_name("trajectory", ks->traj_kind);
     print_name("phantom", ks->phantom);
     printf("k extent      kx [%g, %g]  ky [%g, %g]  kz [%g, %g]  max |k| %g\n", s->kmin[0], s->kmax[0], s->kmin[1],
@@ -354,6 +373,19 @@ static void print_json(const mr_input *in, const mr_kspace *ks, const scan_stats
     printf("%lld", (long long)ks->nsamples);
     json_key("coils", 0);
     printf("%lld", (long long)ks->ncoils);
+    json_key("coil_maps", 0);
+    if (ks->sens) {
+        printf("{\"shape\": [%lld, %lld, %lld, %lld], \"rss_min\": ", (long long)ks->ncoils, (long long)ks->matrix[2],
+               (long long)ks->matrix[1], (long long)ks->matrix[0]);
+        json_number(s->rss_min);
+        printf(", \"rss_mean\": ");
+        json_number(s->rss_mean);
+        printf(", \"rss_max\": ");
+        json_number(s->rss_max);
+        printf("}");
+    } else {
+        printf("null");
+    }
     json_text_or_null("trajectory", ks->traj_kind);
     json_text_or_null("phantom", ks->phantom);
     json_pair("kx_range", 1, s->kmin[0], s->kmax[0]);
@@ -410,13 +442,15 @@ int mr_cmd_info(int argc, char **argv)
         "SCAN",
         "Validate a k-space file and print what it holds.",
         "SCAN is recognised by its content: mrirecon HDF5, ISMRMRD (.h5/.mrd with /dataset) or a BART pair\n"
-        "(NAME_traj + NAME_ksp .hdr/.cfl, given by either file or the prefix). Reads the whole file with the\n"
-        "same checks as every other command (docs/FORMAT.md) and prints its matrix, sample and coil counts,\n"
+        "(NAME_traj + NAME_ksp [+ NAME_sens] .hdr/.cfl, given by either file or the prefix). Reads the whole\n"
+        "file with the same checks as every other command (docs/FORMAT.md) and prints its matrix, sample and\n"
+        "coil counts, the coil maps (shape, root-sum-of-squares range) when the file has them,\n"
         "trajectory extent against the Nyquist box [-N/2, N/2], weights, truth images, noise level and data\n"
         "RMS. For ISMRMRD also the header's encodings, the acquisitions by kind (noise, skipped navigator,\n"
         "calibration, ... scans), the trajectory units used (detected or given) with how well each unit fits,\n"
         "the noise scans and every volume (slice, contrast, phase, repetition, set, average); the statistics\n"
-        "are those of --volume N. Exit 1 when the file is unreadable or malformed.",
+        "are those of --volume N, prewhitened as recon and convert read it (--prewhiten off: as stored).\n"
+        "Exit 1 when the file is unreadable or malformed.",
         opts,
         (int)(sizeof opts / sizeof opts[0]),
         1,

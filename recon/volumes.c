@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../base/log.h"
+#include "../io/fsutil.h"
 #include "../solver/prewhiten.h"
 
 static mr_status prewhiten(mr_input *in, mr_kspace *ks, const double *psi)
@@ -147,4 +148,42 @@ int mr_volume_output_grid(const mr_volume_desc *desc, const int64_t matrix[3], c
 const mr_geometry *mr_volume_geometry(const mr_volume_desc *desc)
 {
     return desc && desc->info ? &desc->info->geometry : NULL;
+}
+
+mr_status mr_volumes_write_metrics(const char *outdir, const char (*labels)[MR_VOLUME_LABEL_MAX], int n)
+{
+    char path[4096], tmp[4200], part[4096];
+    mr_status st = mr_path_join(path, sizeof path, outdir, "metrics.csv");
+    FILE *f = NULL;
+    if (st == MR_OK)
+        st = mr_open_tmp(path, tmp, sizeof tmp, &f);
+    if (st != MR_OK)
+        return st;
+    char line[4096];
+    for (int v = 0; v < n && st == MR_OK; v++) {
+        char sub[4096];
+        if ((st = mr_path_join(sub, sizeof sub, outdir, labels[v])) != MR_OK ||
+            (st = mr_path_join(part, sizeof part, sub, "metrics.csv")) != MR_OK)
+            break;
+        FILE *in = fopen(part, "r");
+        if (!in) {
+            st = mr_error(MR_EIO, "%s: cannot read it back", part);
+            break;
+        }
+        for (int row = 0; fgets(line, sizeof line, in); row++) {
+            if (row == 0) { /* the header, once */
+                if (v == 0)
+                    fprintf(f, "volume,%s", line);
+                continue;
+            }
+            fprintf(f, "%s,%s", labels[v], line);
+        }
+        fclose(in);
+    }
+    if (st != MR_OK) {
+        fclose(f);
+        remove(tmp);
+        return st;
+    }
+    return mr_close_commit(f, tmp, path);
 }

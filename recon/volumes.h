@@ -54,4 +54,8 @@ int mr_volume_output_grid(const mr_volume_desc *desc, const int64_t matrix[3], c
 /* The scanner geometry of the volume (ISMRMRD), or NULL. */
 const mr_geometry *mr_volume_geometry(const mr_volume_desc *desc);
 
+/* outdir/metrics.csv of a multi-volume run: the rows of every outdir/<labels[v]>/metrics.csv under
+ * one header, each with a leading "volume" column (the label). Written atomically. */
+mr_status mr_volumes_write_metrics(const char *outdir, const char (*labels)[MR_VOLUME_LABEL_MAX], int n);
+
 #endif
