@@ -146,16 +146,15 @@ static mr_status choose_sens(run_state *s, const mr_recon_opts *o, const char *s
     s->sens = s->maps ? (s->maps_owned && !o->sens_maps ? SENS_ESTIMATE : SENS_FILE)
                       : (ks->ncoils > 1 ? SENS_RSS : SENS_NONE);
     r->sens = sens_names[s->sens];
-    if (s->sens == SENS_ESTIMATE) {
+    if (s->sens == SENS_ESTIMATE)
         memcpy(r->sens_calib, s->calib, sizeof r->sens_calib);
-        /* a scan with its true maps (simulated) and a truth: compare against what unit-norm maps
-           reconstruct, the truth weighted by the maps' root-sum-of-squares (recon/sens_estimate.h) */
-        if (mr_sens_weight_truth(s->ks)) {
-            r->truth_weighted = 1;
-            mr_log(MR_LOG_INFO, "%s: the metrics compare against the truth weighted by the root-sum-of-squares of the "
-                                "scan's own coil maps (the estimated maps are unit-norm)",
-                   scan);
-        }
+    /* unit-norm maps and root-sum-of-squares both give rho ||S||: a scan that holds its true maps
+       (simulated) and a truth is scored against the truth weighted the same way (sens_estimate.h) */
+    if ((s->sens == SENS_ESTIMATE || s->sens == SENS_RSS) && mr_sens_weight_truth(s->ks)) {
+        r->truth_weighted = 1;
+        mr_log(MR_LOG_INFO, "%s: the metrics compare against the truth weighted by the root-sum-of-squares of the "
+                            "scan's own coil maps (the image %s reconstructs)",
+               scan, s->sens == SENS_RSS ? "root-sum-of-squares" : "SENSE with unit-norm maps");
     }
     if (s->sens == SENS_FILE)
         mr_log(MR_LOG_INFO, "%s: %lld coil(s), SENSE with the maps of %s", scan, (long long)ks->ncoils,
