@@ -477,8 +477,8 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
     }
     if (have_sens) {
         if (sd[0] != matrix[0] || sd[1] != matrix[1] || sd[2] != matrix[2]) {
-            st = mr_error(MR_EFORMAT, "%s.hdr: coil maps of %lldx%lldx%lld for an image matrix of %lldx%lldx%lld", sens_name,
-                          (long long)sd[0], (long long)sd[1], (long long)sd[2], (long long)matrix[0],
+            st = mr_error(MR_EFORMAT, "%s.hdr: coil maps of %lldx%lldx%lld for an image matrix of %lldx%lldx%lld",
+                          sens_name, (long long)sd[0], (long long)sd[1], (long long)sd[2], (long long)matrix[0],
                           (long long)matrix[1], (long long)matrix[2]);
             goto done;
         }

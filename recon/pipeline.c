@@ -752,8 +752,9 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     const double t_open = mr_now() - t0;
     const int nvol = mr_input_nvolumes(in);
     if (u.o.volume >= nvol)
-        st = mr_error(MR_EINVAL, "%s: --volume %d, but the input holds %d volume(s) (0..%d; 'mrirecon info' lists them)",
-                      scan, u.o.volume, nvol, nvol - 1);
+        st = mr_error(MR_EINVAL,
+                      "%s: --volume %d, but the input holds %d volume(s) (0..%d; 'mrirecon info' lists them)", scan,
+                      u.o.volume, nvol, nvol - 1);
     else if (u.o.volume >= 0 || nvol == 1)
         st = recon_volume(&u, in, u.o.volume >= 0 ? u.o.volume : 0, t_open, t_start, outdir);
     else
