@@ -120,7 +120,7 @@ int mr_cmd_batch(int argc, char **argv)
          "coils: the scan's maps (file), maps estimated from the data (estimate), each coil + RSS (rss); auto = file "
          "when the scan has maps, else estimate",
          senses, 0, -1},
-        {"volume", 0, MR_OPT_INT, &ctx.recon.volume, "N", "only volume N of every scan (default -1: every volume)",
+        {"volume", 0, MR_OPT_INT, &ctx.recon.volume, "N", "only volume N of every scan (-1: every volume)",
          NULL, -1, 1000000},
         {"nifti", 0, MR_OPT_CHOICE, &ctx.recon.nifti, "K", "image_<method>.nii: magnitude, complex or none", niftis, 0,
          -1},

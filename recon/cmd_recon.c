@@ -69,8 +69,9 @@ int mr_cmd_recon(int argc, char **argv)
         {"oversample", 0, MR_OPT_DOUBLE, &o.oversample, "S", "Kaiser-Bessel grid oversampling", NULL, 1.125, 4},
         {"kernel-width", 0, MR_OPT_INT, &o.kernel_width, "W", "Kaiser-Bessel kernel width in grid cells", NULL, 4, 8},
         {"volume", 0, MR_OPT_INT, &o.volume, "N",
-         "reconstruct volume N alone into OUTDIR (default -1: every volume; 'mrirecon info' lists them)", NULL, -1,
-         1000000},
+         "reconstruct volume N alone into OUTDIR (-1: every volume, each into OUTDIR/<volume>/; 'mrirecon info' "
+         "lists them)",
+         NULL, -1, 1000000},
         {"nifti", 0, MR_OPT_CHOICE, &o.nifti, "K", "image_<method>.nii: magnitude (float32), complex (complex64) or none",
          niftis, 0, -1},
         MR_READ_CLI_OPTS(&rdc),

@@ -46,7 +46,8 @@ void mr_read_cli_init(mr_read_cli *c);
      "ISMRMRD: averages in one volume (identical trajectories averaged) or one volume each",               \
      mr_read_cli_averages, 0, -1},                                                                         \
     {"matrix", 0, MR_OPT_STRING, &(c)->matrix, "NX,NY[,NZ]",                                               \
-     "BART input: image matrix (default: the file's '# mrirecon' note, else 2 ceil(max |k|) as BART)",     \
+     "BART input: image matrix (default: the file's '# mrirecon' note, else the NAME_sens grid, else "       \
+     "2 ceil(max |k|) as BART)",                                                                           \
      NULL, 0, -1},                                                                                         \
     {"fov", 0, MR_OPT_STRING, &(c)->fov, "MM[,MM,MM]", "BART input: field of view in mm (default: unknown)", \
      NULL, 0, -1}
