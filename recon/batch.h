@@ -38,7 +38,7 @@ typedef enum {
 
 typedef struct {
     char *path;     /* input file as resolved (relative list entries joined to the list's folder) */
-    char *name;     /* unique output folder name (basename without .h5, disambiguated) */
+    char *name;     /* unique output folder name (basename without .h5/.mrd/_ksp.cfl, disambiguated) */
     mr_batch_state state;
     char reason[512]; /* why it failed */
     char *log;        /* failed scans: the last MR_BATCH_LOG_LINES lines of .logs/<name>.log (at most
@@ -51,13 +51,14 @@ typedef struct {
     int count;
 } mr_batch_list;
 
-/* Expand inputs into scans, in input order: a directory contributes its *.h5 files (not
- * recursive, sorted by name); "@FILE" or a file ending in .txt/.lst is a list (one path per line,
- * relative paths relative to the list's folder, '#' starts a comment, blank lines ignored; an
- * entry may be a scan file or a directory, not another list); anything else is a scan file (it
- * need not exist: a missing file fails as a scan, with its reason). The same file given twice
- * (same device and inode) is kept once. Names: the basename without ".h5"; a name taken by an
- * earlier scan, or reserved (summary.*, names starting with '.'), gets "-2", "-3", ... */
+/* Expand inputs into scans, in input order: a directory contributes its *.h5, *.mrd and BART
+ * *_ksp.cfl files (not recursive, sorted by name); "@FILE" or a file ending in .txt/.lst is a list
+ * (one path per line, relative paths relative to the list's folder, '#' starts a comment, blank
+ * lines ignored; an entry may be a scan file or a directory, not another list); anything else is a
+ * scan file (it need not exist: a missing file fails as a scan, with its reason). The same file
+ * given twice (same device and inode) is kept once. Names: the basename without ".h5", ".mrd" or
+ * "_ksp.cfl"; a name taken by an earlier scan, or reserved (summary.*, names starting with '.'),
+ * gets "-2", "-3", ... */
 mr_status mr_batch_collect(const char *const *inputs, int ninputs, mr_batch_list *out);
 void mr_batch_list_free(mr_batch_list *l);
 

@@ -16,6 +16,7 @@
 #include "mpi_comm.h"
 #include "opts.h"
 #include "pipeline.h"
+#include "read_cli.h"
 
 #define MR_EXIT_INTERRUPTED 130
 
@@ -84,11 +85,13 @@ static int end_mpi(mr_comm *comm, mr_mpi_batch *mb, int code, int lost)
 }
 
 static const char batch_description[] =
-    "Each INPUT is a scan file, a directory (its *.h5 files, sorted by name, not recursive) or a list\n"
+    "Each INPUT is a scan file (mrirecon HDF5, ISMRMRD or a BART NAME_ksp, as 'mrirecon recon' reads\n"
+    "them), a directory (its *.h5, *.mrd and BART *_ksp.cfl files, sorted by name, not recursive) or a list\n"
     "file (@FILE, or a name ending in .txt or .lst: one path per line, relative paths relative to the\n"
     "list file, '#' starts a comment). Each scan is reconstructed in its own child process into\n"
-    "OUTDIR/<name>/ (the files of 'mrirecon recon', plus the marker .done and two thumbnails),\n"
-    "where <name> is the file name without .h5 (a repeated name gets -2, -3, ... in input order).\n"
+    "OUTDIR/<name>/ (the files of 'mrirecon recon', plus the marker .done and two thumbnails; a\n"
+    "multi-volume ISMRMRD scan gets one folder per volume inside), where <name> is the file name without\n"
+    ".h5/.mrd/_ksp.cfl (a repeated name gets -2, -3, ... in input order).\n"
     "A scan that cannot be read, fails, crashes or runs past --timeout is reported and skipped;\n"
     "the batch goes on. OUTDIR/summary.csv, summary.md and summary.html (one self-contained page,\n"
     "sortable, with thumbnails) list every scan with its metrics or the reason it failed.\n"
@@ -126,6 +129,10 @@ int mr_cmd_batch(int argc, char **argv)
     static const char *const regs[] = {"identity", "gradient", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     static const char *const bases[] = {"box", "dirac", NULL};
+    static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
+    static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
+    mr_read_cli rdc;
+    mr_read_cli_init(&rdc);
     if (!ctx.recon.method)
         ctx.recon.method = "cg";
     if (!ctx.recon.reg)
@@ -153,6 +160,15 @@ int mr_cmd_batch(int argc, char **argv)
         {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
         {"rank-timeout", 0, MR_OPT_DOUBLE, &rank_timeout, "SEC",
          "under mpirun: a rank silent this long is declared lost (its scans fail)", NULL, 1, 1e9},
+        {"sens", 0, MR_OPT_CHOICE, &ctx.recon.sens, "S",
+         "coils: the scan's maps (file), maps estimated from the data (estimate), each coil + RSS (rss); auto = file "
+         "when the scan has maps, else estimate",
+         senses, 0, -1},
+        {"volume", 0, MR_OPT_INT, &ctx.recon.volume, "N", "only volume N of every scan (-1: every volume)",
+         NULL, -1, 1000000},
+        {"nifti", 0, MR_OPT_CHOICE, &ctx.recon.nifti, "K", "image_<method>.nii: magnitude, complex or none", niftis, 0,
+         -1},
+        MR_READ_CLI_OPTS(&rdc),
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "warnings and errors only, no progress", NULL, 0, -1},
     };
@@ -167,6 +183,10 @@ int mr_cmd_batch(int argc, char **argv)
         return mr_opts_usage(&spec, "%s", resume && force ? "--resume and --force exclude each other" : "missing -o OUTDIR");
     }
     ctx.recon.op.basis = strcmp(basis, "dirac") == 0 ? MR_BASIS_DIRAC : MR_BASIS_BOX;
+    if (mr_read_cli_apply(&rdc, &ctx.recon.read, &ctx.recon.prewhiten) != MR_OK) {
+        mr_opts_free(&res);
+        return mr_opts_usage(&spec, "%s", mr_last_error());
+    }
 
     /* under mpirun: one batch over all ranks (recon/mpi_batch.h); rank 0 alone collects the inputs */
     mr_comm *comm = NULL;
@@ -261,6 +281,15 @@ int mr_cmd_batch(int argc, char **argv)
     if (ngpu > 0)
         for (int w = 0; w < jobs; w++)
             mr_log(MR_LOG_DEBUG, "batch: worker %d on gpu:%d%s", w, gpus[w], where);
+    char fingerprint[1024];
+    snprintf(fingerprint, sizeof fingerprint,
+             "method=%s iters=%d tol=%.17g lambda=%.17g reg=%s dcf=%s basis=%s sens=%s volume=%d nifti=%s units=%s "
+             "sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s",
+             ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.reg, ctx.recon.dcf, basis,
+             ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign, rdc.prewhiten, rdc.space,
+             rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-");
+    mr_log(MR_LOG_INFO, "batch: %d scan%s, %d worker%s (%s), %d thread%s each", list.count, list.count > 1 ? "s" : "",
+           jobs, jobs > 1 ? "s" : "", ngpu > 0 ? "GPU" : "CPU", threads, threads > 1 ? "s" : "");
 
     mr_batch_config cfg = {outdir,  resume ? MR_BATCH_RESUME : (force ? MR_BATCH_FORCE : MR_BATCH_FRESH),
                            jobs,    gpus,

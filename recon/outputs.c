@@ -9,13 +9,30 @@
 #include "../io/fsutil.h"
 #include "../io/image_h5.h"
 #include "../io/image_png.h"
+#include "../io/nifti.h"
 #include "compare.h"
 #include "plot.h"
 
 #define MR_CONVERGENCE_W 800
 #define MR_CONVERGENCE_H 480
 
-/* image_<method>.h5 and .png; mag: [N] scratch */
+/* image_<method>.nii (r->nifti: magnitude or complex), placed with the scan's geometry when known. */
+static mr_status write_nifti(const char *outdir, const mr_report *r, const mr_report_method *m, const float *img)
+{
+    if (!r->nifti || !strcmp(r->nifti, "none"))
+        return MR_OK;
+    char name[96], path[4096], desc[80];
+    snprintf(name, sizeof name, "image_%s.nii", m->method);
+    snprintf(desc, sizeof desc, "mrirecon %.24s %.40s", m->method, r->volume_label);
+    mr_status st = mr_path_join(path, sizeof path, outdir, name);
+    if (st == MR_OK)
+        st = mr_nifti_write_geometry(path, img, r->matrix, r->fov_mm,
+                                     !strcmp(r->nifti, "complex") ? MR_NIFTI_COMPLEX : MR_NIFTI_MAGNITUDE, r->geometry,
+                                     desc);
+    return st;
+}
+
+/* image_<method>.h5, .png and .nii; mag: [N] scratch */
 static mr_status write_image(const char *outdir, const mr_report *r, const mr_report_method *m, const float *img,
                              float *mag)
 {
@@ -50,6 +67,8 @@ static mr_status write_image(const char *outdir, const mr_report *r, const mr_re
     st = mr_path_join(path, sizeof path, outdir, name);
     if (st == MR_OK)
         st = mr_png_write_volume(path, mag, r->matrix, 0, isfinite(r->window_hi) ? r->window_hi : 0, 8);
+    if (st == MR_OK)
+        st = write_nifti(outdir, r, m, img);
     return st;
 }
 

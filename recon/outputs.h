@@ -1,5 +1,5 @@
-/* The files of one reconstruction (recon/pipeline.h lists them): per method image_<method>.h5 and
- * .png, convergence.png for CG, compare.png when three methods ran, and the report files. Each file
+/* The files of one reconstruction (recon/pipeline.h lists them): per method image_<method>.h5,
+ * .png and .nii (r->nifti, voxel size from r->fov_mm, placed with r->geometry), convergence.png for CG, compare.png when three methods ran, and the report files. Each file
  * is written atomically (temporary name + rename). */
 #ifndef MR_OUTPUTS_H
 #define MR_OUTPUTS_H

@@ -12,7 +12,8 @@
 #include <sys/resource.h>
 
 #include "../base/log.h"
-#include "../io/kspace_h5.h"
+#include "../io/fsutil.h"
+#include "../io/input.h"
 #include "../io/sens_h5.h"
 #include "../solver/backend.h"
 #include "../solver/cg.h"
@@ -24,6 +25,8 @@
 #include "combine.h"
 #include "outputs.h"
 #include "report.h"
+#include "sens_estimate.h"
+#include "volumes.h"
 
 #define MR_RECON_ERROR_GAIN 5.0
 
@@ -41,13 +44,17 @@ void mr_recon_opts_default(mr_recon_opts *o)
     o->dcf = "pipe";
     o->oversample = 2.0;
     o->kernel_width = 6;
+    mr_read_opts_default(&o->read);
+    o->prewhiten = 1;
+    o->volume = -1;
+    o->nifti = "magnitude";
 }
 
 typedef enum { RUN_CG = 0, RUN_KB = 1, RUN_BILINEAR = 2 } run_kind;
 static const char *const run_names[] = {"cg", "gridding-kb", "gridding-bilinear"};
 
-typedef enum { SENS_NONE = 0, SENS_FILE = 1, SENS_RSS = 2 } sens_mode;
-static const char *const sens_names[] = {"none", "file", "rss"};
+typedef enum { SENS_NONE = 0, SENS_FILE = 1, SENS_RSS = 2, SENS_ESTIMATE = 3 } sens_mode;
+static const char *const sens_names[] = {"none", "file", "rss", "estimate"};
 
 static mr_status validate_opts(const mr_recon_opts *o, int run[3], mr_reg_kind *reg)
 {
@@ -67,10 +74,13 @@ static mr_status validate_opts(const mr_recon_opts *o, int run[3], mr_reg_kind *
     if (strcmp(d, "file") && strcmp(d, "analytic") && strcmp(d, "pipe"))
         return mr_error(MR_EINVAL, "dcf '%s' is not one of pipe, file, analytic", d);
     const char *s = o->sens ? o->sens : "auto";
-    if (strcmp(s, "auto") && strcmp(s, "file") && strcmp(s, "rss"))
-        return mr_error(MR_EINVAL, "sens '%s' is not one of auto, file, rss", s);
-    if (o->sens_maps && !strcmp(s, "rss"))
-        return mr_error(MR_EINVAL, "--sens-maps %s and --sens rss exclude each other", o->sens_maps);
+    if (strcmp(s, "auto") && strcmp(s, "file") && strcmp(s, "rss") && strcmp(s, "estimate"))
+        return mr_error(MR_EINVAL, "sens '%s' is not one of auto, file, estimate, rss", s);
+    if (o->sens_maps && (!strcmp(s, "rss") || !strcmp(s, "estimate")))
+        return mr_error(MR_EINVAL, "--sens-maps %s and --sens %s exclude each other", o->sens_maps, s);
+    const char *nii = o->nifti ? o->nifti : "magnitude";
+    if (strcmp(nii, "magnitude") && strcmp(nii, "complex") && strcmp(nii, "none"))
+        return mr_error(MR_EINVAL, "nifti '%s' is not one of magnitude, complex, none", nii);
     return MR_OK;
 }
 
@@ -85,8 +95,9 @@ typedef struct {
     mr_kspace *ks;
     int gpu;           /* resolved device: GPU index, -1 = host */
     sens_mode sens;
-    const float *maps; /* SENS_FILE: [C][N][2], the scan's or maps_owned */
-    float *maps_owned; /* read from --sens-maps */
+    const float *maps; /* SENS_FILE, SENS_ESTIMATE: [C][N][2], the scan's or maps_owned */
+    float *maps_owned; /* read from --sens-maps, or estimated */
+    int64_t calib[3];  /* SENS_ESTIMATE: the calibration grid */
     double t_resolve;  /* choosing the device (part of the device initialisation) */
     float *img[3];
     float *weights;
@@ -123,12 +134,34 @@ static mr_status choose_sens(run_state *s, const mr_recon_opts *o, const char *s
                             scan);
         s->maps = ks->sens;
         r->sens_source = scan;
+    } else if (!strcmp(want, "estimate") || (!strcmp(want, "auto") && ks->ncoils > 1)) {
+        mr_status st = mr_sens_estimate(ks, scan, o->op.threads, &s->maps_owned, s->calib);
+        if (st != MR_OK && strcmp(want, "auto"))
+            return st;
+        if (st != MR_OK) /* auto: the per-coil path needs no maps */
+            mr_log(MR_LOG_WARN, "%s; each coil is reconstructed alone instead (root-sum-of-squares)", mr_last_error());
+        mr_clear_error();
+        s->maps = s->maps_owned;
     }
-    s->sens = s->maps ? SENS_FILE : (ks->ncoils > 1 ? SENS_RSS : SENS_NONE);
+    s->sens = s->maps ? (s->maps_owned && !o->sens_maps ? SENS_ESTIMATE : SENS_FILE)
+                      : (ks->ncoils > 1 ? SENS_RSS : SENS_NONE);
     r->sens = sens_names[s->sens];
+    if (s->sens == SENS_ESTIMATE)
+        memcpy(r->sens_calib, s->calib, sizeof r->sens_calib);
+    /* unit-norm maps and root-sum-of-squares both give rho ||S||: a scan that holds its true maps
+       (simulated) and a truth is scored against the truth weighted the same way (sens_estimate.h) */
+    if ((s->sens == SENS_ESTIMATE || s->sens == SENS_RSS) && mr_sens_weight_truth(s->ks)) {
+        r->truth_weighted = 1;
+        mr_log(MR_LOG_INFO, "%s: the metrics compare against the truth weighted by the root-sum-of-squares of the "
+                            "scan's own coil maps (the image %s reconstructs)",
+               scan, s->sens == SENS_RSS ? "root-sum-of-squares" : "SENSE with unit-norm maps");
+    }
     if (s->sens == SENS_FILE)
         mr_log(MR_LOG_INFO, "%s: %lld coil(s), SENSE with the maps of %s", scan, (long long)ks->ncoils,
                r->sens_source);
+    else if (s->sens == SENS_ESTIMATE)
+        mr_log(MR_LOG_INFO, "%s: %lld coils, SENSE with the coil maps estimated from the data", scan,
+               (long long)ks->ncoils);
     else if (s->sens == SENS_RSS)
         mr_log(MR_LOG_INFO, "%s: %lld coils: each reconstructed alone, combined by root-sum-of-squares", scan,
                (long long)ks->ncoils);
@@ -245,8 +278,8 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
     mr_nudft_opts no;
     mr_op_opts_nudft(&o->op, &no);
     mr_nudft_info info;
-    st = mr_linop_nudft_create(&c.f, c.be, ks->matrix, ks->traj, M, NULL, s->sens == SENS_FILE ? ncoils : 1, &no, &info);
-    if (st == MR_OK && s->sens == SENS_FILE) {
+    st = mr_linop_nudft_create(&c.f, c.be, ks->matrix, ks->traj, M, NULL, s->maps ? ncoils : 1, &no, &info);
+    if (st == MR_OK && s->maps) {
         st = mr_linop_sens_create(&c.sens, c.be, ks->matrix, ncoils, s->maps);
         if (st == MR_OK)
             st = mr_linop_chain(&c.e, c.sens, c.f);
@@ -427,7 +460,7 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind whi
     if (!s->img[which] || (!single && !xc))
         st = mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
     else if (!single)
-        st = mr_combine_init(&comb, n, ncoils, s->sens == SENS_FILE ? s->maps : NULL);
+        st = mr_combine_init(&comb, n, ncoils, s->maps);
     mr_gridding *grid = NULL;
     double t0 = mr_now();
     if (st == MR_OK)
@@ -520,27 +553,79 @@ static mr_status score(const run_state *s, const int run[3], mr_report *r)
     return MR_OK;
 }
 
-mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts *opts)
+/* ---- the input and the output grid ----------------------------------------------------------- */
+
+/* What the read stage did, into the report. */
+static void describe_volume(const mr_volume_desc *d, const mr_recon_opts *o, mr_report *r)
 {
-    double t_start = mr_now();
-    mr_recon_opts o = *opts;
+    r->format = mr_input_format_name(d->format);
+    r->volume = d->index;
+    r->volumes = d->count;
+    snprintf(r->volume_label, sizeof r->volume_label, "%s", d->label);
+    r->prewhitened = d->prewhitened;
+    r->noise_samples = d->noise_samples;
+    r->geometry = mr_volume_geometry(d);
+    r->nifti = o->nifti ? o->nifti : "magnitude";
+    if (d->prewhitened)
+        mr_log(MR_LOG_INFO, "%s: coils prewhitened with the noise scans (%lld samples per coil, largest correlation "
+                            "%.3f)",
+               r->input, (long long)d->noise_samples, d->noise_max_corr);
+    else if (d->noise_samples > 0)
+        mr_log(MR_LOG_INFO, "%s: noise scans present, not prewhitened (%s)", r->input,
+               o->prewhiten ? "one coil" : "--prewhiten off");
+}
+
+/* ISMRMRD volumes reconstructed on a larger encodedSpace grid: the images cut to reconSpace. */
+static mr_status crop_to_output_grid(run_state *s, const mr_volume_desc *d, const int run[3], mr_report *r)
+{
+    int64_t out[3];
+    float fov[3];
+    if (!mr_volume_output_grid(d, s->ks->matrix, s->ks->fov_mm, out, fov) || s->ks->truth || s->ks->truth_bl)
+        return MR_OK;
+    const int64_t n = out[0] * out[1] * out[2];
+    for (int i = 0; i < 3; i++) {
+        if (!run[i])
+            continue;
+        float *c = malloc((size_t)n * 2 * sizeof *c);
+        if (!c)
+            return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
+        mr_image_crop_center(s->img[i], s->ks->matrix, c, out);
+        free(s->img[i]);
+        s->img[i] = c;
+    }
+    mr_log(MR_LOG_INFO, "images cropped from the encodedSpace grid %lldx%lldx%lld to reconSpace %lldx%lldx%lld",
+           (long long)s->ks->matrix[0], (long long)s->ks->matrix[1], (long long)s->ks->matrix[2], (long long)out[0],
+           (long long)out[1], (long long)out[2]);
+    memcpy(r->grid, s->ks->matrix, sizeof r->grid);
+    memcpy(r->matrix, out, sizeof r->matrix);
+    memcpy(r->fov_mm, fov, sizeof r->fov_mm);
+    return MR_OK;
+}
+
+/* What every volume of one run shares: the options, checked once, and the device, resolved once. */
+typedef struct {
+    const char *scan;
+    mr_recon_opts o;
     int run[3];
     mr_reg_kind regk;
-    mr_status st = validate_opts(&o, run, &regk);
-    if (st != MR_OK)
-        return st;
-    if (!outdir || !outdir[0])
-        return mr_error(MR_EINVAL, "no output directory given");
+    int gpu;
+    double t_resolve;
+} run_setup;
 
+/* Volume v of `in` into outdir: read, coils, methods, metrics, files. t_open: the time taken to open
+ * the input (counted as reading); t_start: when this volume's run began. */
+static mr_status recon_volume(const run_setup *u, mr_input *in, int v, double t_open, double t_start,
+                              const char *outdir)
+{
+    mr_recon_opts o = u->o;
+    const int *run = u->run;
+    const mr_reg_kind regk = u->regk;
+    const char *scan = u->scan;
+    mr_status st;
     run_state s;
     memset(&s, 0, sizeof s);
-    /* the device is decided once, for every method, before anything is read */
-    const double t_resolve = mr_now();
-    if ((st = mr_device_resolve(mr_op_opts_device(&o.op), &s.gpu)) != MR_OK)
-        return st;
-    s.t_resolve = mr_now() - t_resolve;
-    if (s.gpu >= 0 && (run[RUN_KB] || run[RUN_BILINEAR]))
-        mr_log(MR_LOG_INFO, "gridding runs on the CPU (it has no GPU backend)");
+    s.gpu = u->gpu;
+    s.t_resolve = u->t_resolve;
 
     mr_report r;
     memset(&r, 0, sizeof r);
@@ -563,9 +648,11 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     snprintf(r.backend, sizeof r.backend, "cpu (%d threads)", r.threads);
 
     double t0 = mr_now();
-    if ((st = mr_kspace_read(scan, &s.ks)) != MR_OK)
+    mr_volume_desc vd;
+    if ((st = mr_volume_read(in, v, o.prewhiten, &s.ks, &vd)) != MR_OK)
         goto fail;
-    r.t_read = mr_now() - t0;
+    r.t_read = t_open + mr_now() - t0;
+    describe_volume(&vd, &o, &r);
     if ((st = describe_scan(&s, &o, run, scan, &r)) != MR_OK || (st = choose_sens(&s, &o, scan, &r)) != MR_OK)
         goto fail;
 
@@ -581,6 +668,9 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     if ((st = score(&s, run, &r)) != MR_OK)
         goto fail;
 
+    memcpy(r.fov_mm, s.ks->fov_mm, sizeof r.fov_mm);
+    if ((st = crop_to_output_grid(&s, &vd, run, &r)) != MR_OK)
+        goto fail;
     const float *imgs[3];
     for (int i = 0, k = 0; i < 3; i++)
         if (run[i])
@@ -600,5 +690,75 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     return MR_OK;
 fail:
     free_state(&s);
+    return st;
+}
+
+/* Every volume of a multi-volume input, each into outdir/<label>/, then outdir/metrics.csv. */
+static mr_status recon_volumes(const run_setup *u, mr_input *in, double t_open, const char *outdir)
+{
+    const int nvol = mr_input_nvolumes(in);
+    char(*labels)[MR_VOLUME_LABEL_MAX] = malloc((size_t)nvol * sizeof *labels);
+    if (!labels)
+        return mr_error(MR_ENOMEM, "out of memory for %d volume names", nvol);
+    mr_log(MR_LOG_INFO, "%s: %d volumes, each reconstructed into %s/<volume>/", u->scan, nvol, outdir);
+    mr_status st = MR_OK;
+    for (int v = 0; v < nvol && st == MR_OK; v++) {
+        char dir[4096];
+        mr_volume_label(in, v, labels[v], sizeof labels[v]);
+        if ((st = mr_path_join(dir, sizeof dir, outdir, labels[v])) != MR_OK)
+            break;
+        mr_log(MR_LOG_INFO, "volume %d of %d: %s", v + 1, nvol, labels[v]);
+        if ((st = recon_volume(u, in, v, v == 0 ? t_open : 0.0, mr_now(), dir)) != MR_OK) {
+            char why[1024]; /* mr_last_error's buffer is rewritten by mr_error */
+            snprintf(why, sizeof why, "%s", mr_last_error());
+            if (v > 0)
+                mr_error(st, "volume %d of %d (%s): %s (the %d volume(s) before it are complete in %s)", v + 1, nvol,
+                         labels[v], why, v, outdir);
+            else
+                mr_error(st, "volume 1 of %d (%s): %s", nvol, labels[v], why);
+        }
+    }
+    if (st == MR_OK)
+        st = mr_volumes_write_metrics(outdir, (const char(*)[MR_VOLUME_LABEL_MAX])labels, nvol);
+    free(labels);
+    return st;
+}
+
+mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts *opts)
+{
+    double t_start = mr_now();
+    run_setup u;
+    memset(&u, 0, sizeof u);
+    u.scan = scan;
+    u.o = *opts;
+    mr_status st = validate_opts(&u.o, u.run, &u.regk);
+    if (st != MR_OK)
+        return st;
+    if (!outdir || !outdir[0])
+        return mr_error(MR_EINVAL, "no output directory given");
+
+    /* the device is decided once, for every method and volume, before anything is read */
+    const double t_resolve = mr_now();
+    if ((st = mr_device_resolve(mr_op_opts_device(&u.o.op), &u.gpu)) != MR_OK)
+        return st;
+    u.t_resolve = mr_now() - t_resolve;
+    if (u.gpu >= 0 && (u.run[RUN_KB] || u.run[RUN_BILINEAR]))
+        mr_log(MR_LOG_INFO, "gridding runs on the CPU (it has no GPU backend)");
+
+    mr_input *in = NULL;
+    double t0 = mr_now();
+    if ((st = mr_input_open(scan, &u.o.read, &in)) != MR_OK)
+        return st;
+    const double t_open = mr_now() - t0;
+    const int nvol = mr_input_nvolumes(in);
+    if (u.o.volume >= nvol)
+        st = mr_error(MR_EINVAL,
+                      "%s: --volume %d, but the input holds %d volume(s) (0..%d; 'mrirecon info' lists them)", scan,
+                      u.o.volume, nvol, nvol - 1);
+    else if (u.o.volume >= 0 || nvol == 1)
+        st = recon_volume(&u, in, u.o.volume >= 0 ? u.o.volume : 0, t_open, t_start, outdir);
+    else
+        st = recon_volumes(&u, in, t_open, outdir);
+    mr_input_close(in);
     return st;
 }

@@ -5,9 +5,11 @@
 #      about 0.07 x the diagonal of F^H F, which suits the 30 dB noise), Kaiser-Bessel and bilinear
 #      gridding -> images (HDF5 + PNG), compare.png, convergence.png, report.md / report.json;
 #   2. eight coils of the same object (phantom --coils 8: analytic coil maps and exact coil data,
-#      30 dB) -> SENSE (one CG on the combined image with the coil maps, same lambda) and, for
-#      comparison, each coil alone combined by root-sum-of-squares (--sens rss);
-#   3. a table of the three CG reconstructions next to each other.
+#      30 dB) -> SENSE (one CG on the combined image with the coil maps, same lambda), SENSE with
+#      maps estimated from the data (--sens estimate, what a real scan without maps gets) and, for
+#      comparison, each coil alone combined by root-sum-of-squares (--sens rss); the last two are
+#      scored against the truth weighted by the coils' root-sum-of-squares (docs/RECON.md);
+#   3. a table of the four CG reconstructions next to each other.
 # Results go to ./demo (override with DEMO_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,7 @@ mkdir -p "$out"
 "$bin" phantom -o "$out/scan8.h5" --dim 2 --matrix 128 --traj radial --spokes 201 --readout 256 --snr 30 --seed 1 \
   --coils 8
 "$bin" recon "$out/scan8.h5" -o "$out/sense" --method all --reg gradient --lambda 1e-5
+"$bin" recon "$out/scan8.h5" -o "$out/estimate" --sens estimate --reg gradient --lambda 1e-5 -q
 "$bin" recon "$out/scan8.h5" -o "$out/rss" --sens rss --reg gradient --lambda 1e-5 -q
 echo
 echo "demo: one coil vs eight coils (CG, 60 iterations, gradient lambda 1e-5; PSNR in dB):"
@@ -31,6 +34,7 @@ row() { # LABEL DIR
 }
 row "one coil" "$out/recon"
 row "8 coils, SENSE (the maps)" "$out/sense"
+row "8 coils, SENSE (estimated maps)" "$out/estimate"
 row "8 coils, each alone + RSS" "$out/rss"
 echo
 echo "demo: pictures in $out/recon/*.png (compare.png: truth | CG | KB gridding | bilinear gridding, error maps"

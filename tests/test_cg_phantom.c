@@ -236,7 +236,9 @@ int main(void)
         snprintf(scan2, sizeof scan2, "%s/coils2.h5", dir);
         snprintf(out2, sizeof out2, "%s/out2", dir);
         CHECK_OK(mr_kspace_write(scan2, k2));
+        ro.sens = "rss"; /* without maps a multi-coil scan would get estimated ones (SENSE) */
         CHECK_OK(mr_recon_run(scan2, out2, &ro));
+        ro.sens = "auto";
         const char *methods[3] = {"cg", "gridding-kb", "gridding-bilinear"};
         for (int mi = 0; mi < 3; mi++) {
             float *i1 = NULL, *i2 = NULL;
