@@ -5,9 +5,11 @@
 #include <string.h>
 
 #include "../base/log.h"
+#include "cg_cli.h"
 #include "commands.h"
 #include "opts.h"
 #include "pipeline.h"
+#include "progress_ui.h"
 #include "report.h"
 
 static void print_table(void *ctx, const mr_report *r)
@@ -29,12 +31,12 @@ int mr_cmd_recon(int argc, char **argv)
 {
     mr_recon_opts o;
     mr_recon_opts_default(&o);
-    const char *outdir = NULL, *basis = "box";
+    const char *outdir = NULL;
+    mr_cg_cli cg;
+    mr_cg_cli_init(&cg, &o);
     mr_device_sel device = {MR_DEVICE_AUTO, -1};
     int verbose = 0, quiet = 0;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
-    static const char *const regs[] = {"identity", "gradient", NULL};
-    static const char *const bases[] = {"box", "dirac", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     static const char *const senses[] = {"auto", "file", "rss", NULL};
     const mr_opt table[] = {
@@ -43,11 +45,7 @@ int mr_cmd_recon(int argc, char **argv)
         {"iters", 0, MR_OPT_INT, &o.iters, "N", "CG iterations", NULL, 1, 100000},
         {"tol", 0, MR_OPT_DOUBLE, &o.tol, "T", "stop CG when ||r_k||/||r_0|| <= T (0: run all iterations)", NULL, 0,
          1},
-        {"lambda", 0, MR_OPT_DOUBLE, &o.lambda, "L", "regularisation weight (absolute; see report.md for the scale)",
-         NULL, 0, 1e30},
-        {"reg", 0, MR_OPT_CHOICE, &o.reg, "R", "regulariser R in lambda ||R x||^2 (gradient: forward differences, Neumann boundary)",
-         regs, 0, -1},
-        {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
+        MR_CG_CLI_OPTS(&cg),
         {"device", 0, MR_OPT_DEVICE, &device, "D", "where the reconstruction runs (auto: a GPU when one is usable)", NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
         {"sens", 0, MR_OPT_CHOICE, &o.sens, "S",
@@ -92,10 +90,15 @@ int mr_cmd_recon(int argc, char **argv)
         return mr_opts_usage(&spec, "missing -o OUTDIR");
     if (o.sens_maps && !strcmp(o.sens, "rss"))
         return mr_opts_usage(&spec, "--sens-maps %s and --sens rss exclude each other", o.sens_maps);
+    if ((rc = mr_cg_cli_apply(&spec, &cg, &o)) != MR_EXIT_OK)
+        return rc;
     mr_op_opts_set_device(&o.op, device);
-    o.op.basis = basis[0] == 'd' ? MR_BASIS_DIRAC : MR_BASIS_BOX;
     o.on_report = print_table;
+    mr_progress_ui ui;
+    mr_progress_ui_init(&ui, quiet);
+    o.progress = mr_progress_ui_sink(&ui);
     mr_status st = mr_recon_run(scan, outdir, &o);
+    mr_progress_ui_end(&ui);
     if (st != MR_OK) {
         fprintf(stderr, "mrirecon recon: %s\n", mr_last_error());
         return MR_EXIT_FAILURE;

@@ -29,6 +29,7 @@
 #ifndef MR_PIPELINE_H
 #define MR_PIPELINE_H
 
+#include "../base/progress.h"
 #include "../base/status.h"
 #include "../solver/op.h"
 
@@ -38,15 +39,21 @@ typedef struct {
     const char *method; /* "cg" (default), "gridding-bilinear", "gridding-kb", "all" */
     int iters;          /* CG iterations, default 60, >= 1 */
     double tol;         /* CG relative residual tolerance, 0 = run all iterations */
-    double lambda;      /* regularisation weight, >= 0, default 0 */
-    const char *reg;    /* "identity" (default) or "gradient" */
-    mr_op_opts op;      /* basis, device, threads */
+    double lambda;      /* regularisation weight: >= 0 absolute; < 0 (default): lambda_rel, else automatic
+                           from the scan's noise level (recon/autolambda.h) */
+    double lambda_rel;  /* >= 0: lambda = lambda_rel x diag(E^H E) at the centre voxel; < 0 (default): not
+                           given. At most one of lambda and lambda_rel is >= 0 */
+    const char *reg;    /* "gradient" (default) or "identity" */
+    mr_op_opts op;      /* basis (default dirac: docs/RECON.md says why), device, threads */
     const char *sens;      /* "auto" (default), "file" or "rss": see above */
     const char *sens_maps; /* HDF5 file with the coil maps (io/sens_h5.h) instead of the scan's; NULL = none */
     const char *dcf;    /* gridding density compensation: "pipe" (default, Pipe-Menon from the trajectory),
                            "file" (the scan's /kspace/weights), "analytic" (radial only) */
     double oversample;  /* KB gridding grid oversampling, default 2 */
     int kernel_width;   /* KB kernel width in grid cells, default 6 */
+    /* Optional (default NULL): where the long stages report their progress (Q, F^H d, CG, DCF,
+     * gridding; base/progress.h). Borrowed for the run. */
+    const mr_progress *progress;
     /* Optional (default NULL): called once after a successful run with everything the report
      * files hold (recon/report.h); the report is borrowed for the duration of the call. */
     void (*on_report)(void *ctx, const struct mr_report *report);

@@ -136,6 +136,8 @@ static void json_body(FILE *f, const mr_report *r)
     jf_num(&set, "oversample", r->oversample);
     jf_int(&set, "kernel_width", r->kernel_width);
     jf_num(&set, "normal_diagonal", r->normal_diag);
+    jf_num(&set, "lambda_rel", r->lambda_rel);
+    jf_str(&set, "lambda_from", r->lambda_from);
     jclose(&set);
 
     jobj t = jopen(&top, "timings_s");
@@ -349,8 +351,9 @@ static void md_body(FILE *f, const mr_report *r)
             r->kernel_width, r->sens ? r->sens : "none", r->sens_source ? ": " : "",
             r->sens_source ? r->sens_source : "");
     if (isfinite(r->normal_diag))
-        fprintf(f, "| diag(F^H F) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
+        fprintf(f, "| diag(E^H E) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
                 r->lambda / r->normal_diag);
+    fprintf(f, "| lambda chosen by | %s |\n", r->lambda_from);
 
     fprintf(f, "\n## Pictures\n\nMagnitude PNGs (image_<method>.png%s) map the window [0, %.4g] (%s) to "
                "black..white, clipped.",

@@ -52,6 +52,8 @@ typedef struct mr_report {
     const char *sens;        /* coil handling: "none" (one coil, no maps), "file" (SENSE), "rss" */
     const char *sens_source; /* "file": where the maps came from (the scan or --sens-maps FILE); else NULL */
     double normal_diag; /* the centre diagonal element of F^H F (scale for lambda); NAN if not computed */
+    double lambda_rel;  /* lambda / normal_diag; NAN without CG */
+    char lambda_from[256]; /* how lambda was chosen (recon/autolambda.h) */
 
     /* per-stage wall times in seconds (0 when the stage did not run) */
     double t_read, t_op_create, t_q, t_plan, t_fhd, t_solve, t_dcf, t_gridding, t_write, t_total;
