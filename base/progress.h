@@ -18,7 +18,8 @@
 extern "C" {
 #endif
 
-/* stage: static text naming the work ("Q", "F^H d", "CG", "DCF", ...); done in [0, total]. */
+/* stage: text naming the work ("Q", "F^H d", "CG", "DCF", ...; valid for the call: a sink copies
+ * what it keeps); done in [0, total]. */
 typedef void (*mr_progress_fn)(void *ctx, const char *stage, double done, double total);
 
 typedef struct {

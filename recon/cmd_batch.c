@@ -11,6 +11,7 @@
 
 #include "../base/log.h"
 #include "batch.h"
+#include "cg_cli.h"
 #include "commands.h"
 #include "opts.h"
 #include "pipeline.h"
@@ -76,18 +77,16 @@ int mr_cmd_batch(int argc, char **argv)
     batch_job_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     mr_recon_opts_default(&ctx.recon);
-    const char *outdir = NULL, *basis = "box";
+    const char *outdir = NULL;
+    mr_cg_cli cg;
+    mr_cg_cli_init(&cg, &ctx.recon);
     mr_device_sel device = {MR_DEVICE_AUTO, -1};
     int jobs = 0, threads = 0, resume = 0, force = 0, verbose = 0, quiet = 0;
     double timeout = 0;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
-    static const char *const regs[] = {"identity", "gradient", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
-    static const char *const bases[] = {"box", "dirac", NULL};
     if (!ctx.recon.method)
         ctx.recon.method = "cg";
-    if (!ctx.recon.reg)
-        ctx.recon.reg = "identity";
     if (!ctx.recon.dcf)
         ctx.recon.dcf = "pipe";
     const mr_opt opts[] = {
@@ -105,10 +104,8 @@ int mr_cmd_batch(int argc, char **argv)
         {"iters", 'n', MR_OPT_INT, &ctx.recon.iters, "N", "CG iterations", NULL, 1, 100000},
         {"tol", 0, MR_OPT_DOUBLE, &ctx.recon.tol, "TOL", "CG relative residual tolerance (0 = all iterations)", NULL,
          0, 1},
-        {"lambda", 'l', MR_OPT_DOUBLE, &ctx.recon.lambda, "L", "regularisation weight", NULL, 0, 1e30},
-        {"reg", 0, MR_OPT_CHOICE, &ctx.recon.reg, "R", "regulariser", regs, 0, -1},
+        MR_CG_CLI_OPTS(&cg),
         {"dcf", 0, MR_OPT_CHOICE, &ctx.recon.dcf, "D", "gridding density compensation", dcfs, 0, -1},
-        {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "warnings and errors only, no progress", NULL, 0, -1},
     };
@@ -122,7 +119,10 @@ int mr_cmd_batch(int argc, char **argv)
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", resume && force ? "--resume and --force exclude each other" : "missing -o OUTDIR");
     }
-    ctx.recon.op.basis = strcmp(basis, "dirac") == 0 ? MR_BASIS_DIRAC : MR_BASIS_BOX;
+    if ((rc = mr_cg_cli_apply(&spec, &cg, &ctx.recon)) != MR_EXIT_OK) {
+        mr_opts_free(&res);
+        return rc;
+    }
 
     mr_batch_list list;
     mr_status st = mr_batch_collect((const char *const *)res.positional, res.npositional, &list);
@@ -172,8 +172,10 @@ int mr_cmd_batch(int argc, char **argv)
             gpus[w] = device.index >= 0 ? device.index : w % ngpu;
     }
     char fingerprint[512];
-    snprintf(fingerprint, sizeof fingerprint, "method=%s iters=%d tol=%.17g lambda=%.17g reg=%s dcf=%s basis=%s",
-             ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.reg, ctx.recon.dcf, basis);
+    snprintf(fingerprint, sizeof fingerprint,
+             "method=%s iters=%d tol=%.17g lambda=%.17g lambda_rel=%.17g reg=%s dcf=%s basis=%s", ctx.recon.method,
+             ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.lambda_rel, ctx.recon.reg, ctx.recon.dcf,
+             cg.basis);
     mr_log(MR_LOG_INFO, "batch: %d scan%s, %d worker%s (%s), %d thread%s each", list.count, list.count > 1 ? "s" : "",
            jobs, jobs > 1 ? "s" : "", ngpu > 0 ? "GPU" : "CPU", threads, threads > 1 ? "s" : "");
 

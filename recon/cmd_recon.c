@@ -8,6 +8,7 @@
 #include "cg_cli.h"
 #include "commands.h"
 #include "opts.h"
+#include "outdir.h"
 #include "pipeline.h"
 #include "progress_ui.h"
 #include "report.h"
@@ -58,6 +59,9 @@ int mr_cmd_recon(int argc, char **argv)
          0, -1},
         {"oversample", 0, MR_OPT_DOUBLE, &o.oversample, "S", "Kaiser-Bessel grid oversampling", NULL, 1.125, 4},
         {"kernel-width", 0, MR_OPT_INT, &o.kernel_width, "W", "Kaiser-Bessel kernel width in grid cells", NULL, 4, 8},
+        {"force", 0, MR_OPT_FLAG, &o.force, NULL,
+         "OUTDIR may hold an earlier run's outputs: replace them (only the files recon writes are removed)", NULL, 0,
+         -1},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics (CG residual per iteration)", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
     };
@@ -69,7 +73,9 @@ int mr_cmd_recon(int argc, char **argv)
         "operator with the exact Q), and/or grids the density-compensated samples (bilinear or\n"
         "Kaiser-Bessel). Writes into OUTDIR: image_<method>.h5/.png, convergence.png (CG),\n"
         "compare.png (--method all), report.json, report.md, metrics.csv. Nothing is written when the\n"
-        "input or an option is invalid. Multi-coil scans: SENSE with the coil maps when the scan has them\n"
+        "input or an option is invalid, or any stage fails: the files are written into a hidden staging\n"
+        "folder and appear in OUTDIR together. An OUTDIR holding another run's outputs is refused (exit 2)\n"
+        "unless --force. Multi-coil scans: SENSE with the coil maps when the scan has them\n"
         "(/kspace/sens) or --sens-maps is given: one operator sum_c S_c^H F^H F S_c and one CG on the\n"
         "combined image; otherwise each coil alone, combined by root-sum-of-squares (--sens rss).\n"
         "--device gpu: CG runs on the GPU (data uploaded once, Q, F^H d, the Toeplitz FFTs, the\n"
@@ -92,6 +98,8 @@ int mr_cmd_recon(int argc, char **argv)
         return mr_opts_usage(&spec, "--sens-maps %s and --sens rss exclude each other", o.sens_maps);
     if ((rc = mr_cg_cli_apply(&spec, &cg, &o)) != MR_EXIT_OK)
         return rc;
+    if (mr_outdir_check(outdir, o.force) == MR_EINVAL) /* another run's outputs: a usage error, as in batch */
+        return mr_opts_usage(&spec, "%s", mr_last_error());
     mr_op_opts_set_device(&o.op, device);
     o.on_report = print_table;
     mr_progress_ui ui;

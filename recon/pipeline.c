@@ -23,6 +23,7 @@
 #include "../solver/regularizer.h"
 #include "autolambda.h"
 #include "combine.h"
+#include "outdir.h"
 #include "outputs.h"
 #include "report.h"
 
@@ -624,6 +625,8 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
         return st;
     if (!outdir || !outdir[0])
         return mr_error(MR_EINVAL, "no output directory given");
+    if ((st = mr_outdir_check(outdir, o.force)) != MR_OK) /* before any work */
+        return st;
 
     run_state s;
     memset(&s, 0, sizeof s);
@@ -681,13 +684,23 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
         if (run[i])
             imgs[k++] = s.img[i];
     const float *ctruth = r.compare_truth == MR_TRUTH_BANDLIMITED ? s.ks->truth_bl : s.ks->truth;
-    if ((st = mr_outputs_write_images(outdir, &r, imgs, ctruth)) != MR_OK)
+    /* the files go into a staging folder and appear in OUTDIR together (recon/outdir.h) */
+    mr_outdir od;
+    if ((st = mr_outdir_begin(&od, outdir, o.force)) != MR_OK)
         goto fail;
+    if ((st = mr_outputs_write_images(od.stage, &r, imgs, ctruth)) != MR_OK) {
+        mr_outdir_fail(&od, st);
+        goto fail;
+    }
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r.peak_rss_kib = ru.ru_maxrss;
     r.t_total = mr_now() - t_start;
-    if ((st = mr_outputs_write_reports(outdir, &r)) != MR_OK)
+    if ((st = mr_outputs_write_reports(od.stage, &r)) != MR_OK) {
+        mr_outdir_fail(&od, st);
+        goto fail;
+    }
+    if ((st = mr_outdir_commit(&od)) != MR_OK)
         goto fail;
     if (o.on_report)
         o.on_report(o.on_report_ctx, &r);

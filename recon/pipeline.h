@@ -17,7 +17,9 @@
  *   "auto" (default): "file" when maps exist (the scan's or opts.sens_maps), else "rss".
  *   One coil without maps is the plain single-coil reconstruction (the report says "none").
  *
- * Files written into outdir (each atomically: temporary name + rename):
+ * Output folder (recon/outdir.h): checked before any work (a folder holding another run's outputs is
+ * refused unless opts.force); the files are written into a hidden staging folder and appear in outdir
+ * together when everything succeeded; a failed run leaves nothing. Files (each written atomically):
  *   image_<method>.h5, image_<method>.png  for each method run
  *   convergence.png                        when CG ran
  *   compare.png                            with method "all"
@@ -51,6 +53,8 @@ typedef struct {
                            "file" (the scan's /kspace/weights), "analytic" (radial only) */
     double oversample;  /* KB gridding grid oversampling, default 2 */
     int kernel_width;   /* KB kernel width in grid cells, default 6 */
+    int force;          /* 1: OUTDIR may hold the outputs of an earlier run; they are replaced (only the
+                           files recon writes are removed). 0 (default): such a folder is refused */
     /* Optional (default NULL): where the long stages report their progress (Q, F^H d, CG, DCF,
      * gridding; base/progress.h). Borrowed for the run. */
     const mr_progress *progress;
