@@ -28,6 +28,7 @@
 #include "report.h"
 
 #define MR_RECON_ERROR_GAIN 5.0
+#define MR_RECON_WINDOW_PERCENTILE 99.5 /* display window without a truth image */
 
 void mr_recon_opts_default(mr_recon_opts *o)
 {
@@ -562,6 +563,7 @@ static mr_status describe_scan(const run_state *s, const mr_recon_opts *o, const
                         "%s: --dcf analytic needs a radial trajectory (radial2d, golden2d, kooshball), this one is '%s'",
                         scan, ks->traj_kind[0] ? ks->traj_kind : "unknown");
     memcpy(r->matrix, ks->matrix, sizeof r->matrix);
+    memcpy(r->fov_mm, ks->fov_mm, sizeof r->fov_mm);
     r->nsamples = ks->nsamples;
     r->ncoils = ks->ncoils;
     snprintf(r->traj_kind, sizeof r->traj_kind, "%s", ks->traj_kind);
@@ -607,9 +609,20 @@ static mr_status score(const run_state *s, const int run[3], mr_report *r)
             hi = fmax(hi, fabs((double)wtruth[v]));
         r->window_hi = hi;
         r->window_from = ks->truth ? "max of the truth image" : "max of the bandlimited truth";
-    } else {
-        r->window_hi = NAN;
-        r->window_from = "each image's own maximum";
+    } else { /* no truth: the main (first) method's image itself, robustly (a few hot voxels do not
+              * turn everything dark, and data at any intensity scale come out visible) */
+        for (int i = 0; i < 3; i++)
+            if (run[i]) {
+                mr_status st = mr_metrics_percentile(s->img[i], 1, n, MR_RECON_WINDOW_PERCENTILE, &r->window_hi);
+                if (st != MR_OK)
+                    return st;
+                snprintf(r->window_text, sizeof r->window_text, "the %gth percentile of |%s|",
+                         MR_RECON_WINDOW_PERCENTILE, run_names[i]);
+                r->window_from = r->window_text;
+                break;
+            }
+        if (!(r->window_hi > 0)) /* an all-zero image */
+            r->window_hi = 1;
     }
     return MR_OK;
 }

@@ -160,8 +160,10 @@ static void json_body(FILE *f, const mr_report *r)
     const double window[2] = {0, r->window_hi};
     jf_array(&disp, "window", window, 2);
     jf_str(&disp, "window_from", r->window_from);
-    jf_num(&disp, "error_gain", r->error_gain);
-    jf_str(&disp, "compare_truth", mr_truth_name(r->compare_truth));
+    if (r->has_truth[MR_TRUTH_IMAGE] || r->has_truth[MR_TRUTH_BANDLIMITED]) {
+        jf_num(&disp, "error_gain", r->error_gain);
+        jf_str(&disp, "compare_truth", mr_truth_name(r->compare_truth));
+    }
     jclose(&disp);
 
     jfield(&top, "methods");
@@ -358,10 +360,14 @@ static void md_body(FILE *f, const mr_report *r)
     fprintf(f, "\n## Pictures\n\nMagnitude PNGs (image_<method>.png%s) map the window [0, %.4g] (%s) to "
                "black..white, clipped.",
             r->nmethods > 1 ? ", compare.png" : "", r->window_hi, r->window_from);
-    if (r->nmethods > 1)
+    const int truth = r->has_truth[MR_TRUTH_IMAGE] || r->has_truth[MR_TRUTH_BANDLIMITED];
+    if (r->nmethods > 1 && truth)
         fprintf(f, " compare.png: top row truth | methods, bottom row error maps |I - I0| against the %s truth, "
                    "multiplied by a gain of x%g, same window.",
                 mr_truth_name(r->compare_truth), r->error_gain);
+    else if (r->nmethods > 1)
+        fprintf(f, " compare.png: the methods side by side, same window (the scan has no truth image, so there "
+                   "are no error maps and no metrics).");
     fputc('\n', f);
 }
 

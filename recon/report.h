@@ -38,6 +38,7 @@ typedef struct {
 typedef struct mr_report {
     const char *input; /* the scan file as given */
     int64_t matrix[3];
+    float fov_mm[3]; /* the scan's field of view per axis in mm, 0 when unknown */
     int64_t nsamples, ncoils;
     char traj_kind[64], phantom[64];
     double noise_sigma;          /* < 0 unknown */
@@ -63,7 +64,8 @@ typedef struct mr_report {
 
     /* pictures */
     double window_hi;          /* magnitude PNGs and compare.png map [0, window_hi] to black..white */
-    const char *window_from;   /* "truth image", "bandlimited truth" or "each image's maximum" */
+    const char *window_from;   /* "max of the truth image", ... or (no truth) window_text */
+    char window_text[96];      /* no truth: "the 99.5th percentile of |cg|" */
     double error_gain;         /* compare.png error maps are |I - I0| x gain */
     mr_truth_kind compare_truth;
 
