@@ -366,8 +366,8 @@ static void md_body(FILE *f, const mr_report *r)
                    "multiplied by a gain of x%g, same window.",
                 mr_truth_name(r->compare_truth), r->error_gain);
     else if (r->nmethods > 1)
-        fprintf(f, " compare.png: the methods side by side, same window (the scan has no truth image, so there "
-                   "are no error maps and no metrics).");
+        fprintf(f, " compare.png: the methods side by side in the same window (the scan has no truth image to "
+                   "compare with).");
     fputc('\n', f);
 }
 
