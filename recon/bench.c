@@ -295,14 +295,21 @@ static mr_status bench_time_row(bench_ctx *c, const mr_grid *g, int real, bench_
     mr_log(MR_LOG_INFO, "bench: %s %s on %lld voxels x %lld samples", r->kernel, r->impl, (long long)nv,
            (long long)c->m);
     mr_status st = MR_OK;
+    char stage[96];
+    snprintf(stage, sizeof stage, "bench %s %s", r->kernel, r->impl);
     for (int i = 0; i <= o->reps && st == MR_OK; i++) { /* i = 0: warm-up */
+        mr_progress_part part; /* run i of reps + 1 */
+        const mr_progress run = mr_progress_part_of(&part, o->progress, i, o->reps + 1);
         if (impl == IMPL_CPU) {
             const double t0 = mr_now();
-            st = mr_nudft_adjoint(&tg, c->traj, w, real, c->m, out, o->threads);
+            st = mr_nudft_adjoint_progress(&tg, c->traj, w, real, c->m, out, o->threads, &run, stage);
             t[i] = (mr_now() - t0) * 1e3;
         } else {
+            mr_progress_report(&run, stage, 0, 1);
             st = mr_gpu_nudft_adjoint(gp, &tg, w, real, out, (mr_gpu_variant)(impl - IMPL_NAIVE));
             t[i] = mr_gpu_nudft_last_ms(gp);
+            if (st == MR_OK)
+                mr_progress_report(&run, stage, 1, 1);
         }
     }
     if (st == MR_OK) {
@@ -584,19 +591,23 @@ static mr_status bench_e2e(bench_ctx *c)
         ro.op.gpu_index = c->gpu ? c->gpu_index : -1;
         ro.op.threads = o->threads;
         ro.op.exact_trig = k == 1; /* run 0: SFU trig (the default), run 1: accurate sincosf */
+        ro.force = 1;              /* the bench's own scratch folder: a re-run replaces the files */
+        ro.progress = o->progress;
         void *ctx[2] = {c, &k};
         ro.on_report = e2e_capture;
         ro.on_report_ctx = ctx;
         if ((st = mr_path_join(outdir, sizeof outdir, dir, k ? "recon-libm" : "recon-sfu")) != MR_OK)
             break;
-        mr_log(MR_LOG_INFO, "bench: end-to-end reconstruction (%s) into %s", k ? "accurate trig" : "SFU trig", outdir);
+        /* the trig of the GPU kernels; the CPU kernels have one kind (exact phase reduction, polynomial) */
+        const char *label = !c->gpu ? "cpu kernels" : k ? "accurate trig" : "SFU trig";
+        mr_log(MR_LOG_INFO, "bench: end-to-end reconstruction (%s) into %s", label, outdir);
         t0 = mr_now();
         st = mr_recon_run(scan, outdir, &ro);
         if (st == MR_OK && c->have_e2e[k])
             fprintf(c->out,
                     "  %-14s %s: total %.2f s (Q %.2f s, F^H d %.2f s, %d CG iterations %.2f s), PSNR %.2f dB "
                     "(band-limited truth %.2f dB)\n",
-                    k ? "accurate trig" : "SFU trig", c->e2e_backend[k], c->e2e_total[k], c->e2e_q[k],
+                    label, c->e2e_backend[k], c->e2e_total[k], c->e2e_q[k],
                     c->e2e_fhd[k], o->iters, c->e2e_solve[k], c->e2e_psnr[k], c->e2e_psnr_bl[k]);
     }
     if (st == MR_OK && c->have_e2e[0] && c->have_e2e[1])
@@ -644,7 +655,7 @@ static mr_status bench_json(const bench_ctx *c, const char *path)
     for (int k = 0; k < 2; k++) {
         if (!c->have_e2e[k])
             continue;
-        fprintf(f, "%s\n    {\"trig\": \"%s\", \"backend\": \"%s\"", first ? "" : ",", k ? "accurate" : "sfu",
+        fprintf(f, "%s\n    {\"trig\": \"%s\", \"backend\": \"%s\"", first ? "" : ",", !c->gpu ? "cpu" : k ? "accurate" : "sfu",
                 c->e2e_backend[k]);
         json_num(f, "total_s", c->e2e_total[k]);
         json_num(f, "q_s", c->e2e_q[k]);

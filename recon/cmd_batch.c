@@ -11,6 +11,7 @@
 
 #include "../base/log.h"
 #include "batch.h"
+#include "cg_cli.h"
 #include "commands.h"
 #include "mpi_batch.h"
 #include "mpi_comm.h"
@@ -121,22 +122,20 @@ int mr_cmd_batch(int argc, char **argv)
     batch_job_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     mr_recon_opts_default(&ctx.recon);
-    const char *outdir = NULL, *basis = "box";
+    const char *outdir = NULL;
+    mr_cg_cli cg;
+    mr_cg_cli_init(&cg, &ctx.recon);
     mr_device_sel device = {MR_DEVICE_AUTO, -1};
     int jobs = 0, threads = 0, resume = 0, force = 0, verbose = 0, quiet = 0;
     double timeout = 0, rank_timeout = 60;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
-    static const char *const regs[] = {"identity", "gradient", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
-    static const char *const bases[] = {"box", "dirac", NULL};
     static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli rdc;
     mr_read_cli_init(&rdc);
     if (!ctx.recon.method)
         ctx.recon.method = "cg";
-    if (!ctx.recon.reg)
-        ctx.recon.reg = "identity";
     if (!ctx.recon.dcf)
         ctx.recon.dcf = "pipe";
     const mr_opt opts[] = {
@@ -154,10 +153,8 @@ int mr_cmd_batch(int argc, char **argv)
         {"iters", 'n', MR_OPT_INT, &ctx.recon.iters, "N", "CG iterations", NULL, 1, 100000},
         {"tol", 0, MR_OPT_DOUBLE, &ctx.recon.tol, "TOL", "CG relative residual tolerance (0 = all iterations)", NULL,
          0, 1},
-        {"lambda", 'l', MR_OPT_DOUBLE, &ctx.recon.lambda, "L", "regularisation weight", NULL, 0, 1e30},
-        {"reg", 0, MR_OPT_CHOICE, &ctx.recon.reg, "R", "regulariser", regs, 0, -1},
+        MR_CG_CLI_OPTS(&cg),
         {"dcf", 0, MR_OPT_CHOICE, &ctx.recon.dcf, "D", "gridding density compensation", dcfs, 0, -1},
-        {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
         {"rank-timeout", 0, MR_OPT_DOUBLE, &rank_timeout, "SEC",
          "under mpirun: a rank silent this long is declared lost (its scans fail)", NULL, 1, 1e9},
         {"sens", 0, MR_OPT_CHOICE, &ctx.recon.sens, "S",
@@ -182,7 +179,10 @@ int mr_cmd_batch(int argc, char **argv)
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", resume && force ? "--resume and --force exclude each other" : "missing -o OUTDIR");
     }
-    ctx.recon.op.basis = strcmp(basis, "dirac") == 0 ? MR_BASIS_DIRAC : MR_BASIS_BOX;
+    if ((rc = mr_cg_cli_apply(&spec, &cg, &ctx.recon)) != MR_EXIT_OK) {
+        mr_opts_free(&res);
+        return rc;
+    }
     if (mr_read_cli_apply(&rdc, &ctx.recon.read, &ctx.recon.prewhiten) != MR_OK) {
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", mr_last_error());
@@ -269,9 +269,6 @@ int mr_cmd_batch(int argc, char **argv)
             gpus[w] = mine[w % ngpu];
     }
     free(mine);
-    char fingerprint[512];
-    snprintf(fingerprint, sizeof fingerprint, "method=%s iters=%d tol=%.17g lambda=%.17g reg=%s dcf=%s basis=%s",
-             ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.reg, ctx.recon.dcf, basis);
     char where[300] = "";
     if (mb)
         snprintf(where, sizeof where, " on rank %d of %d (%s, local rank %d)", mr_comm_rank(comm), mr_comm_size(comm),
@@ -283,13 +280,11 @@ int mr_cmd_batch(int argc, char **argv)
             mr_log(MR_LOG_DEBUG, "batch: worker %d on gpu:%d%s", w, gpus[w], where);
     char fingerprint[1024];
     snprintf(fingerprint, sizeof fingerprint,
-             "method=%s iters=%d tol=%.17g lambda=%.17g reg=%s dcf=%s basis=%s sens=%s volume=%d nifti=%s units=%s "
-             "sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s",
-             ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.reg, ctx.recon.dcf, basis,
-             ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign, rdc.prewhiten, rdc.space,
-             rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-");
-    mr_log(MR_LOG_INFO, "batch: %d scan%s, %d worker%s (%s), %d thread%s each", list.count, list.count > 1 ? "s" : "",
-           jobs, jobs > 1 ? "s" : "", ngpu > 0 ? "GPU" : "CPU", threads, threads > 1 ? "s" : "");
+             "method=%s iters=%d tol=%.17g lambda=%.17g lambda_rel=%.17g reg=%s dcf=%s basis=%s sens=%s volume=%d "
+             "nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s",
+             ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.lambda_rel, ctx.recon.reg,
+             ctx.recon.dcf, cg.basis, ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign,
+             rdc.prewhiten, rdc.space, rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-");
 
     mr_batch_config cfg = {outdir,  resume ? MR_BATCH_RESUME : (force ? MR_BATCH_FORCE : MR_BATCH_FRESH),
                            jobs,    gpus,

@@ -6,9 +6,12 @@
 #include <string.h>
 
 #include "../base/log.h"
+#include "cg_cli.h"
 #include "commands.h"
 #include "opts.h"
+#include "outdir.h"
 #include "pipeline.h"
+#include "progress_ui.h"
 #include "read_cli.h"
 #include "report.h"
 
@@ -33,12 +36,12 @@ int mr_cmd_recon(int argc, char **argv)
 {
     mr_recon_opts o;
     mr_recon_opts_default(&o);
-    const char *outdir = NULL, *basis = "box";
+    const char *outdir = NULL;
+    mr_cg_cli cg;
+    mr_cg_cli_init(&cg, &o);
     mr_device_sel device = {MR_DEVICE_AUTO, -1};
     int verbose = 0, quiet = 0;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
-    static const char *const regs[] = {"identity", "gradient", NULL};
-    static const char *const bases[] = {"box", "dirac", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
@@ -50,11 +53,7 @@ int mr_cmd_recon(int argc, char **argv)
         {"iters", 0, MR_OPT_INT, &o.iters, "N", "CG iterations", NULL, 1, 100000},
         {"tol", 0, MR_OPT_DOUBLE, &o.tol, "T", "stop CG when ||r_k||/||r_0|| <= T (0: run all iterations)", NULL, 0,
          1},
-        {"lambda", 0, MR_OPT_DOUBLE, &o.lambda, "L", "regularisation weight (absolute; see report.md for the scale)",
-         NULL, 0, 1e30},
-        {"reg", 0, MR_OPT_CHOICE, &o.reg, "R", "regulariser R in lambda ||R x||^2 (gradient: forward differences, Neumann boundary)",
-         regs, 0, -1},
-        {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
+        MR_CG_CLI_OPTS(&cg),
         {"device", 0, MR_OPT_DEVICE, &device, "D", "where the reconstruction runs (auto: a GPU when one is usable)", NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
         {"sens", 0, MR_OPT_CHOICE, &o.sens, "S",
@@ -75,6 +74,9 @@ int mr_cmd_recon(int argc, char **argv)
         {"nifti", 0, MR_OPT_CHOICE, &o.nifti, "K", "image_<method>.nii: magnitude (float32), complex (complex64) or none",
          niftis, 0, -1},
         MR_READ_CLI_OPTS(&rdc),
+        {"force", 0, MR_OPT_FLAG, &o.force, NULL,
+         "OUTDIR may hold an earlier run's outputs: replace them (only the files recon writes are removed)", NULL, 0,
+         -1},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics (CG residual per iteration)", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
     };
@@ -92,7 +94,9 @@ int mr_cmd_recon(int argc, char **argv)
         "repetitions, ...) is reconstructed volume by volume into OUTDIR/<volume>/ (e.g. OUTDIR/slice001/),\n"
         "with OUTDIR/metrics.csv over all of them; --volume N reconstructs one into OUTDIR. An ISMRMRD\n"
         "volume reconstructed on its encodedSpace grid (readout oversampling) is cropped to reconSpace.\n"
-        "Nothing is written when the input or an option is invalid. Multi-coil scans: SENSE, one operator\n"
+        "Nothing is written when the input or an option is invalid, or any stage fails: the files are\n"
+        "written into a hidden staging folder and appear in OUTDIR together. An OUTDIR holding another\n"
+        "run's outputs is refused (exit 2) unless --force. Multi-coil scans: SENSE, one operator\n"
         "sum_c S_c^H F^H F S_c and one CG on the combined image, with the coil maps of the scan\n"
         "(/kspace/sens), of --sens-maps, or estimated from the data (the default without maps: unit-norm\n"
         "maps, so the image is weighted by the coils' root-sum-of-squares); --sens rss reconstructs each\n"
@@ -115,12 +119,19 @@ int mr_cmd_recon(int argc, char **argv)
         return mr_opts_usage(&spec, "missing -o OUTDIR");
     if (o.sens_maps && (!strcmp(o.sens, "rss") || !strcmp(o.sens, "estimate")))
         return mr_opts_usage(&spec, "--sens-maps %s and --sens %s exclude each other", o.sens_maps, o.sens);
+    if ((rc = mr_cg_cli_apply(&spec, &cg, &o)) != MR_EXIT_OK)
+        return rc;
     if (mr_read_cli_apply(&rdc, &o.read, &o.prewhiten) != MR_OK)
         return mr_opts_usage(&spec, "%s", mr_last_error());
+    if (mr_outdir_check(outdir, o.force) == MR_EINVAL) /* another run's outputs: a usage error, as in batch */
+        return mr_opts_usage(&spec, "%s", mr_last_error());
     mr_op_opts_set_device(&o.op, device);
-    o.op.basis = basis[0] == 'd' ? MR_BASIS_DIRAC : MR_BASIS_BOX;
     o.on_report = print_table;
+    mr_progress_ui ui;
+    mr_progress_ui_init(&ui, quiet);
+    o.progress = mr_progress_ui_sink(&ui);
     mr_status st = mr_recon_run(scan, outdir, &o);
+    mr_progress_ui_end(&ui);
     if (st != MR_OK) {
         fprintf(stderr, "mrirecon recon: %s\n", mr_last_error());
         return MR_EXIT_FAILURE;

@@ -11,6 +11,9 @@
  * [Nz][Ny][Nx][2]; truth (real, may be NULL) is the reference of compare.png. Fills r->t_write. */
 mr_status mr_outputs_write_images(const char *outdir, mr_report *r, const float *const *imgs, const float *truth);
 
+/* The compare.png tile label of a method ("CG", "KB gridding", "Bilinear"; else the name itself). */
+const char *mr_outputs_method_label(const char *method);
+
 /* report.json, report.md, metrics.csv. */
 mr_status mr_outputs_write_reports(const char *outdir, const mr_report *r);
 

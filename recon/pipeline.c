@@ -22,13 +22,16 @@
 #include "../solver/linop.h"
 #include "../solver/metrics.h"
 #include "../solver/regularizer.h"
+#include "autolambda.h"
 #include "combine.h"
+#include "outdir.h"
 #include "outputs.h"
 #include "report.h"
 #include "sens_estimate.h"
 #include "volumes.h"
 
 #define MR_RECON_ERROR_GAIN 5.0
+#define MR_RECON_WINDOW_PERCENTILE 99.5 /* display window without a truth image */
 
 void mr_recon_opts_default(mr_recon_opts *o)
 {
@@ -36,9 +39,11 @@ void mr_recon_opts_default(mr_recon_opts *o)
     o->method = "cg";
     o->iters = 60;
     o->tol = 0;
-    o->lambda = 0;
-    o->reg = "identity";
+    o->lambda = -1;     /* automatic (recon/autolambda.h) */
+    o->lambda_rel = -1;
+    o->reg = "gradient"; /* the regulariser the automatic lambda is measured with */
     mr_op_opts_default(&o->op);
+    o->op.basis = MR_BASIS_DIRAC; /* measured better than the box basis on the standard suite (docs/RECON.md) */
     o->sens = "auto";
     o->sens_maps = NULL;
     o->dcf = "pipe";
@@ -64,7 +69,11 @@ static mr_status validate_opts(const mr_recon_opts *o, int run[3], mr_reg_kind *
     run[RUN_BILINEAR] = !strcmp(m, "gridding-bilinear") || !strcmp(m, "all");
     if (!run[0] && !run[1] && !run[2])
         return mr_error(MR_EINVAL, "method '%s' is not one of cg, gridding-bilinear, gridding-kb, all", m);
-    mr_status st = mr_cg_check_params(o->iters, o->lambda, o->tol);
+    if (o->lambda >= 0 && o->lambda_rel >= 0)
+        return mr_error(MR_EINVAL, "--lambda %g and --lambda-rel %g exclude each other", o->lambda, o->lambda_rel);
+    if (!isfinite(o->lambda_rel))
+        return mr_error(MR_EINVAL, "lambda_rel %g is not finite", o->lambda_rel);
+    mr_status st = mr_cg_check_params(o->iters, o->lambda < 0 && !isnan(o->lambda) ? 0 : o->lambda, o->tol);
     if (st != MR_OK)
         return st;
     st = mr_reg_parse(o->reg ? o->reg : "identity", reg);
@@ -185,9 +194,20 @@ static double psnr_of(void *ctx, const float *x)
     return 20.0 * log10(p->peak / sqrt(mse));
 }
 
+/* Where CG reports its iterations: the log (-v) and the progress sink. */
+typedef struct {
+    const int64_t *coil; /* NULL when CG runs on the whole image */
+    int64_t ncoils;
+    int iters;
+    const mr_progress *progress;
+} cg_progress;
+
 static void log_progress(void *ctx, int iter, double rel_resid, double metric)
 {
-    const int64_t *coil = ctx; /* NULL when CG runs on the whole image */
+    const cg_progress *p = ctx;
+    const int64_t *coil = p->coil;
+    mr_progress_report(p->progress, "CG", (double)(coil ? *coil : 0) * p->iters + iter,
+                       (double)p->ncoils * p->iters);
     char who[48] = "";
     if (coil)
         snprintf(who, sizeof who, " (coil %lld)", (long long)*coil);
@@ -254,6 +274,62 @@ static mr_status normal_diag(cg_objects *c, const int64_t matrix[3], double *dia
     return st;
 }
 
+/* The image scale s of the automatic lambda: the 99th percentile of |x_1|, x_1 = alpha b the first CG
+ * iterate (alpha = ||b||^2 / <b, E^H E b>); c->x is scratch. */
+static mr_status image_scale(cg_objects *c, int64_t n, double *scale)
+{
+    *scale = NAN;
+    mr_status st = mr_linop_normal(c->e, c->b, c->x);
+    if (st != MR_OK)
+        return st;
+    double bab[2] = {0, 0};
+    c->v->dot(c->v->ctx, n, c->b, c->x, bab);
+    const double bb = c->v->norm(c->v->ctx, n, c->b);
+    float *host = malloc((size_t)n * 2 * sizeof(float));
+    if (!host)
+        return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
+    double p = NAN;
+    st = c->v->to_host(c->v->ctx, n, host, c->b);
+    if (st == MR_OK)
+        st = mr_metrics_percentile(host, 1, n, MR_AUTOLAMBDA_SCALE_PERCENTILE, &p);
+    free(host);
+    if (st == MR_OK && bab[0] > 0)
+        *scale = bb * bb / bab[0] * p;
+    return st;
+}
+
+/* Mean |d|^2 per sample over every coil (the SNR the messages quote). */
+static double data_power(const mr_kspace *ks)
+{
+    const int64_t nd = 2 * ks->nsamples * ks->ncoils;
+    double p = 0;
+    for (int64_t i = 0; i < nd; i++)
+        p += (double)ks->data[i] * ks->data[i];
+    return p / (double)(ks->nsamples * ks->ncoils);
+}
+
+/* lambda for the right-hand side in c->b (the scale needs it), then the system c->sys. */
+static mr_status choose_system(cg_objects *c, const run_state *s, const mr_recon_opts *o, mr_reg_kind regk,
+                               mr_report *r)
+{
+    const mr_kspace *ks = s->ks;
+    mr_lambda_inputs in = {o->lambda, o->lambda_rel, regk, ks->noise_sigma, r->normal_diag, NAN, 0};
+    mr_status st = MR_OK;
+    if (mr_lambda_needs_scale(o->lambda, o->lambda_rel, ks->noise_sigma))
+        st = image_scale(c, mr_linop_dom_size(c->e), &in.scale);
+    if (st != MR_OK)
+        return st;
+    in.data_power = data_power(ks);
+    mr_lambda_choice ch;
+    mr_lambda_choose(&in, &ch);
+    r->lambda = ch.lambda;
+    r->lambda_rel = ch.rel;
+    snprintf(r->lambda_from, sizeof r->lambda_from, "%s", ch.from);
+    mr_linop_free(c->sys);
+    c->sys = NULL;
+    return make_system(&c->sys, c->e, regk, ch.lambda);
+}
+
 static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, mr_report *r, mr_report_method *m)
 {
     const mr_kspace *ks = s->ks;
@@ -277,6 +353,7 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
 
     mr_nudft_opts no;
     mr_op_opts_nudft(&o->op, &no);
+    no.progress = o->progress;
     mr_nudft_info info;
     st = mr_linop_nudft_create(&c.f, c.be, ks->matrix, ks->traj, M, NULL, s->maps ? ncoils : 1, &no, &info);
     if (st == MR_OK && s->maps) {
@@ -286,8 +363,6 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
     } else if (st == MR_OK) {
         c.e = mr_linop_ref(c.f);
     }
-    if (st == MR_OK)
-        st = make_system(&c.sys, c.e, regk, o->lambda);
     if (st != MR_OK)
         goto done;
     r->t_q = info.q_seconds;
@@ -312,6 +387,8 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
     co.iters = o->iters;
     co.tol = o->tol;
     co.progress = log_progress;
+    cg_progress cgp = {NULL, whole ? 1 : ncoils, o->iters, o->progress};
+    co.progress_ctx = &cgp;
     const float *truth = ks->truth_bl ? ks->truth_bl : ks->truth;
     psnr_monitor mon = {c.v, NULL, n, 0};
     if (truth && whole) {
@@ -342,6 +419,8 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
         if ((st = mr_linop_adjoint(c.e, c.d, c.b)) != MR_OK)
             goto done;
         r->t_fhd = mr_now() - t0;
+        if ((st = choose_system(&c, s, o, regk, r)) != MR_OK)
+            goto done;
         t0 = mr_now();
         if ((st = mr_cg_solve_linop(c.sys, c.b, c.x, &co, &s->cg)) != MR_OK ||
             (st = c.v->to_host(c.v->ctx, n, s->img[RUN_CG], c.x)) != MR_OK)
@@ -367,12 +446,18 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
         double r0sq = 0;
         mr_cg_stop first_stop = MR_CG_STOP_ITERS;
         int same_stop = 1;
+        double lambda_lo = INFINITY, lambda_hi = 0;
         for (int64_t k = 0; k < ncoils && st == MR_OK; k++) {
-            co.progress_ctx = &k;
+            cgp.coil = &k;
             t0 = mr_now();
             if ((st = mr_linop_adjoint(c.e, c.d + 2 * M * k, c.b)) != MR_OK)
                 break;
             r->t_fhd += mr_now() - t0;
+            /* automatic lambda: each coil's own (its image has its own scale) */
+            if ((st = choose_system(&c, s, o, regk, r)) != MR_OK)
+                break;
+            lambda_lo = fmin(lambda_lo, r->lambda);
+            lambda_hi = fmax(lambda_hi, r->lambda);
             t0 = mr_now();
             if ((st = mr_cg_solve_linop(c.sys, c.b, c.x, &co, &s->cg)) != MR_OK ||
                 (st = c.v->to_host(c.v->ctx, n, xc, c.x)) != MR_OK)
@@ -389,6 +474,13 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
             if (s->cg.iterations > m->iterations)
                 m->iterations = s->cg.iterations;
             mr_cg_result_free(&s->cg);
+        }
+        if (st == MR_OK && lambda_hi > lambda_lo) { /* the report names the largest and the range */
+            char from[sizeof r->lambda_from];
+            snprintf(from, sizeof from, "%.190s; per coil from %.4g to %.4g", r->lambda_from, lambda_lo, lambda_hi);
+            snprintf(r->lambda_from, sizeof r->lambda_from, "%s", from);
+            r->lambda = lambda_hi;
+            r->lambda_rel = lambda_hi / r->normal_diag;
         }
         if (st == MR_OK) {
             for (int i = 0; i <= o->iters; i++)
@@ -414,7 +506,7 @@ done:
 
 /* ---- gridding ---------------------------------------------------------------------------------- */
 
-static mr_status get_weights(run_state *s, const char *dcf, int threads, mr_report *r)
+static mr_status get_weights(run_state *s, const char *dcf, int threads, const mr_progress *progress, mr_report *r)
 {
     if (s->weights)
         return MR_OK;
@@ -430,7 +522,7 @@ static mr_status get_weights(run_state *s, const char *dcf, int threads, mr_repo
     else if (!strcmp(dcf, "analytic"))
         st = mr_dcf_analytic(ks->matrix, ks->traj, ks->nsamples, s->weights);
     else
-        st = mr_dcf_pipe(ks->matrix, ks->traj, ks->nsamples, 0, threads, s->weights);
+        st = mr_dcf_pipe_progress(ks->matrix, ks->traj, ks->nsamples, 0, threads, s->weights, progress);
     r->t_dcf = mr_now() - t0;
     if (st == MR_OK)
         mr_log(MR_LOG_INFO, "dcf: %s weights in %.3f s", dcf, r->t_dcf);
@@ -442,7 +534,7 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind whi
 {
     const mr_kspace *ks = s->ks;
     const int64_t n = mr_kspace_voxels(ks), ncoils = ks->ncoils;
-    mr_status st = get_weights(s, o->dcf ? o->dcf : "pipe", o->op.threads, r);
+    mr_status st = get_weights(s, o->dcf ? o->dcf : "pipe", o->op.threads, o->progress, r);
     if (st != MR_OK)
         return st;
     mr_gridding_opts go;
@@ -466,10 +558,13 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind whi
     if (st == MR_OK)
         st = mr_gridding_create(&grid, ks->matrix, ks->traj, ks->nsamples, &go);
     for (int64_t c = 0; st == MR_OK && c < ncoils; c++) {
+        mr_progress_report(o->progress, run_names[which], (double)c, (double)ncoils);
         st = mr_gridding_apply(grid, ks->data + 2 * ks->nsamples * c, s->weights, single ? s->img[which] : xc);
         if (st == MR_OK && !single)
             mr_combine_add(&comb, c, xc);
     }
+    if (st == MR_OK)
+        mr_progress_report(o->progress, run_names[which], (double)ncoils, (double)ncoils);
     if (st == MR_OK && !single)
         mr_combine_finish(&comb, s->img[which]);
     mr_gridding_destroy(grid);
@@ -501,6 +596,7 @@ static mr_status describe_scan(const run_state *s, const mr_recon_opts *o, const
                         "%s: --dcf analytic needs a radial trajectory (radial2d, golden2d, kooshball), this one is '%s'",
                         scan, ks->traj_kind[0] ? ks->traj_kind : "unknown");
     memcpy(r->matrix, ks->matrix, sizeof r->matrix);
+    memcpy(r->fov_mm, ks->fov_mm, sizeof r->fov_mm);
     r->nsamples = ks->nsamples;
     r->ncoils = ks->ncoils;
     snprintf(r->traj_kind, sizeof r->traj_kind, "%s", ks->traj_kind);
@@ -546,9 +642,20 @@ static mr_status score(const run_state *s, const int run[3], mr_report *r)
             hi = fmax(hi, fabs((double)wtruth[v]));
         r->window_hi = hi;
         r->window_from = ks->truth ? "max of the truth image" : "max of the bandlimited truth";
-    } else {
-        r->window_hi = NAN;
-        r->window_from = "each image's own maximum";
+    } else { /* no truth: the main (first) method's image itself, robustly (a few hot voxels do not
+              * turn everything dark, and data at any intensity scale come out visible) */
+        for (int i = 0; i < 3; i++)
+            if (run[i]) {
+                mr_status st = mr_metrics_percentile(s->img[i], 1, n, MR_RECON_WINDOW_PERCENTILE, &r->window_hi);
+                if (st != MR_OK)
+                    return st;
+                snprintf(r->window_text, sizeof r->window_text, "the %gth percentile of |%s|",
+                         MR_RECON_WINDOW_PERCENTILE, run_names[i]);
+                r->window_from = r->window_text;
+                break;
+            }
+        if (!(r->window_hi > 0)) /* an all-zero image */
+            r->window_hi = 1;
     }
     return MR_OK;
 }
@@ -639,7 +746,9 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, double t_
     r.dcf = run[RUN_KB] || run[RUN_BILINEAR] ? (o.dcf ? o.dcf : "pipe") : "none (cg only)";
     r.iters = o.iters;
     r.tol = o.tol;
-    r.lambda = o.lambda;
+    r.lambda = o.lambda >= 0 ? o.lambda : 0; /* the one chosen, once CG ran */
+    r.lambda_rel = NAN;
+    snprintf(r.lambda_from, sizeof r.lambda_from, "%s", "not used (no CG)");
     r.oversample = o.oversample;
     r.kernel_width = o.kernel_width;
     r.threads = o.op.threads > 0 ? o.op.threads : omp_get_max_threads();
@@ -676,13 +785,23 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, double t_
         if (run[i])
             imgs[k++] = s.img[i];
     const float *ctruth = r.compare_truth == MR_TRUTH_BANDLIMITED ? s.ks->truth_bl : s.ks->truth;
-    if ((st = mr_outputs_write_images(outdir, &r, imgs, ctruth)) != MR_OK)
+    /* the files go into a staging folder and appear in OUTDIR together (recon/outdir.h) */
+    mr_outdir od;
+    if ((st = mr_outdir_begin(&od, outdir, o.force)) != MR_OK)
         goto fail;
+    if ((st = mr_outputs_write_images(od.stage, &r, imgs, ctruth)) != MR_OK) {
+        mr_outdir_fail(&od, st);
+        goto fail;
+    }
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r.peak_rss_kib = ru.ru_maxrss;
     r.t_total = mr_now() - t_start;
-    if ((st = mr_outputs_write_reports(outdir, &r)) != MR_OK)
+    if ((st = mr_outputs_write_reports(od.stage, &r)) != MR_OK) {
+        mr_outdir_fail(&od, st);
+        goto fail;
+    }
+    if ((st = mr_outdir_commit(&od)) != MR_OK)
         goto fail;
     if (o.on_report)
         o.on_report(o.on_report_ctx, &r);
@@ -736,6 +855,8 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
         return st;
     if (!outdir || !outdir[0])
         return mr_error(MR_EINVAL, "no output directory given");
+    if ((st = mr_outdir_check(outdir, u.o.force)) != MR_OK) /* before any work */
+        return st;
 
     /* the device is decided once, for every method and volume, before anything is read */
     const double t_resolve = mr_now();

@@ -30,7 +30,9 @@
  *           centre to estimate maps).
  *   One coil without maps is the plain single-coil reconstruction (the report says "none").
  *
- * Files written into outdir (each atomically: temporary name + rename):
+ * Output folder (recon/outdir.h): checked before any work (a folder holding another run's outputs is
+ * refused unless opts.force); the files are written into a hidden staging folder and appear in outdir
+ * together when everything succeeded; a failed run leaves nothing. Files (each written atomically):
  *   image_<method>.h5, image_<method>.png  for each method run
  *   image_<method>.nii                     NIfTI-1 (opts.nifti), voxel size from the FOV, placed with
  *                                          the ISMRMRD geometry when the input has one
@@ -46,6 +48,7 @@
 #ifndef MR_PIPELINE_H
 #define MR_PIPELINE_H
 
+#include "../base/progress.h"
 #include "../base/status.h"
 #include "../io/read_opts.h"
 #include "../solver/op.h"
@@ -56,9 +59,12 @@ typedef struct {
     const char *method; /* "cg" (default), "gridding-bilinear", "gridding-kb", "all" */
     int iters;          /* CG iterations, default 60, >= 1 */
     double tol;         /* CG relative residual tolerance, 0 = run all iterations */
-    double lambda;      /* regularisation weight, >= 0, default 0 */
-    const char *reg;    /* "identity" (default) or "gradient" */
-    mr_op_opts op;      /* basis, device, threads */
+    double lambda;      /* regularisation weight: >= 0 absolute; < 0 (default): lambda_rel, else automatic
+                           from the scan's noise level (recon/autolambda.h) */
+    double lambda_rel;  /* >= 0: lambda = lambda_rel x diag(E^H E) at the centre voxel; < 0 (default): not
+                           given. At most one of lambda and lambda_rel is >= 0 */
+    const char *reg;    /* "gradient" (default) or "identity" */
+    mr_op_opts op;      /* basis (default dirac: docs/RECON.md says why), device, threads */
     const char *sens;      /* "auto" (default), "file", "estimate" or "rss": see above */
     const char *sens_maps; /* HDF5 file with the coil maps (io/sens_h5.h) instead of the scan's; NULL = none */
     const char *dcf;    /* gridding density compensation: "pipe" (default, Pipe-Menon from the trajectory),
@@ -69,6 +75,11 @@ typedef struct {
     int prewhiten;      /* 1 (default): whiten the coils with the input's noise scans (recon/volumes.h) */
     int volume;         /* -1 (default): every volume of the input; >= 0: that one, into outdir itself */
     const char *nifti;  /* image_<method>.nii: "magnitude" (default), "complex" or "none" */
+    int force;          /* 1: OUTDIR may hold the outputs of an earlier run; they are replaced (only the
+                           files recon writes are removed). 0 (default): such a folder is refused */
+    /* Optional (default NULL): where the long stages report their progress (Q, F^H d, CG, DCF,
+     * gridding; base/progress.h). Borrowed for the run. */
+    const mr_progress *progress;
     /* Optional (default NULL): called once after a successful run with everything the report
      * files hold (recon/report.h); the report is borrowed for the duration of the call. */
     void (*on_report)(void *ctx, const struct mr_report *report);

@@ -178,6 +178,8 @@ static void json_body(FILE *f, const mr_report *r)
     jf_num(&set, "oversample", r->oversample);
     jf_int(&set, "kernel_width", r->kernel_width);
     jf_num(&set, "normal_diagonal", r->normal_diag);
+    jf_num(&set, "lambda_rel", r->lambda_rel);
+    jf_str(&set, "lambda_from", r->lambda_from);
     jclose(&set);
 
     jobj t = jopen(&top, "timings_s");
@@ -200,8 +202,10 @@ static void json_body(FILE *f, const mr_report *r)
     const double window[2] = {0, r->window_hi};
     jf_array(&disp, "window", window, 2);
     jf_str(&disp, "window_from", r->window_from);
-    jf_num(&disp, "error_gain", r->error_gain);
-    jf_str(&disp, "compare_truth", mr_truth_name(r->compare_truth));
+    if (r->has_truth[MR_TRUTH_IMAGE] || r->has_truth[MR_TRUTH_BANDLIMITED]) {
+        jf_num(&disp, "error_gain", r->error_gain);
+        jf_str(&disp, "compare_truth", mr_truth_name(r->compare_truth));
+    }
     jclose(&disp);
 
     jfield(&top, "methods");
@@ -429,16 +433,21 @@ static void md_body(FILE *f, const mr_report *r)
             r->kernel_width, r->sens ? r->sens : "none", r->sens_source ? ": " : "",
             r->sens_source ? r->sens_source : "");
     if (isfinite(r->normal_diag))
-        fprintf(f, "| diag(F^H F) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
+        fprintf(f, "| diag(E^H E) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
                 r->lambda / r->normal_diag);
+    fprintf(f, "| lambda chosen by | %s |\n", r->lambda_from);
 
     fprintf(f, "\n## Pictures\n\nMagnitude PNGs (image_<method>.png%s) map the window [0, %.4g] (%s) to "
                "black..white, clipped.",
             r->nmethods > 1 ? ", compare.png" : "", r->window_hi, r->window_from);
-    if (r->nmethods > 1)
+    const int truth = r->has_truth[MR_TRUTH_IMAGE] || r->has_truth[MR_TRUTH_BANDLIMITED];
+    if (r->nmethods > 1 && truth)
         fprintf(f, " compare.png: top row truth | methods, bottom row error maps |I - I0| against the %s truth, "
                    "multiplied by a gain of x%g, same window.",
                 mr_truth_name(r->compare_truth), r->error_gain);
+    else if (r->nmethods > 1)
+        fprintf(f, " compare.png: the methods side by side in the same window (the scan has no truth image to "
+                   "compare with).");
     fputc('\n', f);
 }
 

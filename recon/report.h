@@ -39,6 +39,7 @@ typedef struct {
 typedef struct mr_report {
     const char *input; /* the scan file as given */
     int64_t matrix[3];
+    float fov_mm[3]; /* the scan's field of view per axis in mm, 0 when unknown */
     int64_t nsamples, ncoils;
     char traj_kind[64], phantom[64];
     double noise_sigma;          /* < 0 unknown */
@@ -54,6 +55,8 @@ typedef struct mr_report {
                                 "estimate" (SENSE with maps estimated from the data), "rss" */
     const char *sens_source; /* "file": where the maps came from (the scan or --sens-maps FILE); else NULL */
     double normal_diag; /* the centre diagonal element of F^H F (scale for lambda); NAN if not computed */
+    double lambda_rel;  /* lambda / normal_diag; NAN without CG */
+    char lambda_from[256]; /* how lambda was chosen (recon/autolambda.h) */
 
     /* the input and the read stage (recon/volumes.h) */
     const char *format;       /* "mrirecon-kspace", "ismrmrd", "bart" */
@@ -78,7 +81,8 @@ typedef struct mr_report {
 
     /* pictures */
     double window_hi;          /* magnitude PNGs and compare.png map [0, window_hi] to black..white */
-    const char *window_from;   /* "truth image", "bandlimited truth" or "each image's maximum" */
+    const char *window_from;   /* "max of the truth image", ... or (no truth) window_text */
+    char window_text[96];      /* no truth: "the 99.5th percentile of |cg|" */
     double error_gain;         /* compare.png error maps are |I - I0| x gain */
     mr_truth_kind compare_truth;
 

@@ -29,6 +29,7 @@
 
 #include <stdint.h>
 
+#include "../base/progress.h"
 #include "../base/status.h"
 #include "backend.h"
 
@@ -98,6 +99,9 @@ typedef struct {
     mr_basis basis;  /* default MR_BASIS_BOX */
     int fast_normal; /* 1 (default): Q and the Toeplitz normal; 0: normal = adjoint(forward) */
     int exact_trig;  /* GPU: accurate sincosf instead of the SFU (accuracy comparison); default 0 */
+    const mr_progress *progress; /* stages "Q" (create) and "F^H d" (adjoint) are reported here (CPU: per
+                                    row; GPU: per stage); NULL (default): none. Borrowed: must outlive
+                                    the operator */
 } mr_nudft_opts;
 
 void mr_nudft_opts_default(mr_nudft_opts *o);

@@ -24,6 +24,7 @@ void mr_nudft_opts_default(mr_nudft_opts *o)
     o->basis = MR_BASIS_BOX;
     o->fast_normal = 1;
     o->exact_trig = 0;
+    o->progress = NULL;
 }
 
 /* ---- the Toeplitz normal ----------------------------------------------------------------------- */
@@ -90,6 +91,7 @@ typedef struct {
     mr_gpu_nudft *gn;
     int64_t matrix[3], n, m, c;
     int threads, exact_trig;
+    const mr_progress *progress; /* borrowed, may be NULL */
     float *traj; /* host [M][3] (host backend) */
     float *s;    /* [M] sqrt(w) Phi / N, in the backend's memory */
     float *a;    /* [M][2] adjoint weights, in the backend's memory */
@@ -142,17 +144,22 @@ static mr_status nudft_adjoint(void *p, const float *y, float *x)
     for (int64_t c = 0; c < d->c; c++) {
         const float *yc = y + 2 * c * d->m;
         float *xc = x + 2 * c * d->n;
+        mr_progress_part part;
+        const mr_progress coil = mr_progress_part_of(&part, d->progress, c, d->c);
         mr_status st;
         if (d->gctx) {
+            mr_progress_report(&coil, "F^H d", 0, 1);
             st = mr_gpu_scale_rows(d->gctx, d->m, 1, d->s, yc, d->a);
             if (st == MR_OK)
                 st = mr_gpu_nudft_adjoint_dev(d->gn, d->gctx, &g, d->a, 0, xc, nudft_variant(d));
+            if (st == MR_OK)
+                mr_progress_report(&coil, "F^H d", 1, 1);
         } else {
             for (int64_t k = 0; k < d->m; k++) {
                 d->a[2 * k] = d->s[k] * yc[2 * k];
                 d->a[2 * k + 1] = d->s[k] * yc[2 * k + 1];
             }
-            st = mr_nudft_adjoint(&g, d->traj, d->a, 0, d->m, xc, d->threads);
+            st = mr_nudft_adjoint_progress(&g, d->traj, d->a, 0, d->m, xc, d->threads, &coil, "F^H d");
         }
         if (st != MR_OK)
             return st;
@@ -210,10 +217,13 @@ static mr_status make_normal(nudft_data *d, const float *qw, mr_nudft_info *info
     mr_status st = MR_OK;
     const double t0 = mr_now();
     if (d->gctx) {
+        mr_progress_report(d->progress, "Q", 0, 1);
         dqw = mr_backend_upload(d->be, d->m, qw);
         st = dqw ? mr_gpu_nudft_adjoint_dev(d->gn, d->gctx, &gq, dqw, 1, q, nudft_variant(d)) : MR_ENOMEM;
+        if (st == MR_OK)
+            mr_progress_report(d->progress, "Q", 1, 1);
     } else {
-        st = mr_nudft_adjoint(&gq, d->traj, qw, 1, d->m, q, d->threads);
+        st = mr_nudft_adjoint_progress(&gq, d->traj, qw, 1, d->m, q, d->threads, d->progress, "Q");
     }
     info->q_seconds = mr_now() - t0;
     info->q_pairs = nq > INT64_MAX / d->m ? INT64_MAX : nq * d->m;
@@ -259,6 +269,7 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     d->c = ncoils;
     d->threads = mr_backend_threads(be);
     d->exact_trig = o.exact_trig;
+    d->progress = o.progress;
     const double inv_n = 1.0 / (double)d->n;
     for (int64_t k = 0; k < m; k++) {
         double phi = 1.0;

@@ -276,8 +276,12 @@ int main(void)
     ro.method = "cg";
     CHECK(mr_recon_run(scan, bad, &ro) == MR_EINVAL);
     ro.iters = 60;
-    ro.lambda = -1;
+    ro.lambda = NAN;
     CHECK(mr_recon_run(scan, bad, &ro) == MR_EINVAL);
+    ro.lambda = 1; /* both the absolute and the relative weight */
+    ro.lambda_rel = 0.1;
+    CHECK(mr_recon_run(scan, bad, &ro) == MR_EINVAL);
+    ro.lambda_rel = -1;
     ro.lambda = 0;
     CHECK(mr_recon_run(bad, bad, &ro) != MR_OK);
     printf("missing file: %s\n", mr_last_error());
