@@ -839,6 +839,16 @@ static mr_status recon_volumes(const run_setup *u, mr_input *in, double t_open, 
     }
     if (st == MR_OK)
         st = mr_volumes_write_metrics(outdir, (const char(*)[MR_VOLUME_LABEL_MAX])labels, nvol);
+    if (st == MR_OK && u->o.force) { /* an earlier run's single-volume files and other volumes go */
+        const char **keep = malloc((size_t)nvol * sizeof *keep);
+        if (!keep)
+            st = mr_error(MR_ENOMEM, "out of memory for %d volume names", nvol);
+        for (int v = 0; keep && v < nvol; v++)
+            keep[v] = labels[v];
+        if (keep)
+            st = mr_outdir_prune(outdir, keep, nvol, 0);
+        free(keep);
+    }
     free(labels);
     return st;
 }
@@ -876,9 +886,11 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
         st = mr_error(MR_EINVAL,
                       "%s: --volume %d, but the input holds %d volume(s) (0..%d; 'mrirecon info' lists them)", scan,
                       u.o.volume, nvol, nvol - 1);
-    else if (u.o.volume >= 0 || nvol == 1)
+    else if (u.o.volume >= 0 || nvol == 1) {
         st = recon_volume(&u, in, u.o.volume >= 0 ? u.o.volume : 0, t_open, t_start, outdir);
-    else
+        if (st == MR_OK && u.o.force)
+            st = mr_outdir_prune(outdir, NULL, 0, 1); /* an earlier multi-volume run's folders go */
+    } else
         st = recon_volumes(&u, in, t_open, outdir);
     mr_input_close(in);
     return st;
