@@ -49,6 +49,12 @@ mr_status mr_gpu_config_get(int i, mr_gpu_config *cfg)
     return mr_error(MR_ENODEV, "this mrirecon was built without CUDA");
 }
 
+mr_gpu_variant mr_gpu_variant_for_grid(int device, const mr_grid *g, int real_weights)
+{
+    (void)device, (void)g, (void)real_weights;
+    return MR_GPU_BEST;
+}
+
 void mr_gpu_variant_config(mr_gpu_variant variant, int real_weights, mr_gpu_config *cfg)
 {
     (void)variant;

@@ -77,7 +77,7 @@ int mr_cmd_batch(int argc, char **argv)
     memset(&ctx, 0, sizeof ctx);
     mr_recon_opts_default(&ctx.recon);
     const char *outdir = NULL, *basis = "box";
-    mr_device_sel device = {MR_DEVICE_AUTO, -1};
+    mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
     int jobs = 0, threads = 0, resume = 0, force = 0, verbose = 0, quiet = 0;
     double timeout = 0;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
@@ -93,8 +93,10 @@ int mr_cmd_batch(int argc, char **argv)
     const mr_opt opts[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output folder (required)", NULL, 0, -1},
         {"method", 'm', MR_OPT_CHOICE, &ctx.recon.method, "M", "reconstruction method", methods, 0, -1},
-        {"device", 0, MR_OPT_DEVICE, &device, "D", "where the operator runs (gpu:N: every worker on GPU N)", NULL, 0,
-         -1},
+        {"device", 0, MR_OPT_DEVICE, &device, "D",
+         "where the operator runs (gpu or gpu:all: one worker per GPU; gpu:N: every worker on GPU N; a list "
+         "gpu:N,M,... counts as its first GPU: each scan runs on one GPU)",
+         NULL, 0, -1},
         {"jobs", 'j', MR_OPT_INT, &jobs, "J", "scans reconstructed at once (0 = auto)", NULL, 0, 1024},
         {"threads", 't', MR_OPT_INT, &threads, "T", "CPU threads per worker (0 = max(1, cores/jobs))", NULL, 0, 4096},
         {"resume", 0, MR_OPT_FLAG, &resume, NULL, "finish an earlier batch in OUTDIR: redo only unfinished or changed scans",
@@ -109,6 +111,11 @@ int mr_cmd_batch(int argc, char **argv)
         {"reg", 0, MR_OPT_CHOICE, &ctx.recon.reg, "R", "regulariser", regs, 0, -1},
         {"dcf", 0, MR_OPT_CHOICE, &ctx.recon.dcf, "D", "gridding density compensation", dcfs, 0, -1},
         {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
+        {"precision", 0, MR_OPT_PRECISION, &ctx.recon.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
+        {"q-cache", 0, MR_OPT_STRING, &ctx.recon.q_cache, "DIR",
+         "directory of the Q cache shared by the workers: scans with one trajectory compute Q once (default: "
+         "$MRIRECON_CACHE_DIR/q, else ~/.cache/mrirecon/q; off: none; docs/RECON.md)",
+         NULL, 0, -1},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "warnings and errors only, no progress", NULL, 0, -1},
     };

@@ -30,7 +30,7 @@ int mr_cmd_recon(int argc, char **argv)
     mr_recon_opts o;
     mr_recon_opts_default(&o);
     const char *outdir = NULL, *basis = "box";
-    mr_device_sel device = {MR_DEVICE_AUTO, -1};
+    mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
     int verbose = 0, quiet = 0;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
     static const char *const regs[] = {"identity", "gradient", NULL};
@@ -48,7 +48,9 @@ int mr_cmd_recon(int argc, char **argv)
         {"reg", 0, MR_OPT_CHOICE, &o.reg, "R", "regulariser R in lambda ||R x||^2 (gradient: forward differences, Neumann boundary)",
          regs, 0, -1},
         {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
-        {"device", 0, MR_OPT_DEVICE, &device, "D", "where the reconstruction runs (auto: a GPU when one is usable)", NULL, 0, -1},
+        {"device", 0, MR_OPT_DEVICE, &device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
+        {"precision", 0, MR_OPT_PRECISION, &o.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
+        {"q-cache", 0, MR_OPT_STRING, &o.q_cache, "DIR", MR_OPT_HELP_Q_CACHE, NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
         {"sens", 0, MR_OPT_CHOICE, &o.sens, "S",
          "coils: file = SENSE with coil maps (the scan's /kspace/sens or --sens-maps), rss = each coil alone + "
@@ -92,6 +94,9 @@ int mr_cmd_recon(int argc, char **argv)
         return mr_opts_usage(&spec, "missing -o OUTDIR");
     if (o.sens_maps && !strcmp(o.sens, "rss"))
         return mr_opts_usage(&spec, "--sens-maps %s and --sens rss exclude each other", o.sens_maps);
+    if (o.op.precision != MR_PRECISION_AUTO && device.kind == MR_DEVICE_CPU)
+        return mr_opts_usage(&spec, "--precision %s runs on a GPU; with --device cpu only auto",
+                             mr_precision_name(o.op.precision));
     mr_op_opts_set_device(&o.op, device);
     o.op.basis = basis[0] == 'd' ? MR_BASIS_DIRAC : MR_BASIS_BOX;
     o.on_report = print_table;

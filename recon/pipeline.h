@@ -47,6 +47,8 @@ typedef struct {
                            "file" (the scan's /kspace/weights), "analytic" (radial only) */
     double oversample;  /* KB gridding grid oversampling, default 2 */
     int kernel_width;   /* KB kernel width in grid cells, default 6 */
+    const char *q_cache; /* directory of the Q cache (io/q_cache.h); NULL (default): the default directory;
+                            "off": Q is always computed */
     /* Optional (default NULL): called once after a successful run with everything the report
      * files hold (recon/report.h); the report is borrowed for the duration of the call. */
     void (*on_report)(void *ctx, const struct mr_report *report);

@@ -128,6 +128,12 @@ static void json_body(FILE *f, const mr_report *r)
     jf_str(&set, "backend", r->backend);
     const char *cpu_kernels = mr_nudft_kernel_name();
     jf_str(&set, "cpu_kernels", cpu_kernels ? cpu_kernels : "none");
+    jf_str(&set, "precision", r->precision ? r->precision : "auto");
+    if (r->sums[0]) {
+        jf_str(&set, "sums", r->sums);
+        jf_str(&set, "q_source", r->q_source ? r->q_source : "");
+        jf_str(&set, "q_cache", r->q_cache ? r->q_cache : "off");
+    }
     jf_str(&set, "sens", r->sens ? r->sens : "none");
     if (r->sens_source)
         jf_str(&set, "sens_maps", r->sens_source);
@@ -348,6 +354,9 @@ static void md_body(FILE *f, const mr_report *r)
             r->device, r->backend, cpu_kernels ? cpu_kernels : "none", r->threads, r->dcf, r->oversample,
             r->kernel_width, r->sens ? r->sens : "none", r->sens_source ? ": " : "",
             r->sens_source ? r->sens_source : "");
+    if (r->sums[0])
+        fprintf(f, "| precision | %s: %s |\n| Q | %s (cache: %s) |\n", r->precision ? r->precision : "auto", r->sums,
+                r->q_source ? r->q_source : "", r->q_cache ? r->q_cache : "off");
     if (isfinite(r->normal_diag))
         fprintf(f, "| diag(F^H F) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
                 r->lambda / r->normal_diag);

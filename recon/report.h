@@ -49,6 +49,10 @@ typedef struct mr_report {
     int iters, threads, kernel_width;
     double tol, lambda, oversample;
     char backend[128]; /* where CG ran (solver/backend.h), or "cpu" when only gridding ran */
+    const char *precision; /* --precision as asked (solver/linop.h: auto, sfu, tf32x3, fp64) */
+    char sums[128];        /* the engine that computed Q and F^H d (mr_nudft_info.engine_name); "" without CG */
+    const char *q_source;  /* "computed", "computed, stored", "store" (the Q cache); NULL without CG */
+    const char *q_cache;   /* the Q cache directory, or "off"; NULL without CG */
     const char *sens;        /* coil handling: "none" (one coil, no maps), "file" (SENSE), "rss" */
     const char *sens_source; /* "file": where the maps came from (the scan or --sens-maps FILE); else NULL */
     double normal_diag; /* the centre diagonal element of F^H F (scale for lambda); NAN if not computed */
