@@ -276,6 +276,7 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
     snprintf(r->sums, sizeof r->sums, "%s", info.engine_name);
     r->t_plan = info.plan_seconds;
     r->t_fft_plan = info.fft_plan_seconds;
+    r->t_sums_setup = info.engine_seconds;
     c.d = mr_backend_upload(c.be, 2 * M * ncoils, ks->data); /* the data go to the backend once */
     c.b = mr_backend_alloc(c.be, n);
     c.x = mr_backend_alloc(c.be, n);

@@ -150,6 +150,7 @@ static void json_body(FILE *f, const mr_report *r)
     jf_num(&t, "q", r->t_q);
     jf_num(&t, "plan", r->t_plan);
     jf_num(&t, "fft_plan", r->t_fft_plan);
+    jf_num(&t, "sums_setup", r->t_sums_setup);
     jf_num(&t, "device_init", r->t_device_init);
     jf_num(&t, "fhd", r->t_fhd);
     jf_num(&t, "solve", r->t_solve);

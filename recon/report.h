@@ -61,6 +61,7 @@ typedef struct mr_report {
     double t_read, t_op_create, t_q, t_plan, t_fhd, t_solve, t_dcf, t_gridding, t_write, t_total;
     double t_device_init; /* CG on a GPU: making the device usable (CUDA context); part of t_op_create */
     double t_fft_plan;    /* FFT planning (FFTW or cuFFT) and the kernel spectrum; part of t_plan */
+    double t_sums_setup;  /* making the engine of the exact sums (cuBLAS, plans); part of t_plan */
     long peak_rss_kib; /* getrusage ru_maxrss at the end of the run */
 
     /* pictures */

@@ -154,6 +154,7 @@ typedef struct {
     double q_seconds;    /* obtaining Q: computed, or read from the store (0 without fast_normal) */
     double plan_seconds; /* everything else in create: copies, uploads, Phi, the kernel spectrum, FFT plans */
     double fft_plan_seconds; /* of which: FFT planning (FFTW or cuFFT) */
+    double engine_seconds;   /* of which: making the engine of the sums (GPU: loading cuBLAS, plans, peer access) */
     int64_t q_pairs;     /* (voxel, sample) pairs of the Q sum */
     mr_precision engine; /* the engine that ran (AUTO resolved; AUTO itself on the host) */
     char engine_name[128]; /* "cpu avx2 kernels", "gpu tf32x3 (tensor-core GEMM, split TF32)", ... */

@@ -389,7 +389,9 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
         s[k] = (float)(sqrt(w) * phi * inv_n);
         qw[k] = (float)(w * phi * phi * inv_n * inv_n);
     }
+    const double t_engine = mr_now();
     st = make_engine(d, traj, &o, info);
+    info->engine_seconds = mr_now() - t_engine;
     if (st != MR_OK) {
     } else if (d->gctx) {
         if (!(d->s = mr_backend_upload(be, m, s)) || !(d->a = mr_backend_alloc(be, m)))
