@@ -23,10 +23,11 @@
 #endif
 
 #define QC_MAGIC "MRQCACHE"
-#define QC_FORMAT 1
+#define QC_FORMAT 2 /* 2: the payload checksum is a hash of the hashes of its pieces */
 #define QC_ENDIAN 0x01020304
 #define QC_CHUNK (4u << 20) /* bytes read or hashed at a time */
 #define QC_STALE_TMP_S 3600
+#define QC_THREADS 16 /* at most, reading and checking an entry */
 
 /* ---- a 64-bit streaming hash (the xxHash64 construction: four lanes of multiply-rotate rounds, then an
  * avalanche), fast enough to check 134 MB in a few tens of milliseconds ------------------------------- */
@@ -143,6 +144,114 @@ static uint64_t hash_of(const void *data, size_t n, uint64_t seed)
     return hash_final(&h);
 }
 
+/* ---- the payload checksum: a hash of the hashes of its pieces (QC_CHUNK bytes each, never across the
+ * boundary of the key data and Q), so that reading and checking run on all cores ------------------------ */
+
+typedef struct {
+    char *mem;    /* where the piece is (or goes) in memory */
+    uint64_t off; /* its offset in the file */
+    size_t n;
+} qc_piece;
+
+/* The pieces of a payload: key data (key_bytes at key_mem) then Q (q_bytes at q_mem), from file offset
+ * base. *pieces malloc'd (NULL when out of memory); returns the count. */
+static int payload_pieces(char *key_mem, size_t key_bytes, char *q_mem, size_t q_bytes, uint64_t base,
+                          qc_piece **pieces)
+{
+    const int n = (int)((key_bytes + QC_CHUNK - 1) / QC_CHUNK + (q_bytes + QC_CHUNK - 1) / QC_CHUNK);
+    qc_piece *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    *pieces = p;
+    if (!p)
+        return 0;
+    int i = 0;
+    char *mem[2] = {key_mem, q_mem};
+    const size_t len[2] = {key_bytes, q_bytes};
+    uint64_t off = base;
+    for (int r = 0; r < 2; r++)
+        for (size_t o = 0; o < len[r]; o += QC_CHUNK, i++) {
+            p[i].mem = mem[r] + o;
+            p[i].off = off + o;
+            p[i].n = len[r] - o < QC_CHUNK ? len[r] - o : QC_CHUNK;
+            if (o + p[i].n == len[r])
+                off += len[r];
+        }
+    return i;
+}
+
+/* Read (or write) all n bytes, through short transfers and EINTR, at file offset off (pread/pwrite), or at
+ * the file position when off < 0: 0, or -1. */
+static int transfer(int fd, void *buf, size_t n, int writing, int64_t off)
+{
+    char *p = buf;
+    while (n > 0) {
+        const size_t step = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        ssize_t r;
+        if (off >= 0)
+            r = writing ? pwrite(fd, p, step, (off_t)off) : pread(fd, p, step, (off_t)off);
+        else
+            r = writing ? write(fd, p, step) : read(fd, p, step);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+        if (off >= 0)
+            off += r;
+    }
+    return 0;
+}
+
+static int read_full(int fd, void *buf, size_t n) { return transfer(fd, buf, n, 0, -1); }
+static int write_full(int fd, const void *buf, size_t n) { return transfer(fd, (void *)buf, n, 1, -1); }
+
+/* The pieces read (fd >= 0: pread at their offsets) and hashed by several threads: a piece index taken
+ * from next at a time. Plain pthreads, not OpenMP: a process forked after using the cache (the workers
+ * of `batch`) must be able to use it again, which GNU OpenMP's thread pool does not survive. */
+typedef struct {
+    const qc_piece *pc;
+    int np, fd;
+    uint64_t *ph;
+    int next, bad; /* atomics */
+} qc_hash_work;
+
+static void *hash_worker(void *arg)
+{
+    qc_hash_work *w = arg;
+    for (;;) {
+        const int i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (i >= w->np || __atomic_load_n(&w->bad, __ATOMIC_RELAXED))
+            return NULL;
+        const qc_piece *p = &w->pc[i];
+        if (w->fd >= 0 && transfer(w->fd, p->mem, p->n, 0, (int64_t)p->off) != 0)
+            __atomic_store_n(&w->bad, 1, __ATOMIC_RELAXED);
+        else
+            w->ph[i] = hash_of(p->mem, p->n, (uint64_t)i);
+    }
+}
+
+/* The payload checksum of np pieces. fd >= 0: each piece is read from the file first, on up to
+ * QC_THREADS threads (a hit waits for this); fd < 0: the pieces are in memory, hashed on this thread
+ * (the background writer). 0 with *out, or -1 when out of memory or a read failed. */
+static int pieces_hash(const qc_piece *pc, int np, int fd, uint64_t *out)
+{
+    qc_hash_work w = {pc, np, fd, malloc((size_t)(np > 0 ? np : 1) * sizeof(uint64_t)), 0, 0};
+    if (!w.ph)
+        return -1;
+    pthread_t th[QC_THREADS];
+    int nth = 0;
+    long cores = fd >= 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    while (nth + 1 < QC_THREADS && nth + 1 < cores && nth + 1 < np && pthread_create(&th[nth], NULL, hash_worker, &w) == 0)
+        nth++;
+    hash_worker(&w);
+    for (int t = 0; t < nth; t++)
+        pthread_join(th[t], NULL);
+    if (!w.bad)
+        *out = hash_of(w.ph, (size_t)np * sizeof *w.ph, 11);
+    free(w.ph);
+    return w.bad ? -1 : 0;
+}
+
 /* ---- the file format ------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -221,6 +330,9 @@ typedef struct {
 
 struct mr_q_cache {
     mr_q_store store; /* first: the interface */
+    pthread_mutex_t mu; /* the object is used from the operator's threads: load, save, stats, close */
+    pthread_cond_t cv;
+    int pending;        /* loads that missed and whose save has not come yet: other loads wait for them */
     char dir[4096];
     int64_t max_bytes;
     int lock_fd;              /* held after a miss until its save */
@@ -270,26 +382,6 @@ mr_status mr_q_cache_default_dir(char *buf, size_t size)
 }
 
 /* ---- reading ------------------------------------------------------------------------------------------ */
-
-/* read (or write) all n bytes, through short transfers and EINTR: 0, or -1 */
-static int transfer(int fd, void *buf, size_t n, int writing)
-{
-    char *p = buf;
-    while (n > 0) {
-        const size_t step = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        const ssize_t r = writing ? write(fd, p, step) : read(fd, p, step);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int read_full(int fd, void *buf, size_t n) { return transfer(fd, buf, n, 0); }
-static int write_full(int fd, const void *buf, size_t n) { return transfer(fd, (void *)buf, n, 1); }
 
 static int reject(mr_q_cache *c, const char *path, const char *why)
 {
@@ -343,38 +435,30 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
         mr_log(MR_LOG_DEBUG, "Q cache: %s holds another key (hash collision): a miss", path);
         goto done;
     }
-    /* the key's data compared in full and hashed, then Q itself straight into q, hashed */
-    chunk = malloc(QC_CHUNK);
-    if (!chunk)
+    /* the payload read and hashed piece by piece on all cores: the key's data into a buffer (compared in
+     * full below), Q straight into q */
+    const size_t key_bytes = (size_t)k->m * 4 * sizeof(float), qb = (size_t)key_nq(k) * 2 * sizeof(float);
+    chunk = malloc(key_bytes);
+    qc_piece *pc = NULL;
+    const int np = chunk ? payload_pieces((char *)chunk, key_bytes, (char *)q, qb, sizeof hd, &pc) : 0;
+    if (!pc) {
+        mr_log(MR_LOG_WARN, "Q cache: no memory to read %s: a miss", path);
         goto done;
-    qc_hash h;
-    hash_init(&h, 11);
-    const void *parts[2] = {k->traj, k->qw};
-    const size_t sizes[2] = {(size_t)k->m * 3 * sizeof(float), (size_t)k->m * sizeof(float)};
-    for (int i = 0; i < 2; i++)
-        for (size_t off = 0; off < sizes[i]; off += QC_CHUNK) {
-            const size_t n = sizes[i] - off < QC_CHUNK ? sizes[i] - off : QC_CHUNK;
-            if (read_full(fd, chunk, n) != 0) {
-                reject(c, path, "a read failed");
-                goto done;
-            }
-            hash_update(&h, chunk, n);
-            if (memcmp(chunk, (const char *)parts[i] + off, n) != 0) { /* its name is this key's hash */
-                reject(c, path, "the stored trajectory or weights differ from the key (corrupt)");
-                goto done;
-            }
-        }
-    const size_t qb = (size_t)key_nq(k) * 2 * sizeof(float);
-    for (size_t off = 0; off < qb; off += QC_CHUNK) {
-        const size_t n = qb - off < QC_CHUNK ? qb - off : QC_CHUNK;
-        if (read_full(fd, (char *)q + off, n) != 0) {
-            reject(c, path, "a read failed");
-            goto done;
-        }
-        hash_update(&h, (char *)q + off, n);
     }
-    if (hash_final(&h) != hd.payload_hash) {
+    uint64_t payload_hash = 0;
+    const int bad = pieces_hash(pc, np, fd, &payload_hash);
+    free(pc);
+    if (bad) {
+        reject(c, path, "a read failed or no memory to check it");
+        goto done;
+    }
+    if (payload_hash != hd.payload_hash) {
         reject(c, path, "the checksum of the data does not match (corrupt)");
+        goto done;
+    }
+    if (memcmp(chunk, k->traj, (size_t)k->m * 3 * sizeof(float)) != 0 ||
+        memcmp((float *)chunk + 3 * k->m, k->qw, (size_t)k->m * sizeof(float)) != 0) {
+        mr_log(MR_LOG_DEBUG, "Q cache: %s holds another trajectory or weights (hash collision): a miss", path);
         goto done;
     }
     ok = 1;
@@ -430,30 +514,49 @@ static int take_lock(mr_q_cache *c, const uint64_t kh[2], int *out)
 
 static void join_writer(mr_q_cache *c);
 
+/* With c->mu held: wait while a Q of this process is being computed (its save may be of this very key,
+ * often from another thread: the NUDFT operator's background saver). A save that never comes (a caller
+ * that broke the load/save contract) is waited for MR_Q_CACHE_WAIT_S seconds, then given up. */
+static void wait_pending(mr_q_cache *c)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += MR_Q_CACHE_WAIT_S;
+    while (c->pending > 0)
+        if (pthread_cond_timedwait(&c->cv, &c->mu, &until) == ETIMEDOUT && c->pending > 0) {
+            mr_log(MR_LOG_WARN, "Q cache: waited %d s for the store of a Q computed in this process; going on",
+                   MR_Q_CACHE_WAIT_S);
+            c->pending = 0;
+        }
+}
+
 static int qc_load(mr_q_store *s, const mr_q_key *k, float *q)
 {
     mr_q_cache *c = (mr_q_cache *)s;
+    pthread_mutex_lock(&c->mu);
+    wait_pending(c);
     join_writer(c); /* this process's own last entry is complete (and its lock released) */
     unlock(&c->lock_fd);
     uint64_t kh[2];
     key_hash(k, kh);
     struct stat seen;
     memset(&seen, 0, sizeof seen);
-    if (read_entry(c, k, kh, q, &seen)) {
-        c->stats.hits++;
-        return 1;
-    }
-    int fd = -1;
-    if (take_lock(c, kh, &fd) && read_entry(c, k, kh, q, &seen)) { /* computed meanwhile by the holder */
+    int fd = -1, hit = read_entry(c, k, kh, q, &seen);
+    if (!hit && take_lock(c, kh, &fd) && read_entry(c, k, kh, q, &seen)) { /* computed meanwhile by the holder */
         unlock(&fd);
-        c->stats.hits++;
-        return 1;
+        hit = 1;
     }
-    c->lock_fd = fd;
-    c->lock_hash[0] = kh[0];
-    c->lock_hash[1] = kh[1];
-    c->stats.misses++;
-    return 0;
+    if (hit) {
+        c->stats.hits++;
+    } else {
+        c->lock_fd = fd;
+        c->lock_hash[0] = kh[0];
+        c->lock_hash[1] = kh[1];
+        c->stats.misses++;
+        c->pending++;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return hit;
 }
 
 /* ---- writing ------------------------------------------------------------------------------------------ */
@@ -556,13 +659,14 @@ static int64_t evict(const char *dir, int64_t max_bytes, const char *keep)
 static void *write_job(void *arg)
 {
     qc_job *j = arg;
-    qc_hash h;
-    hash_init(&h, 11);
-    hash_update(&h, j->key_data, j->key_bytes);
-    hash_update(&h, j->q, j->q_bytes);
-    j->hd.payload_hash = hash_final(&h);
+    qc_piece *pc = NULL;
+    const int np = payload_pieces((char *)j->key_data, j->key_bytes, (char *)j->q, j->q_bytes, 0, &pc);
+    const int hashed = pc && pieces_hash(pc, np, -1, &j->hd.payload_hash) == 0;
+    free(pc);
     j->hd.header_hash = hash_of(&j->hd, offsetof(qc_header, header_hash), 7);
-    const int fd = mkstemp(j->tmp);
+    if (!hashed)
+        errno = ENOMEM;
+    const int fd = hashed ? mkstemp(j->tmp) : -1;
     int ok = fd >= 0 && write_full(fd, &j->hd, sizeof j->hd) == 0 && write_full(fd, j->key_data, j->key_bytes) == 0 &&
              write_full(fd, j->q, j->q_bytes) == 0;
     if (fd >= 0) {
@@ -601,9 +705,21 @@ static void join_writer(mr_q_cache *c)
     c->job = NULL;
 }
 
+static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q);
+
 static void qc_save(mr_q_store *s, const mr_q_key *k, float *q)
 {
     mr_q_cache *c = (mr_q_cache *)s;
+    pthread_mutex_lock(&c->mu);
+    save_locked(c, k, q);
+    if (c->pending > 0)
+        c->pending--;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
+{
     join_writer(c);
     uint64_t kh[2];
     key_hash(k, kh);
@@ -700,6 +816,8 @@ mr_status mr_q_cache_open(mr_q_cache **out, const char *dir, int64_t max_bytes)
         return mr_error(MR_ENOMEM, "Q cache: out of memory");
     c->store.load = qc_load;
     c->store.save = qc_save;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
     snprintf(c->dir, sizeof c->dir, "%s", dir);
     c->max_bytes = max_bytes;
     c->lock_fd = -1;
@@ -712,15 +830,21 @@ const char *mr_q_cache_dir(const mr_q_cache *c) { return c ? c->dir : ""; }
 
 void mr_q_cache_get_stats(mr_q_cache *c, mr_q_cache_stats *s)
 {
+    pthread_mutex_lock(&c->mu);
     join_writer(c);
     *s = c->stats;
+    pthread_mutex_unlock(&c->mu);
 }
 
 void mr_q_cache_close(mr_q_cache *c)
 {
     if (!c)
         return;
+    pthread_mutex_lock(&c->mu);
     join_writer(c);
     unlock(&c->lock_fd);
+    pthread_mutex_unlock(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
     free(c);
 }

@@ -14,7 +14,8 @@
  * wrong Q. A hit returns exactly the bits that were stored.
  *
  * Integrity: a header (magic, format version, sizes, key, the program version) protected by its own
- * 64-bit hash, and a 64-bit hash of the payload. A file of the wrong size (truncated), with a bad header
+ * 64-bit hash, and a 64-bit checksum of the payload (a hash of the 64-bit hashes of its 4 MiB pieces, so
+ * that a hit reads and checks the file on all cores). A file of the wrong size (truncated), with a bad header
  * or a payload that does not match its hash is ignored with a warning (never used) and replaced by the
  * next store of that key.
  *
@@ -31,8 +32,12 @@
  * least recently used entries (mtime, refreshed on every hit) are removed until the rest fits. A Q larger
  * than the limit is not stored. Temporary files older than an hour (a crashed writer) are removed then too.
  *
- * Ownership: mr_q_cache_open's object belongs to the caller (mr_q_cache_close). Not thread-safe: one
- * thread uses a cache object at a time (its background writer is internal). */
+ * Ownership: mr_q_cache_open's object belongs to the caller (mr_q_cache_close, after every save: free
+ * the NUDFT operators that use it first). Its functions may be called from several threads (the NUDFT
+ * operator saves a computed Q from a background thread); every load that misses must be followed by one
+ * save (NULL when Q could not be made), and while it has not come other loads of this object wait for it
+ * (at most MR_Q_CACHE_WAIT_S seconds). Nothing here fails a reconstruction: a cache that cannot be read
+ * or written is a miss or a skipped store, with a warning. */
 #ifndef MR_Q_CACHE_H
 #define MR_Q_CACHE_H
 

@@ -2,7 +2,8 @@
 # The Q cache and --precision from the command line (io/q_cache.h, docs/RECON.md "The Q cache"):
 #   - recon twice with --q-cache DIR: the first computes Q and stores it, the second reads it (report.json
 #     says so) and its image is bit-identical; --q-cache off computes Q and says so;
-#   - a damaged entry is ignored with a warning, Q computed again (same image) and the entry replaced;
+#   - a damaged or truncated entry is ignored with a warning, Q computed again (same image) and the entry
+#     replaced; a cache directory that cannot be made is a warning, never a failed reconstruction;
 #   - batch with two scans of one trajectory on two workers at once: Q is computed once and read once;
 #   - --precision: a GPU engine with --device cpu is a usage error (2); without a GPU, --device auto is a
 #     run-time error (1) naming the precision.
@@ -40,6 +41,20 @@ check "damaged entry not used: Q computed again" test "$(source_of "$dir/r4")" =
 check "image still bit-identical" "$icmp" "$dir/r1/image_cg.h5" "$dir/r4/image_cg.h5"
 expect 0 "recon after the repair" -- "$bin" recon "$dir/s1.h5" -o "$dir/r5" --q-cache "$dir/qc" --threads 2
 check "the entry was replaced" test "$(source_of "$dir/r5")" = "store"
+
+# a truncated entry: ignored with a warning, Q computed again and the entry replaced
+truncate -s $(($(stat -c %s "$entry") / 2)) "$entry"
+expect 0 "recon with a truncated entry" -- "$bin" recon "$dir/s1.h5" -o "$dir/r8" --q-cache "$dir/qc" --threads 2
+check "warning: truncated" grep -q "Q cache: $entry: .*truncated" "$dir/err"
+check "truncated entry not used" test "$(source_of "$dir/r8")" = "computed, stored"
+check "image bit-identical after the truncated entry" "$icmp" "$dir/r1/image_cg.h5" "$dir/r8/image_cg.h5"
+
+# a cache that cannot be used never fails the reconstruction
+touch "$dir/notadir"
+expect 0 "recon with an unusable cache directory" -- "$bin" recon "$dir/s1.h5" -o "$dir/r9" --q-cache "$dir/notadir/qc" \
+  --threads 2
+check "warning names the directory" grep -q "Q cache: cannot use the directory $dir/notadir/qc" "$dir/err"
+check "Q computed without the cache" test "$(source_of "$dir/r9")" = "computed"
 
 # batch: both scans at once on two workers share one Q
 expect 0 "batch of two scans with one trajectory" -- "$bin" batch "$dir/s1.h5" "$dir/s2.h5" -o "$dir/b" --jobs 2 \

@@ -6,10 +6,16 @@
  *   - writers are atomic and concurrent processes agree: 4 forked processes storing and loading two keys
  *     only ever see complete, correct entries and leave no temporary files; a process missing a key
  *     that another process is computing waits for it and reads its entry instead of computing it;
+ *   - an entry of several checksum pieces (4 MiB each): a hit is bit-identical, and a changed byte in a
+ *     middle piece, two whole pieces of Q swapped, and a cut at a piece boundary are each rejected;
+ *   - threads of one process sharing one cache object: a load of a key whose save another thread still
+ *     owes waits for it and hits (Q computed once), as with the GPU operator's background saver;
+ *   - a cache that cannot be written does not fail the operator (a warning; the same Q);
  *   - the size limit evicts the least recently used entry; a Q larger than the limit is not stored;
  *   - the default directory follows MRIRECON_CACHE_DIR (and "off").
  * Fresh random keys each run (seeded, printed). */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -172,6 +178,111 @@ static void hits_and_misses(const char *dir)
     printf("rejected %lld, hits %lld, misses %lld, stores %lld\n", (long long)st1.rejected, (long long)st1.hits,
            (long long)st1.misses, (long long)st1.stores);
     CHECK(st1.rejected - st0.rejected == 5);
+    free_key(&t);
+    mr_q_cache_close(c);
+}
+
+/* An entry of several checksum pieces: read on several threads, each piece's place is checked. */
+static void large_entry(const char *dir)
+{
+    mr_q_cache *c = NULL;
+    CHECK_OK(mr_q_cache_open(&c, dir, 0));
+    if (!c)
+        return;
+    mr_q_store *s = mr_q_cache_store(c);
+    test_key t;
+    make_key(&t, 640, 640, 3001, "large"); /* Q: 1280 x 1280 complex floats, 13 MB: 4 pieces of Q */
+    CHECK(store_key(s, &t) == 0);
+    CHECK(load_key(s, &t) == 1);
+    char path[4300];
+    CHECK_OK(mr_q_cache_path(c, &t.k, path, sizeof path));
+    const int64_t size = file_size(path);
+    const long piece = 4L << 20, qstart = (long)(size - t.nq * 8);
+    printf("large entry: %lld bytes, Q from byte %ld\n", (long long)size, qstart);
+    mr_q_cache_stats st0, st1;
+    mr_q_cache_get_stats(c, &st0);
+    /* one byte in the middle of the second piece of Q */
+    poke(path, qstart + piece + piece / 2);
+    CHECK(store_key(s, &t) == 0);
+    CHECK(load_key(s, &t) == 1);
+    /* the first two pieces of Q swapped: each piece hashes right, but not at its place */
+    FILE *f = fopen(path, "r+b");
+    char *a = malloc((size_t)piece), *b = malloc((size_t)piece);
+    CHECK(f && a && b);
+    if (f && a && b) {
+        CHECK(fseek(f, qstart, SEEK_SET) == 0 && fread(a, 1, (size_t)piece, f) == (size_t)piece &&
+              fread(b, 1, (size_t)piece, f) == (size_t)piece);
+        CHECK(fseek(f, qstart, SEEK_SET) == 0 && fwrite(b, 1, (size_t)piece, f) == (size_t)piece &&
+              fwrite(a, 1, (size_t)piece, f) == (size_t)piece);
+    }
+    if (f)
+        fclose(f);
+    free(a);
+    free(b);
+    CHECK(store_key(s, &t) == 0);
+    CHECK(load_key(s, &t) == 1);
+    /* cut at a piece boundary */
+    CHECK(truncate(path, qstart + 2 * piece) == 0);
+    CHECK(store_key(s, &t) == 0);
+    CHECK(load_key(s, &t) == 1);
+    mr_q_cache_get_stats(c, &st1);
+    printf("large entry: rejected %lld\n", (long long)(st1.rejected - st0.rejected));
+    CHECK(st1.rejected - st0.rejected == 3);
+    free_key(&t);
+    mr_q_cache_close(c);
+}
+
+/* Threads of one process and one cache object: the save of a miss comes from another thread (as the GPU
+ * operator's background saver does) while a third thread loads the same key. */
+typedef struct {
+    mr_q_store *s;
+    const test_key *t;
+    int hit;
+} thread_arg;
+
+static void *late_save(void *p)
+{
+    thread_arg *a = p;
+    const struct timespec ts = {0, 300 * 1000 * 1000}; /* copying Q back from the device */
+    nanosleep(&ts, NULL);
+    a->s->save(a->s, &a->t->k, copy_q(a->t));
+    return NULL;
+}
+
+static void *second_load(void *p)
+{
+    thread_arg *a = p;
+    a->hit = load_key(a->s, a->t);
+    return NULL;
+}
+
+static void threads(const char *dir)
+{
+    mr_q_cache *c = NULL;
+    CHECK_OK(mr_q_cache_open(&c, dir, 0));
+    if (!c)
+        return;
+    mr_q_store *s = mr_q_cache_store(c);
+    test_key t;
+    make_key(&t, 30, 22, 700, "threads");
+    float *out = malloc((size_t)t.nq * 2 * sizeof(float));
+    CHECK(s->load(s, &t.k, out) == 0); /* this thread computes Q; another one saves it */
+    thread_arg sv = {s, &t, 0}, ld = {s, &t, -1};
+    pthread_t th[2];
+    const double t0 = mr_now();
+    CHECK(pthread_create(&th[0], NULL, late_save, &sv) == 0);
+    CHECK(pthread_create(&th[1], NULL, second_load, &ld) == 0);
+    pthread_join(th[0], NULL);
+    pthread_join(th[1], NULL);
+    const double waited = mr_now() - t0;
+    mr_q_cache_stats st;
+    mr_q_cache_get_stats(c, &st);
+    printf("threads: the second load waited %.3f s and %s; hits %lld, misses %lld, stores %lld\n", waited,
+           ld.hit == 1 ? "hit" : "missed", (long long)st.hits, (long long)st.misses, (long long)st.stores);
+    CHECK(ld.hit == 1);
+    CHECK(st.misses == 1 && st.hits == 1 && st.stores == 1);
+    CHECK_GE("seconds the second load waited for the save", waited, 0.25);
+    free(out);
     free_key(&t);
     mr_q_cache_close(c);
 }
@@ -342,6 +453,29 @@ static void operator_store(const char *dir)
         mr_linop_free(op);
     }
     CHECK(memcmp(y[0], y[1], (size_t)n * 2 * sizeof(float)) == 0);
+    /* Q computed again without the store, and with a cache that cannot be written (its directory replaced
+     * by a file): the operator works, and applies bit-identically to the one from the stored Q */
+    w[5] /= 2.0f;
+    char cmd[8500];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && touch '%s'", dir, dir);
+    CHECK(system(cmd) == 0);
+    mr_q_store *stores[2] = {NULL, o.q_store};
+    mr_log(MR_LOG_INFO, "test: a warning that the cache cannot be written comes next");
+    for (int i = 0; i < 2; i++) {
+        o.q_store = stores[i];
+        mr_linop *op = NULL;
+        mr_nudft_info info;
+        float *z = malloc((size_t)n * 2 * sizeof(float));
+        CHECK_OK(mr_linop_nudft_create(&op, be, matrix, traj, m, w, 1, &o, &info));
+        CHECK_OK(mr_linop_normal(op, x, z));
+        printf("operator %s: Q %s\n", i ? "with an unwritable cache" : "without a store", info.q_source);
+        CHECK(memcmp(y[1], z, (size_t)n * 2 * sizeof(float)) == 0);
+        mr_linop_free(op);
+        free(z);
+    }
+    mr_q_cache_stats qs;
+    mr_q_cache_get_stats(c, &qs);
+    CHECK(qs.stores == 2); /* the two before; none in the file */
     /* a GPU precision on the host is refused */
     o.precision = MR_PRECISION_TF32X3;
     mr_linop *op = NULL;
@@ -378,13 +512,15 @@ int main(void)
 {
     rng = test_seed();
     const char *tmp = test_tmpdir("q_cache");
-    char dir[4][4200];
-    for (int i = 0; i < 4; i++)
+    char dir[6][4200];
+    for (int i = 0; i < 6; i++)
         snprintf(dir[i], sizeof dir[i], "%s/cache%d", tmp, i);
     hits_and_misses(dir[0]);
     eviction(dir[1]);
     concurrent(dir[2]);
     operator_store(dir[3]);
+    large_entry(dir[4]);
+    threads(dir[5]);
     default_dir();
     return test_finish("test_q_cache");
 }
