@@ -888,18 +888,27 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
         (st = MR_CU(cudaEventCreate(&p->ev0))) != MR_OK || (st = MR_CU(cudaEventCreate(&p->ev1))) != MR_OK ||
         (st = MR_CU(cudaMalloc((void **)&p->d_traj, (size_t)m * 3 * sizeof(float)))) != MR_OK ||
         (st = MR_CU(cudaMemcpy(p->d_traj, traj, (size_t)m * 3 * sizeof(float), cudaMemcpyHostToDevice))) != MR_OK ||
-        (st = MR_CB(mr_cb.create(&p->cb))) != MR_OK ||
         (st = mr_mma_attributes()) != MR_OK) {
         mr_gemm_destroy(p);
         return st;
     }
     p->s = p->own;
-    if ((st = MR_CB(mr_cb.set_stream(p->cb, p->s))) != MR_OK) {
-        mr_gemm_destroy(p);
-        return st;
-    }
     *out = p;
     return MR_OK;
+}
+
+/* The cuBLAS handle, made on first use: the MMA adjoint of complex weights (F^H d) needs none, so a run
+ * that takes Q from the cache never creates one. */
+static mr_status mr_handle(mr_gemm_plan *p)
+{
+    mr_status st = MR_OK;
+    if (!p->cb && (st = MR_CB(mr_cb.create(&p->cb))) != MR_OK)
+        p->cb = NULL;
+    if (st == MR_OK && (st = MR_CB(mr_cb.set_stream(p->cb, p->s))) != MR_OK) {
+        (void)mr_cb.destroy(p->cb);
+        p->cb = NULL;
+    }
+    return st;
 }
 
 mr_status mr_gemm_set_stream(mr_gemm_plan *p, void *stream)
@@ -910,7 +919,7 @@ mr_status mr_gemm_set_stream(mr_gemm_plan *p, void *stream)
     if (st != MR_OK)
         return st;
     p->s = stream ? (cudaStream_t)stream : p->own;
-    return MR_CB(mr_cb.set_stream(p->cb, p->s));
+    return p->cb ? MR_CB(mr_cb.set_stream(p->cb, p->s)) : MR_OK;
 }
 
 double mr_gemm_last_ms(const mr_gemm_plan *p) { return p ? p->last_ms : 0.0; }
@@ -1243,6 +1252,9 @@ static mr_status mr_adjoint_cublas(mr_gemm_plan *p, const mr_grid *g, const mr_t
     const int64_t ncols = cp->ntiles * MR_BC;
     const int nrows = t->nrows;
     const size_t es = dbl ? sizeof(double) : sizeof(float);
+    mr_status st = mr_handle(p);
+    if (st != MR_OK)
+        return st;
     /* per column: D (double) rows; per (column, sample): L (1 or 2 copies) */
     int64_t pc = mr_pass_columns(p, (size_t)t->nrows_pad * 2 * sizeof(double) + (size_t)2 * 8192 * es * (dbl ? 1 : 2),
                                  0, ncols);
@@ -1251,7 +1263,6 @@ static mr_status mr_adjoint_cublas(mr_gemm_plan *p, const mr_grid *g, const mr_t
     int64_t kc = mr_chunk_samples(p, per_sample, dbl ? 8192 : 4096);
     if (!dbl)
         kc = kc < MR_CUBLAS_SUB ? MR_CUBLAS_SUB : kc / MR_CUBLAS_SUB * MR_CUBLAS_SUB;
-    mr_status st;
     if ((st = mr_dbuf_reserve(&p->ws[MR_WS_ACC], (size_t)pc * 2 * t->nrows_pad * sizeof(double))) != MR_OK ||
         (st = mr_dbuf_reserve(&p->ws[MR_WS_L], (size_t)2 * pc * kc * es)) != MR_OK)
         return st;
@@ -1321,13 +1332,16 @@ static mr_status mr_adjoint_edge(mr_gemm_plan *p, const mr_grid *g, const float 
 {
     if (cp->nedge_x == 0 || cp->necols == 0)
         return MR_OK;
+    mr_status st = mr_handle(p);
+    if (st != MR_OK)
+        return st;
     const int ny = (int)g->n[1], nq = cp->nq;
     int *qz = (int *)malloc((size_t)nq * sizeof(int));
     if (!qz)
         return mr_error(MR_ENOMEM, "GPU GEMM: out of host memory");
     for (int i = 0; i < nq; i++)
         qz[i] = (int)planes[cp->qslot[i]];
-    mr_status st = mr_upload(p, MR_WS_EQ, qz, (size_t)nq * sizeof(int));
+    st = mr_upload(p, MR_WS_EQ, qz, (size_t)nq * sizeof(int));
     free(qz);
     if (st != MR_OK || (st = mr_upload(p, MR_WS_ECOLS, cp->ecols, (size_t)cp->necols * sizeof(int4))) != MR_OK)
         return st;
@@ -1469,7 +1483,7 @@ mr_status mr_gemm_forward_dev(mr_gemm_plan *p, const mr_grid *g, mr_gemm_precisi
     if (m0 < 0 || m1 <= m0 || m1 > p->m)
         return mr_error(MR_EINVAL, "mr_gemm_forward: samples [%lld, %lld) outside [0, %lld)", (long long)m0,
                         (long long)m1, (long long)p->m);
-    if ((st = mr_begin(p)) != MR_OK)
+    if ((st = mr_begin(p)) != MR_OK || (st = mr_handle(p)) != MR_OK)
         return st;
     const int dbl = prec == MR_GEMM_FP64;
     mr_tables *t = NULL;

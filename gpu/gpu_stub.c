@@ -210,3 +210,11 @@ void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t) { (void)t; }
 double mr_gpu_toeplitz_plan_seconds(const mr_gpu_toeplitz *t) { return (void)t, 0.0; }
 
 mr_status mr_gpu_fft_load(void) { return no_cuda(); }
+
+void mr_gpu_preload_libraries(void) {}
+
+mr_status mr_gpu_fetch(int device, float *host_dst, const float *dev_src, int64_t nfloats)
+{
+    (void)device, (void)host_dst, (void)dev_src, (void)nfloats;
+    return no_cuda();
+}

@@ -129,6 +129,7 @@ mr_status mr_device_resolve_gpus(mr_device_sel sel, int *gpus, int *n)
     }
     memcpy(gpus, want, (size_t)nw * sizeof *want);
     *n = nw;
+    mr_gpu_preload_libraries(); /* cuFFT and cuBLAS load while the context is made and the scan is read */
     return MR_OK;
 }
 

@@ -58,7 +58,8 @@ void mr_device_format(mr_device_sel sel, char *buf, size_t size);
 mr_status mr_device_resolve(mr_device_sel sel, int *gpu);
 /* The same, with every GPU that shares the exact sums: gpus[0] = *gpu from mr_device_resolve, then
  * the other GPUs of gpu:all (ascending) or of the list (in order); *n = 0 for the host, 1 for one
- * GPU. gpus holds MR_DEVICE_MAX_GPUS entries. */
+ * GPU. gpus holds MR_DEVICE_MAX_GPUS entries. When it picks a GPU it starts loading the GPU libraries
+ * (cuFFT, cuBLAS) in the background (gpu/gpu_ops.h mr_gpu_preload_libraries). */
 mr_status mr_device_resolve_gpus(mr_device_sel sel, int *gpus, int *n);
 
 typedef struct mr_backend mr_backend;

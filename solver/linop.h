@@ -126,7 +126,8 @@ typedef struct {
 /* A store for Q across runs (io/q_cache.h implements it on disk). The operator calls load before it
  * computes Q and, after a miss, save with what it computed: between the two the store may hold a lock
  * (so that another process waiting for the same Q takes it from the store instead of computing it too),
- * so every miss is followed by exactly one save. */
+ * so every miss is followed by exactly one save, possibly from another thread (the GPU operator saves
+ * from a background thread); a store used by several threads makes load and save thread-safe. */
 typedef struct mr_q_store mr_q_store;
 struct mr_q_store {
     /* 1 and q ([mr_grid_size(mr_grid_q(matrix))][2] host floats) filled on a hit; 0 on a miss (a broken
@@ -145,7 +146,9 @@ typedef struct {
                         it selects the SFU engine's constant-memory rung; ignored by the GEMM engines,
                         whose tables are exact anyway. Default 0 */
     mr_precision precision; /* default MR_PRECISION_AUTO; a GPU precision on a host backend is MR_EINVAL */
-    mr_q_store *q_store;    /* NULL (default): Q is always computed; borrowed for create */
+    mr_q_store *q_store;    /* NULL (default): Q is always computed. Borrowed until the operator is freed:
+                               on a GPU a computed Q is copied back and saved from a background thread
+                               that mr_linop_free joins */
 } mr_nudft_opts;
 
 void mr_nudft_opts_default(mr_nudft_opts *o);

@@ -9,8 +9,11 @@
  * The sums are raw (solver/nudft.h conventions) whatever computes them: the scaling by s is applied
  * here. On a GPU backend every vector and Q stay on the device; only the trajectory and the per-sample
  * factors are uploaded, once. With a Q store (opts.q_store) Q is taken from it when it holds Q for this
- * key (trajectory, Q weights, grid, basis, engine) and given to it after it was computed. */
+ * key (trajectory, Q weights, grid, basis, engine) and given to it after it was computed; on a GPU the
+ * copy of a computed Q back to the host and the store's save run in a background thread (q_saver) while
+ * the reconstruction goes on, joined when the operator is freed. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,10 +110,39 @@ mr_status mr_linop_toeplitz_create(mr_linop **out, mr_backend *be, const int64_t
 
 /* ---- the NUDFT --------------------------------------------------------------------------------- */
 
+/* A computed Q handed to the store from a background thread: the device-to-host copy (134 MB on the book
+ * problem) and the store's write overlap F^H d and CG instead of delaying them. */
+typedef struct {
+    mr_q_store *store;
+    mr_q_key key;     /* traj and qw point to the copies below */
+    float *traj, *qw; /* owned copies of the key's data (the caller's arrays are borrowed for create only) */
+    float *host;      /* owned, [nq][2]: handed to the store */
+    const float *dq;  /* the device Q, kept by the operator until the thread is joined */
+    int device;
+    int64_t nq;
+    pthread_t thread;
+} q_saver;
+
+static void *q_saver_run(void *arg)
+{
+    q_saver *sv = arg;
+    mr_status st = mr_gpu_fetch(sv->device, sv->host, sv->dq, 2 * sv->nq);
+    if (st != MR_OK) {
+        mr_log(MR_LOG_WARN, "Q store: cannot copy Q from GPU %d (%s); Q is not stored", sv->device, mr_last_error());
+        free(sv->host);
+        sv->host = NULL;
+    }
+    sv->store->save(sv->store, &sv->key, sv->host); /* the store owns it now */
+    sv->host = NULL;
+    return NULL;
+}
+
 typedef struct {
     mr_backend *be;
     struct mr_gpu_ctx *gctx; /* NULL on the host */
     mr_gpu_sums *sums;       /* the GPU's engine of the exact sums */
+    q_saver *saver;          /* a background save of Q to the store, joined by destroy */
+    float *qkeep;            /* the device Q the saver reads */
     int64_t matrix[3], n, m, c;
     int threads;
     float *traj; /* host [M][3] (host backend) */
@@ -125,6 +157,13 @@ static void nudft_destroy(void *p)
     if (!d)
         return;
     const mr_vecops *v = mr_backend_vecops(d->be);
+    if (d->saver) {
+        pthread_join(d->saver->thread, NULL);
+        free(d->saver->traj);
+        free(d->saver->qw);
+        free(d->saver);
+    }
+    v->release(v->ctx, d->qkeep);
     mr_linop_free(d->tp);
     mr_gpu_sums_destroy(d->sums);
     v->release(v->ctx, d->s);
@@ -284,6 +323,46 @@ static mr_status compute_q(nudft_data *d, const float *qw, float *q)
     return st;
 }
 
+/* Hand the device Q to the store from a background thread (the key's data copied, host takes the copy of Q,
+ * q stays alive as d->qkeep until destroy joins the thread). MR_OK when the thread runs. */
+static mr_status start_saver(nudft_data *d, mr_q_store *store, const mr_q_key *key, float *host, float *q)
+{
+    q_saver *sv = calloc(1, sizeof *sv);
+    if (sv) {
+        sv->traj = malloc((size_t)d->m * 3 * sizeof(float));
+        sv->qw = malloc((size_t)d->m * sizeof(float));
+    }
+    if (!sv || !sv->traj || !sv->qw) {
+        if (sv) {
+            free(sv->traj);
+            free(sv->qw);
+        }
+        free(sv);
+        return MR_ENOMEM;
+    }
+    memcpy(sv->traj, key->traj, (size_t)d->m * 3 * sizeof(float));
+    memcpy(sv->qw, key->qw, (size_t)d->m * sizeof(float));
+    sv->store = store;
+    sv->key = *key;
+    sv->key.traj = sv->traj;
+    sv->key.qw = sv->qw;
+    sv->host = host;
+    sv->dq = q;
+    sv->device = mr_backend_gpu_index(d->be);
+    const mr_grid gq = mr_grid_q(d->matrix);
+    sv->nq = mr_grid_size(&gq);
+    if (mr_gpu_ctx_sync(d->gctx) != MR_OK || pthread_create(&sv->thread, NULL, q_saver_run, sv) != 0) {
+        mr_clear_error();
+        free(sv->traj);
+        free(sv->qw);
+        free(sv);
+        return MR_EINTERNAL;
+    }
+    d->saver = sv;
+    d->qkeep = q;
+    return MR_OK;
+}
+
 /* Q on the backend (from the store when it has it), then the Toeplitz operator. qw: host [M]. */
 static mr_status make_normal(nudft_data *d, const float *traj, const float *qw, const mr_nudft_opts *o,
                              mr_nudft_info *info)
@@ -321,7 +400,11 @@ static mr_status make_normal(nudft_data *d, const float *traj, const float *qw, 
         if (hq) { /* after the miss: the store gets a host copy of Q that it owns, or NULL */
             float *own = NULL;
             if (st == MR_OK && d->gctx) {
-                if ((st = v->to_host(v->ctx, nq, hq, q)) == MR_OK) {
+                if (start_saver(d, store, &key, hq, q) == MR_OK) {
+                    hq = NULL;
+                    q = NULL; /* kept for the saver (d->qkeep) */
+                    info->q_source = "computed, stored";
+                } else if ((st = v->to_host(v->ctx, nq, hq, q)) == MR_OK) { /* no thread: here and now */
                     own = hq;
                     hq = NULL;
                 }
@@ -330,15 +413,17 @@ static mr_status make_normal(nudft_data *d, const float *traj, const float *qw, 
             }
             if (own)
                 info->q_source = "computed, stored";
-            store->save(store, &key, own);
+            if (q) /* not handed to a saver */
+                store->save(store, &key, own);
         }
     }
     if (d->gctx)
         free(hq);
     info->q_seconds = mr_now() - t0;
     info->q_pairs = nq > INT64_MAX / d->m ? INT64_MAX : nq * d->m;
+    const float *qq = q ? q : d->qkeep;
     if (st == MR_OK)
-        st = mr_linop_toeplitz_create(&d->tp, d->be, d->matrix, q, d->c, &info->fft_plan_seconds);
+        st = mr_linop_toeplitz_create(&d->tp, d->be, d->matrix, qq, d->c, &info->fft_plan_seconds);
     v->release(v->ctx, q);
     return st;
 }

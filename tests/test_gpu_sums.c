@@ -8,7 +8,8 @@
  *     kernel slabs and the non-Hermitian GEMM bit for bit, the Hermitian GEMM Q to 1e-6 (its mirror
  *     pairs are taken from the other side of the list) and fp64 to 1e-13;
  *   - the operator on a backend gpu:0,0 against gpu:0 (adjoint, normal) and the CPU operator, for each
- *     precision, with the adjoint identity; the Q cache on the GPU: a hit applies bit-identically;
+ *     precision, with the adjoint identity; the Q cache on the GPU: a hit (made while the
+ *     first operator still saves Q in the background: it waits for that save) applies bit-identically;
  *   - the kernel rung by grid size, the automatic engine's choice.
  * Skips (77) without a GPU. Fresh random inputs each run. */
 #include <math.h>
@@ -213,24 +214,33 @@ static void operators(const int64_t matrix[3], int64_t m)
         mr_linop_free(o2);
     }
     mr_linop_free(oc);
-    /* the Q cache on the GPU: the operator from a hit applies bit-identically */
+    /* the Q cache on the GPU: the operator from a hit applies bit-identically. The second operator is
+     * made while the first still lives: its load waits for the first one's background save, then hits */
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/qcache", test_tmpdir("gpu_sums"));
     mr_q_cache *qc = NULL;
     CHECK_OK(mr_q_cache_open(&qc, dir, 0));
     o.precision = MR_PRECISION_AUTO;
     o.q_store = mr_q_cache_store(qc);
+    mr_linop *qop[2] = {NULL, NULL};
     for (int k = 0; k < 2 && qc; k++) {
-        mr_linop *op = NULL;
         mr_nudft_info info;
-        CHECK_OK(mr_linop_nudft_create(&op, b1, matrix, traj, m, w, 1, &o, &info));
+        CHECK_OK(mr_linop_nudft_create(&qop[k], b1, matrix, traj, m, w, 1, &o, &info));
         printf("GPU operator %d: Q %s, %s\n", k, info.q_source, info.engine_name);
         CHECK(strcmp(info.q_source, k ? "store" : "computed, stored") == 0);
-        if (op)
-            CHECK_OK(lc_apply(op, mr_linop_normal, x, n, r[k], n));
-        mr_linop_free(op);
+        if (qop[k])
+            CHECK_OK(lc_apply(qop[k], mr_linop_normal, x, n, r[k], n));
     }
+    mr_linop_free(qop[0]); /* joins its saver */
+    mr_linop_free(qop[1]);
     CHECK(memcmp(r[0], r[1], (size_t)n * 2 * sizeof(float)) == 0);
+    mr_q_cache_stats qs;
+    if (qc) {
+        mr_q_cache_get_stats(qc, &qs);
+        printf("GPU Q cache: hits %lld, misses %lld, stores %lld\n", (long long)qs.hits, (long long)qs.misses,
+               (long long)qs.stores);
+        CHECK(qs.hits == 1 && qs.misses == 1 && qs.stores == 1);
+    }
     mr_q_cache_close(qc);
     for (int i = 0; i < 3; i++)
         free(r[i]);
