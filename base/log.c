@@ -5,6 +5,14 @@
 #include <time.h>
 
 static mr_log_level current_level = MR_LOG_INFO;
+static void (*before_line)(void *ctx);
+static void *before_line_ctx;
+
+void mr_log_set_before_line(void (*fn)(void *ctx), void *ctx)
+{
+    before_line = fn;
+    before_line_ctx = ctx;
+}
 
 void mr_log_set_level(mr_log_level level) { current_level = level; }
 
@@ -23,6 +31,8 @@ void mr_log(mr_log_level level, const char *fmt, ...)
     /* one fputs per line so lines from worker threads or processes do not interleave */
     char out[2100];
     snprintf(out, sizeof out, "mrirecon: %s: %s\n", names[level], line);
+    if (before_line)
+        before_line(before_line_ctx);
     fputs(out, stderr);
 }
 

@@ -285,12 +285,23 @@ static void clean_name(char *dst, size_t size, const char *src)
     dst[j] = '\0';
 }
 
+/* Remove NAME.hdr and NAME.cfl (a pair written before a later one failed). */
+static void remove_array(const char *name)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s.hdr", name);
+    remove(p);
+    snprintf(p, sizeof p, "%s.cfl", name);
+    remove(p);
+}
+
 mr_status mr_cfl_write_scan(const char *prefix, const mr_kspace *ks, int bart_scale)
 {
-    char tname[4096], kname[4096];
+    char tname[4096], kname[4096], sname[4096];
     mr_status st;
     if ((st = file_name(tname, sizeof tname, prefix, "_traj")) != MR_OK ||
-        (st = file_name(kname, sizeof kname, prefix, "_ksp")) != MR_OK)
+        (st = file_name(kname, sizeof kname, prefix, "_ksp")) != MR_OK ||
+        (st = file_name(sname, sizeof sname, prefix, "_sens")) != MR_OK)
         return st;
     const int64_t M = ks->nsamples, C = ks->ncoils;
     float *t = calloc((size_t)M * 6, sizeof(float));
@@ -320,12 +331,16 @@ mr_status mr_cfl_write_scan(const char *prefix, const mr_kspace *ks, int bart_sc
     if (st == MR_OK) {
         /* [C][M][2] is BART's [1][M][1][C] column-major layout already */
         st = mr_cfl_write(kname, 4, kdims, bart_scale ? d : ks->data, &x);
+        if (st != MR_OK)
+            remove_array(tname);
+    }
+    if (st == MR_OK && ks->sens) {
+        /* [C][Nz][Ny][Nx][2] is BART's [X][Y][Z][COIL] column-major layout already; maps are not scaled */
+        const int64_t sdims[4] = {ks->matrix[0], ks->matrix[1], ks->matrix[2], C};
+        st = mr_cfl_write(sname, 4, sdims, ks->sens, &x);
         if (st != MR_OK) {
-            char p[4200];
-            snprintf(p, sizeof p, "%s.hdr", tname);
-            remove(p);
-            snprintf(p, sizeof p, "%s.cfl", tname);
-            remove(p);
+            remove_array(tname);
+            remove_array(kname);
         }
     }
     free(t);
@@ -343,18 +358,53 @@ static const char *dim_label(int i)
     return (i >= 0 && i < MR_CFL_DIMS) ? names[i] : "?";
 }
 
+/* The maps that go with PREFIX_ksp: PREFIX_sens, when its header exists (1, name filled). */
+static int sens_of(const char *ksp_name, char *name, size_t size)
+{
+    size_t n = strlen(ksp_name);
+    if (!ends_with(ksp_name, "_ksp") || n + 2 >= size)
+        return 0;
+    snprintf(name, size, "%.*s_sens", (int)(n - 4), ksp_name);
+    char hdr[4200];
+    snprintf(hdr, sizeof hdr, "%s.hdr", name);
+    return mr_cfl_is_header(hdr);
+}
+
+/* BART coil maps: [X, Y, Z, COIL] with the scan's coils, every other dimension 1 (one set of maps). */
+static mr_status check_sens_dims(const char *name, const int64_t sd[MR_CFL_DIMS], int64_t C)
+{
+    if (sd[MR_CFL_COIL_DIM] != C)
+        return mr_error(MR_EFORMAT, "%s.hdr: %lld coil maps (dimension 3, COIL) for k-space of %lld coils", name,
+                        (long long)sd[MR_CFL_COIL_DIM], (long long)C);
+    for (int i = MR_CFL_MAPS_DIM; i < MR_CFL_DIMS; i++)
+        if (sd[i] != 1)
+            return mr_error(MR_EFORMAT, "%s.hdr: dimension %d (%s) is %lld; mrirecon takes one set of maps (pick one "
+                                        "with 'bart slice %d 0')",
+                            name, i, dim_label(i), (long long)sd[i], i);
+    int64_t m[3] = {sd[0], sd[1], sd[2]};
+    char what[4200];
+    snprintf(what, sizeof what, "%s: coil map grid", name);
+    if (mr_matrix_check(m, what) != MR_OK)
+        return MR_EFORMAT;
+    return MR_OK;
+}
+
 mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr_read_opts *opts, int bart_scale,
                            mr_kspace **out)
 {
     *out = NULL;
-    int64_t td[MR_CFL_DIMS], kd[MR_CFL_DIMS];
+    int64_t td[MR_CFL_DIMS], kd[MR_CFL_DIMS], sd[MR_CFL_DIMS];
     mr_cfl_extra tx, kx;
-    float *t = NULL, *k = NULL;
+    float *t = NULL, *k = NULL, *sens = NULL;
     mr_kspace *ks = NULL;
+    char sens_name[4096];
+    const int have_sens = sens_of(ksp_name, sens_name, sizeof sens_name);
     /* shapes first (headers only), then the values */
     mr_status st = mr_cfl_read_header(traj_name, td, &tx);
     if (st == MR_OK)
         st = mr_cfl_read_header(ksp_name, kd, &kx);
+    if (st == MR_OK && have_sens)
+        st = mr_cfl_read_header(sens_name, sd, NULL);
     if (st != MR_OK)
         return st;
     if (td[0] != 2 && td[0] != 3)
@@ -380,6 +430,8 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
     if (M > MR_MAX_SAMPLES || C > MR_MAX_COILS)
         return mr_error(MR_EFORMAT, "%s: %lld samples x %lld coils exceeds the limits (%lld, %d)", ksp_name,
                         (long long)M, (long long)C, (long long)MR_MAX_SAMPLES, MR_MAX_COILS);
+    if (have_sens && (st = check_sens_dims(sens_name, sd, C)) != MR_OK)
+        return st;
     if ((st = mr_cfl_read(traj_name, td, &tx, &t)) != MR_OK || (st = mr_cfl_read(ksp_name, kd, &kx, &k)) != MR_OK)
         goto done;
     const int nd = (int)td[0];
@@ -402,6 +454,8 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
             matrix[a] = opts->matrix[a];
         else if (x && x->matrix[a] > 0)
             matrix[a] = x->matrix[a];
+        else if (have_sens)
+            matrix[a] = sd[a]; /* as BART's pics: the image is the maps' grid */
         else
             matrix[a] = kmax[a] == 0 ? 1 : 2 * (int64_t)ceil(kmax[a]); /* BART's estimate_im_dims */
         if (opts && opts->fov_mm[a] > 0)
@@ -421,6 +475,16 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
                       traj_name, kmax[2], (long long)matrix[0], (long long)matrix[1]);
         goto done;
     }
+    if (have_sens) {
+        if (sd[0] != matrix[0] || sd[1] != matrix[1] || sd[2] != matrix[2]) {
+            st = mr_error(MR_EFORMAT, "%s.hdr: coil maps of %lldx%lldx%lld for an image matrix of %lldx%lldx%lld",
+                          sens_name, (long long)sd[0], (long long)sd[1], (long long)sd[2], (long long)matrix[0],
+                          (long long)matrix[1], (long long)matrix[2]);
+            goto done;
+        }
+        if ((st = mr_cfl_read(sens_name, sd, NULL, &sens)) != MR_OK)
+            goto done;
+    }
     if ((st = mr_kspace_create(&ks, matrix, M, C)) != MR_OK)
         goto done;
     for (int64_t m = 0; m < M; m++)
@@ -433,6 +497,10 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
     } else {
         memcpy(ks->data, k, (size_t)(M * C) * 2 * sizeof(float));
     }
+    if (sens) {
+        ks->sens = sens; /* the same bytes as BART's [X][Y][Z][COIL] */
+        sens = NULL;
+    }
     memcpy(ks->fov_mm, fov, sizeof fov);
     snprintf(ks->traj_kind, sizeof ks->traj_kind, "%s", x && x->trajectory[0] ? x->trajectory : "bart");
     int64_t outside = mr_kspace_count_outside(ks, NULL);
@@ -442,6 +510,7 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
 done:
     free(t);
     free(k);
+    free(sens);
     if (st != MR_OK) {
         mr_kspace_free(ks);
         return st;

@@ -55,13 +55,16 @@ mr_status mr_cfl_write(const char *name, int ndims, const int64_t *dims, const f
 
 /* The pair PREFIX_traj + PREFIX_ksp from a scan: traj dims [3, M] (kx, ky, kz in cycles/FOV,
  * imaginary part 0), ksp dims [1, M, 1, C], values copied unchanged unless bart_scale (then
- * multiplied by sqrt(Nx Ny Nz), BART's unitary NUFFT scaling). Matrix, FOV and trajectory kind go
- * into a "# mrirecon" section of both headers. */
+ * multiplied by sqrt(Nx Ny Nz), BART's unitary NUFFT scaling); and, when the scan has coil maps,
+ * PREFIX_sens dims [Nx, Ny, Nz, C] (the maps unchanged: BART's `pics` sensitivities). Matrix, FOV
+ * and trajectory kind go into a "# mrirecon" section of every header. */
 mr_status mr_cfl_write_scan(const char *prefix, const mr_kspace *ks, int bart_scale);
 
-/* The pair back: traj [3 (or 2), R, S, 1, ...] and ksp [1, R, S, C, ...], every other dimension 1.
- * Matrix: opts->matrix when set, else the "# mrirecon" section, else 2 ceil(max |k_a|) per axis
- * (BART's estimate_im_dims). FOV: opts->fov_mm, else the section, else unknown. bart_scale divides
+/* The pair back: traj [3 (or 2), R, S, 1, ...] and ksp [1, R, S, C, ...], every other dimension 1;
+ * with PREFIX_sens next to PREFIX_ksp (its .hdr exists) also the coil maps [X, Y, Z, C] (one set:
+ * MAPS and higher dimensions 1; the grid must be the image matrix). Matrix: opts->matrix when set,
+ * else the "# mrirecon" section, else the maps' grid, else 2 ceil(max |k_a|) per axis (BART's
+ * estimate_im_dims). FOV: opts->fov_mm, else the section, else unknown. bart_scale divides
  * the data by sqrt(Nx Ny Nz). `traj_name`/`ksp_name` are the array names (without extension). */
 mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr_read_opts *opts, int bart_scale,
                            mr_kspace **out);

@@ -1,6 +1,9 @@
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "fsutil.h"
 
 #include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -119,4 +122,20 @@ mr_status mr_path_join(char *buf, size_t size, const char *dir, const char *name
     if (n < 0 || (size_t)n >= size)
         return mr_error(MR_EINVAL, "path too long: %s/%s", dir, name);
     return MR_OK;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+int mr_remove_tree(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return errno == ENOENT ? 0 : -1;
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

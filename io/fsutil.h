@@ -32,6 +32,10 @@ mr_status mr_write_file(const char *final_path, const void *data, size_t size);
 /* mkdir -p */
 mr_status mr_mkdir_p(const char *dir);
 
+/* rm -r path without following symbolic links; 0 when it is gone (or was never there), -1 (errno
+ * set) when something could not be removed. */
+int mr_remove_tree(const char *path);
+
 /* Join "dir/name" into buf; MR_EINVAL if it does not fit. */
 mr_status mr_path_join(char *buf, size_t size, const char *dir, const char *name);
 

@@ -1,16 +1,32 @@
 /* Checked HDF5 helpers (see h5util.h). */
 #include "h5util.h"
 
+#include <H5PLpublic.h>
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "fsutil.h"
 
 void mr_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+/* Before a reader opens a file: quiet errors, and never load a filter plugin (a hostile file could
+ * name any filter id, and HDF5 would search its plugin path for a library to load; we decode the
+ * few filters we accept ourselves, mr_h5_dataset_read). */
+static void harden(void)
+{
+    mr_h5_quiet();
+    H5PLset_loading_state(0);
+}
 
 void mr_h5_close(hid_t *id)
 {
@@ -71,7 +87,7 @@ static const char *h5_why(h5_reason *r)
 mr_status mr_h5_open_read(const char *path, hid_t *file)
 {
     *file = H5I_INVALID_HID;
-    mr_h5_quiet();
+    harden();
     /* stat before opening: opening a FIFO or a device could block */
     struct stat sb;
     if (stat(path, &sb) != 0)
@@ -96,6 +112,138 @@ mr_status mr_h5_open_read(const char *path, hid_t *file)
     return MR_OK;
 }
 
+/* HDF5 looks for the superblock at offset 0, 512, 1024, 2048, ... */
+static int has_signature(const unsigned char *b, size_t size)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    for (size_t at = 0; at + 8 <= size; at = at ? 2 * at : 512)
+        if (memcmp(b + at, sig, 8) == 0)
+            return 1;
+    return 0;
+}
+
+mr_status mr_h5_open_memory(const void *buf, size_t size, const char *name, hid_t *file)
+{
+    /* The core driver refuses a file image whose name exists on disk (it checks by opening it), and
+     * it identifies open files by name: a unique name below /dev/null can never exist. */
+    static atomic_ulong serial;
+    *file = H5I_INVALID_HID;
+    harden();
+    if (!buf || size == 0)
+        return mr_error(MR_EFORMAT, "%s: empty file (0 bytes), not an HDF5 file", name);
+    if (!has_signature(buf, size))
+        return mr_error(MR_EFORMAT, "%s: not an HDF5 file (no HDF5 signature)", name);
+    char image[64];
+    snprintf(image, sizeof image, "/dev/null/mrirecon-image-%lu", (unsigned long)atomic_fetch_add(&serial, 1));
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t id = H5I_INVALID_HID;
+    if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 16, 0) >= 0 && H5Pset_file_image(fapl, (void *)buf, size) >= 0)
+        id = H5Fopen(image, H5F_ACC_RDONLY, fapl);
+    mr_h5_close(&fapl);
+    if (id < 0) {
+        h5_reason r;
+        return mr_error(MR_EIO, "%s: HDF5 cannot open the file, damaged or truncated?%s", name, h5_why(&r));
+    }
+    *file = id;
+    return MR_OK;
+}
+
+/* ---- reading in a child first ------------------------------------------------------------- */
+
+typedef struct {
+    int status;
+    char message[1024];
+} child_report;
+
+static mr_status open_and_read(const char *path, mr_h5_reader reader, void *ctx)
+{
+    hid_t file;
+    mr_status st = mr_h5_open_read(path, &file);
+    if (st != MR_OK)
+        return st;
+    st = reader(file, path, ctx);
+    mr_h5_close(&file);
+    return st;
+}
+
+mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
+{
+    struct stat sb;
+    /* CPU time for the child: generous for a healthy file, finite for a looping libhdf5 */
+    const double gib = stat(path, &sb) == 0 ? (double)sb.st_size / (double)(1 << 30) : 0;
+    const rlim_t cpu_s = (rlim_t)(120 + 60 * gib);
+    int fds[2];
+    if (pipe(fds) != 0)
+        return open_and_read(path, reader, ctx);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return open_and_read(path, reader, ctx);
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        struct rlimit cpu = {cpu_s, cpu_s + 5}, core = {0, 0};
+        setrlimit(RLIMIT_CPU, &cpu);
+        setrlimit(RLIMIT_CORE, &core); /* a crash here is expected of hostile files: no core dumps */
+        /* if libhdf5 runs away with memory, the kernel's OOM killer should pick this child */
+        FILE *adj = fopen("/proc/self/oom_score_adj", "w");
+        if (adj) {
+            fputs("1000", adj);
+            fclose(adj);
+        }
+        child_report rep;
+        memset(&rep, 0, sizeof rep);
+        rep.status = (int)open_and_read(path, reader, ctx);
+        snprintf(rep.message, sizeof rep.message, "%s", mr_last_error());
+        /* one write: a pipe passes up to PIPE_BUF (4096) bytes whole */
+        while (write(fds[1], &rep, sizeof rep) < 0 && errno == EINTR)
+            ;
+        /* no atexit handlers, no stdio flush: nothing of the parent's is done twice */
+        _exit(0);
+    }
+    close(fds[1]);
+    child_report rep;
+    size_t got = 0;
+    while (got < sizeof rep) {
+        ssize_t r = read(fds[0], (char *)&rep + got, sizeof rep - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fds[0]);
+    int ws = 0;
+    pid_t w;
+    while ((w = waitpid(pid, &ws, 0)) < 0 && errno == EINTR)
+        ;
+    if (w == pid && WIFSIGNALED(ws)) {
+        int sig = WTERMSIG(ws);
+        if (sig == SIGXCPU)
+            return mr_error(MR_EFORMAT,
+                            "%s: HDF5 did not finish reading the file within %llu s of CPU time; damaged or hostile "
+                            "file refused",
+                            path, (unsigned long long)cpu_s);
+        if (sig == SIGKILL)
+            return mr_error(MR_EFORMAT,
+                            "%s: the process reading the file was killed (signal 9: out of memory, or over its %llu s "
+                            "of CPU time); damaged or hostile file refused",
+                            path, (unsigned long long)cpu_s);
+        return mr_error(MR_EFORMAT, "%s: HDF5 crashed reading the file (signal %d, %s); damaged or hostile file refused",
+                        path, sig, strsignal(sig));
+    }
+    if (got != sizeof rep || (w == pid && (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)))
+        return mr_error(MR_EFORMAT, "%s: the process reading the file failed (exit status %d); damaged or hostile file refused",
+                        path, w == pid && WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+    rep.message[sizeof rep.message - 1] = '\0';
+    if (rep.status != MR_OK)
+        return mr_error(rep.status > 0 && rep.status < MR_STATUS_COUNT ? (mr_status)rep.status : MR_EFORMAT, "%s",
+                        rep.message);
+    return open_and_read(path, reader, ctx);
+}
 /* Files are built in memory (HDF5's core driver without a backing store) and written out by
  * mr_h5_close_commit with plain stdio: HDF5 itself never writes to the disk. A write that fails on
  * disk (full disk, quota, file-size limit) is then an ordinary fwrite/fsync error with its errno,
@@ -155,40 +303,91 @@ mr_status mr_h5_close_commit(hid_t file, const char *tmp, const char *path, mr_s
 
 /* ---- objects ------------------------------------------------------------------------------ */
 
-int mr_h5_exists(hid_t file, const char *path, const char *name)
+static const char *link_kind(H5L_type_t t)
+{
+    switch (t) {
+    case H5L_TYPE_SOFT:
+        return "a soft";
+    case H5L_TYPE_EXTERNAL:
+        return "an external";
+    default:
+        return "a user-defined";
+    }
+}
+
+/* A refused link: its kind and, for soft and external links, where it points. */
+static mr_status refuse_link(hid_t file, const char *path, const char *name, const H5L_info_t *li)
+{
+    char target[300] = "";
+    if ((li->type == H5L_TYPE_SOFT || li->type == H5L_TYPE_EXTERNAL) && li->u.val_size > 0 &&
+        li->u.val_size < 256) {
+        char val[256];
+        const char *efile = NULL, *eobj = NULL;
+        unsigned flags;
+        if (H5Lget_val(file, name, val, sizeof val, H5P_DEFAULT) >= 0) {
+            val[sizeof val - 1] = '\0';
+            if (li->type == H5L_TYPE_SOFT)
+                snprintf(target, sizeof target, " to '%.256s'", val);
+            else if (H5Lunpack_elink_val(val, li->u.val_size, &flags, &efile, &eobj) >= 0 && efile && eobj)
+                snprintf(target, sizeof target, " to '%.120s:%.120s'", efile, eobj);
+        }
+    }
+    return mr_error(MR_EFORMAT, "%s: %s: is %s link%s; only hard links inside the file are followed", path, name,
+                    link_kind(li->type), target);
+}
+
+mr_status mr_h5_lookup(hid_t file, const char *path, const char *name, int *present)
 {
     char buf[256];
     size_t n = strlen(name);
-    if (n == 0 || n >= sizeof buf || name[0] != '/') {
-        mr_error(MR_EINTERNAL, "%s: bad object name '%s'", path, name);
-        return -1;
-    }
+    *present = 0;
+    if (n == 0 || n >= sizeof buf || name[0] != '/')
+        return mr_error(MR_EINTERNAL, "%s: bad object name '%s'", path, name);
     memcpy(buf, name, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] != '/' && buf[i] != '\0')
             continue;
         char c = buf[i];
         buf[i] = '\0';
+        /* buf is the prefix up to this component; its parents were checked to be hard links to
+         * groups, so H5Lexists follows only those */
         htri_t e = H5Lexists(file, buf, H5P_DEFAULT);
-        buf[i] = c;
+        H5L_info_t li;
+        if (e > 0 && H5Lget_info(file, buf, &li, H5P_DEFAULT) < 0)
+            e = -1;
         if (e < 0) {
             h5_reason r;
-            mr_error(MR_EIO, "%s: %s: cannot look up%s", path, name, h5_why(&r));
-            return -1;
+            return mr_error(MR_EIO, "%s: %s: cannot look up%s", path, buf, h5_why(&r));
         }
         if (e == 0)
-            return 0;
+            return MR_OK;
+        if (li.type != H5L_TYPE_HARD)
+            return refuse_link(file, path, buf, &li);
+        if (c == '/') {
+            H5O_info_t oi;
+            if (H5Oget_info_by_name2(file, buf, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP)
+                return mr_error(MR_EFORMAT, "%s: %s: is not a group (looking up %s)", path, buf, name);
+        }
+        buf[i] = c;
     }
-    return 1;
+    *present = 1;
+    return MR_OK;
+}
+
+int mr_h5_exists(hid_t file, const char *path, const char *name)
+{
+    int present;
+    return mr_h5_lookup(file, path, name, &present) == MR_OK ? present : -1;
 }
 
 mr_status mr_h5_open_group(hid_t file, const char *path, const char *name, hid_t *group)
 {
     *group = H5I_INVALID_HID;
-    int e = mr_h5_exists(file, path, name);
-    if (e < 0)
-        return MR_EIO;
-    if (e == 0)
+    int present;
+    mr_status st = mr_h5_lookup(file, path, name, &present);
+    if (st != MR_OK)
+        return st;
+    if (!present)
         return mr_error(MR_EFORMAT, "%s: %s: group is missing", path, name);
     hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
     if (g < 0)
@@ -219,83 +418,572 @@ static const char *class_name(H5T_class_t c)
     }
 }
 
-/* "dims 3x4x2" into buf */
-static void format_dims(char *buf, size_t size, int rank, const hsize_t *dims)
+/* dims as "3x4x2" (brackets 0) or a position as "[0][64][0]" (brackets 1) into buf */
+static void format_list(char *buf, size_t size, int rank, const hsize_t *v, int brackets)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (int i = 0; i < rank && used < size; i++) {
-        int k = snprintf(buf + used, size - used, "%s%llu", i ? "x" : "", (unsigned long long)dims[i]);
+        unsigned long long x = v[i];
+        int k = brackets ? snprintf(buf + used, size - used, "[%llu]", x)
+                         : snprintf(buf + used, size - used, "%s%llu", i ? "x" : "", x);
         if (k < 0)
             break;
         used += (size_t)k;
     }
 }
 
+static void format_dims(char *buf, size_t size, int rank, const hsize_t *dims) { format_list(buf, size, rank, dims, 0); }
+
+/* ---- the dataset safety check ------------------------------------------------------------ */
+
+#define MAX_ELEMENT_BYTES ((size_t)1 << 20)
+#define MAX_PRODUCT ((uint64_t)1 << 62)
+
+/* *out = a * b when it stays within MAX_PRODUCT; 0 otherwise */
+static int mul_bounded(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (a != 0 && b > MAX_PRODUCT / a)
+        return 0;
+    *out = a * b;
+    return 1;
+}
+
+static const char *filter_name(H5Z_filter_t id)
+{
+    switch (id) {
+    case H5Z_FILTER_DEFLATE:
+        return "deflate";
+    case H5Z_FILTER_SHUFFLE:
+        return "shuffle";
+    case H5Z_FILTER_FLETCHER32:
+        return "fletcher32";
+    case H5Z_FILTER_SZIP:
+        return "szip";
+    case H5Z_FILTER_NBIT:
+        return "nbit";
+    case H5Z_FILTER_SCALEOFFSET:
+        return "scaleoffset";
+    default:
+        return "a third-party filter";
+    }
+}
+
+/* The filter pipeline: only deflate, shuffle and fletcher32, each at most once. */
+static mr_status check_filters(hid_t dcpl, const char *path, const char *name, mr_h5_dataset_info *info)
+{
+    int nf = H5Pget_nfilters(dcpl);
+    if (nf < 0)
+        return mr_error(MR_EFORMAT, "%s: %s: unreadable filter pipeline", path, name);
+    for (int i = 0; i < nf; i++) {
+        unsigned flags = 0, cd[8] = {0}, config = 0;
+        size_t ncd = 8;
+        char fname[64] = "";
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof fname, fname, &config);
+        if (id < 0)
+            return mr_error(MR_EFORMAT, "%s: %s: unreadable filter %d of the pipeline", path, name, i);
+        if (id != H5Z_FILTER_DEFLATE && id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32)
+            return mr_error(MR_EFORMAT,
+                            "%s: %s: compressed with filter %d (%s%s%.40s%s); only deflate, shuffle and "
+                            "fletcher32 are read",
+                            path, name, (int)id, filter_name(id), fname[0] ? " '" : "", fname, fname[0] ? "'" : "");
+        for (int j = 0; j < info->nfilters; j++)
+            if (info->filter[j] == id)
+                return mr_error(MR_EFORMAT, "%s: %s: the %s filter appears twice in the pipeline", path, name,
+                                filter_name(id));
+        if (id == H5Z_FILTER_SHUFFLE) {
+            if (ncd < 1)
+                return mr_error(MR_EFORMAT, "%s: %s: shuffle filter without its element size", path, name);
+            info->shuffle_size = cd[0];
+        }
+        info->filter[info->nfilters++] = id;
+    }
+    return MR_OK;
+}
+
+/* Chunk dims, chunk size and count (chunked layout). */
+static mr_status check_chunks(hid_t dcpl, const char *path, const char *name, mr_h5_dataset_info *info)
+{
+    char d[160];
+    int cr = H5Pget_chunk(dcpl, MR_H5_MAX_RANK, info->chunk);
+    if (cr != info->rank || cr < 1)
+        return mr_error(MR_EFORMAT, "%s: %s: chunks of rank %d for a dataspace of rank %d", path, name, cr,
+                        info->rank);
+    uint64_t elems = 1, count = 1;
+    for (int i = 0; i < cr; i++) {
+        uint64_t along = info->chunk[i] ? (info->dims[i] - 1) / info->chunk[i] + 1 : 0;
+        if (info->chunk[i] < 1 || !mul_bounded(elems, info->chunk[i], &elems) || !mul_bounded(count, along, &count)) {
+            format_dims(d, sizeof d, cr, info->chunk);
+            return mr_error(MR_EFORMAT, "%s: %s: impossible chunk dims %s", path, name, d);
+        }
+    }
+    if (!mul_bounded(elems, info->type_size, &info->chunk_bytes) || info->chunk_bytes > MR_H5_MAX_CHUNK_BYTES) {
+        format_dims(d, sizeof d, cr, info->chunk);
+        return mr_error(MR_EFORMAT, "%s: %s: chunks of %s x %zu bytes exceed the %llu MiB limit", path, name, d,
+                        info->type_size, (unsigned long long)(MR_H5_MAX_CHUNK_BYTES >> 20));
+    }
+    if (count > MR_H5_MAX_CHUNKS)
+        return mr_error(MR_EFORMAT, "%s: %s: %llu chunks, more than %llu", path, name, (unsigned long long)count,
+                        (unsigned long long)MR_H5_MAX_CHUNKS);
+    info->nchunks = count;
+    return MR_OK;
+}
+
+/* The next chunk origin after `origin` (row-major over the chunk grid); 0 after the last. */
+static int next_chunk(const mr_h5_dataset_info *info, hsize_t *origin)
+{
+    int i = info->rank - 1;
+    while (i >= 0 && (origin[i] += info->chunk[i]) >= info->dims[i])
+        origin[i--] = 0;
+    return i >= 0;
+}
+
+/* The stored size of the chunk at `origin` (its position "[0][64]" into at[96]): it must exist,
+ * and the two ways libhdf5 looks a chunk up must agree on its size, since H5Dread_chunk writes
+ * as many bytes as its own lookup says into a buffer sized from the other one. */
+static mr_status chunk_size(hid_t ds, const mr_h5_dataset_info *info, const char *path, const char *name,
+                            const hsize_t *origin, hsize_t *size, char *at)
+{
+    format_list(at, 96, info->rank, origin, 1);
+    unsigned mask = 0;
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t by_coord = 0, for_read = 0;
+    if (H5Dget_chunk_info_by_coord(ds, origin, &mask, &addr, &by_coord) < 0 ||
+        (addr != HADDR_UNDEF && H5Dget_chunk_storage_size(ds, origin, &for_read) < 0)) {
+        h5_reason r;
+        return mr_error(MR_EIO, "%s: %s: cannot look up the chunk at %s%s", path, name, at, h5_why(&r));
+    }
+    if (addr == HADDR_UNDEF || by_coord == 0)
+        return mr_error(MR_EFORMAT, "%s: %s: the chunk at %s is missing", path, name, at);
+    if (by_coord != for_read)
+        return mr_error(MR_EFORMAT, "%s: %s: the chunk index gives the chunk at %s two sizes (%llu and %llu bytes)",
+                        path, name, at, (unsigned long long)by_coord, (unsigned long long)for_read);
+    *size = by_coord;
+    return MR_OK;
+}
+
+/* The bytes the file stores against the bytes the header declares. */
+static mr_status check_storage(hid_t ds, const char *path, const char *name, const mr_h5_dataset_info *info)
+{
+    char d[160];
+    format_dims(d, sizeof d, info->rank, info->dims);
+    const unsigned long long want = info->bytes;
+    const unsigned long long stored = H5Dget_storage_size(ds);
+    if (info->layout == H5D_COMPACT || info->layout == H5D_CONTIGUOUS) {
+        if (stored != want)
+            return mr_error(MR_EFORMAT, "%s: %s: declares %s elements of %zu bytes (%llu bytes) but the file stores %llu bytes",
+                            path, name, info->rank ? d : "1 (scalar)", info->type_size, want, stored);
+        if (info->layout == H5D_COMPACT)
+            return MR_OK;
+        /* contiguous: the bytes must lie inside the file */
+        haddr_t at = H5Dget_offset(ds);
+        hsize_t fsize = 0;
+        hid_t f = H5Iget_file_id(ds);
+        herr_t ok = f < 0 ? -1 : H5Fget_filesize(f, &fsize);
+        mr_h5_close(&f);
+        if (ok < 0 || at == HADDR_UNDEF || at > fsize || want > fsize - at)
+            return mr_error(MR_EFORMAT, "%s: %s: its %llu bytes at offset %llu lie outside the file (%llu bytes)", path,
+                            name, want, (unsigned long long)at, (unsigned long long)fsize);
+        return MR_OK;
+    }
+    if (info->nfilters == 0) {
+        /* unfiltered chunks are stored whole: every chunk must be there, at its size (libhdf5
+         * would fill a missing one with the fill value, and reads a chunk by the size it knows) */
+        const unsigned long long need = info->nchunks * info->chunk_bytes;
+        if (stored < need)
+            return mr_error(MR_EFORMAT, "%s: %s: declares %s elements in %llu chunks (%llu bytes) but the file stores %llu bytes",
+                            path, name, d, (unsigned long long)info->nchunks, need, stored);
+        hsize_t origin[MR_H5_MAX_RANK] = {0}, size;
+        char at[96];
+        do {
+            mr_status st = chunk_size(ds, info, path, name, origin, &size, at);
+            if (st != MR_OK)
+                return st;
+            if (size != info->chunk_bytes)
+                return mr_error(MR_EFORMAT, "%s: %s: the unfiltered chunk at %s stores %llu bytes, not %llu", path, name,
+                                at, (unsigned long long)size, (unsigned long long)info->chunk_bytes);
+        } while (next_chunk(info, origin));
+        return MR_OK;
+    }
+    int deflate = 0;
+    for (int i = 0; i < info->nfilters; i++)
+        deflate |= info->filter[i] == H5Z_FILTER_DEFLATE;
+    const unsigned long long ratio = deflate ? MR_H5_DEFLATE_MAX_RATIO : 1;
+    if (stored == 0 || want / ratio > stored)
+        return mr_error(MR_EFORMAT,
+                        "%s: %s: declares %s elements (%llu bytes) but the file stores %llu bytes, more than %s can "
+                        "restore",
+                        path, name, d, want, stored, deflate ? "deflate (at most 1032:1)" : "its filters");
+    return MR_OK;
+}
+
+mr_status mr_h5_dataset_check(hid_t ds, const char *path, const char *name, mr_h5_dataset_info *out)
+{
+    mr_h5_dataset_info info;
+    memset(&info, 0, sizeof info);
+    hid_t dcpl = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID;
+    mr_status st = MR_OK;
+    char d[160];
+
+    /* storage properties first: asking a virtual dataset for its dataspace can make HDF5 open the
+     * source files named in it */
+    dcpl = H5Dget_create_plist(ds);
+    if (dcpl < 0) {
+        st = mr_error(MR_EFORMAT, "%s: %s: unreadable creation properties", path, name);
+        goto done;
+    }
+    info.layout = H5Pget_layout(dcpl);
+    if (info.layout == H5D_VIRTUAL) {
+        st = mr_error(MR_EFORMAT, "%s: %s: is a virtual dataset (its data are read from other files); refused", path,
+                      name);
+        goto done;
+    }
+    if (info.layout != H5D_COMPACT && info.layout != H5D_CONTIGUOUS && info.layout != H5D_CHUNKED) {
+        st = mr_error(MR_EFORMAT, "%s: %s: unknown storage layout %d", path, name, (int)info.layout);
+        goto done;
+    }
+    int next = H5Pget_external_count(dcpl);
+    if (next != 0) {
+        char ename[128] = "?";
+        off_t eoff;
+        hsize_t esize;
+        if (next > 0 && H5Pget_external(dcpl, 0, sizeof ename, ename, &eoff, &esize) >= 0)
+            ename[sizeof ename - 1] = '\0';
+        st = mr_error(MR_EFORMAT, "%s: %s: stores its data in %d external file(s) ('%s'...); refused", path, name, next,
+                      ename);
+        goto done;
+    }
+    if ((st = check_filters(dcpl, path, name, &info)) != MR_OK)
+        goto done;
+    if (info.nfilters > 0 && info.layout != H5D_CHUNKED) {
+        st = mr_error(MR_EFORMAT, "%s: %s: filters on a dataset that is not chunked", path, name);
+        goto done;
+    }
+
+    type = H5Dget_type(ds);
+    info.type_size = type < 0 ? 0 : H5Tget_size(type);
+    if (info.type_size == 0 || info.type_size > MAX_ELEMENT_BYTES) {
+        st = mr_error(MR_EFORMAT, "%s: %s: unreadable datatype or elements of %zu bytes", path, name, info.type_size);
+        goto done;
+    }
+    if (info.nfilters > 0 && (H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0)) {
+        st = mr_error(MR_EFORMAT, "%s: %s: variable-length data stored with filters; refused", path, name);
+        goto done;
+    }
+    if (info.shuffle_size && info.shuffle_size != info.type_size) {
+        st = mr_error(MR_EFORMAT, "%s: %s: shuffle filter set up for %zu-byte elements, the datatype has %zu bytes", path,
+                      name, info.shuffle_size, info.type_size);
+        goto done;
+    }
+
+    space = H5Dget_space(ds);
+    H5S_class_t sc = space < 0 ? H5S_NO_CLASS : H5Sget_simple_extent_type(space);
+    if (sc == H5S_SCALAR) {
+        info.rank = 0;
+        info.npoints = 1;
+    } else if (sc == H5S_SIMPLE) {
+        int r = H5Sget_simple_extent_ndims(space);
+        if (r < 1 || r > MR_H5_MAX_RANK) {
+            st = mr_error(MR_EFORMAT, "%s: %s: rank %d, more than %d", path, name, r, MR_H5_MAX_RANK);
+            goto done;
+        }
+        info.rank = r;
+        H5Sget_simple_extent_dims(space, info.dims, NULL);
+        info.npoints = 1;
+        for (int i = 0; i < r; i++) {
+            format_dims(d, sizeof d, r, info.dims);
+            if (info.dims[i] < 1) {
+                st = mr_error(MR_EFORMAT, "%s: %s: has an empty dimension (dims %s)", path, name, d);
+                goto done;
+            }
+            if (!mul_bounded(info.npoints, info.dims[i], &info.npoints)) {
+                st = mr_error(MR_EFORMAT, "%s: %s: dims %s hold more than 2^62 elements", path, name, d);
+                goto done;
+            }
+        }
+    } else {
+        st = mr_error(MR_EFORMAT, "%s: %s: has a null (empty) or unreadable dataspace", path, name);
+        goto done;
+    }
+    if (!mul_bounded(info.npoints, info.type_size, &info.bytes)) {
+        st = mr_error(MR_EFORMAT, "%s: %s: %llu elements of %zu bytes exceed 2^62 bytes", path, name,
+                      (unsigned long long)info.npoints, info.type_size);
+        goto done;
+    }
+    if (info.layout == H5D_CHUNKED && (st = check_chunks(dcpl, path, name, &info)) != MR_OK)
+        goto done;
+    st = check_storage(ds, path, name, &info);
+done:
+    mr_h5_close(&space);
+    mr_h5_close(&type);
+    mr_h5_close(&dcpl);
+    if (out)
+        *out = info;
+    return st;
+}
+
+/* ---- reading, with our own decoder for filtered chunks --------------------------------------- */
+
+/* HDF5's Fletcher-32 (H5_checksum_fletcher32): 16-bit big-endian words, sums folded every 360. */
+static uint32_t fletcher32(const unsigned char *p, size_t len)
+{
+    uint32_t s1 = 0, s2 = 0;
+    size_t words = len / 2;
+    while (words) {
+        size_t t = words > 360 ? 360 : words;
+        words -= t;
+        do {
+            s1 += ((uint32_t)p[0] << 8) | p[1];
+            p += 2;
+            s2 += s1;
+        } while (--t);
+        s1 = (s1 & 0xffff) + (s1 >> 16);
+        s2 = (s2 & 0xffff) + (s2 >> 16);
+    }
+    if (len % 2) {
+        s1 += (uint32_t)p[0] << 8;
+        s2 += s1;
+        s1 = (s1 & 0xffff) + (s1 >> 16);
+        s2 = (s2 & 0xffff) + (s2 >> 16);
+    }
+    s1 = (s1 & 0xffff) + (s1 >> 16);
+    s2 = (s2 & 0xffff) + (s2 >> 16);
+    return (s2 << 16) | s1;
+}
+
+typedef struct {
+    const char *path, *name;
+    size_t chunk_bytes;
+    char at[96]; /* the chunk's position, for messages */
+} chunk_ctx;
+
+/* Undo one filter: src[len] -> *dst (capacity cap), or in place (fletcher32). *len is updated. */
+static mr_status unfilter(H5Z_filter_t id, size_t elem, const unsigned char *src, size_t *len, unsigned char *dst,
+                          size_t cap, const unsigned char **out, const chunk_ctx *c)
+{
+    size_t n = *len;
+    if (id == H5Z_FILTER_FLETCHER32) {
+        if (n < 4)
+            return mr_error(MR_EFORMAT, "%s: %s: chunk %s is too short for its fletcher32 checksum", c->path, c->name,
+                            c->at);
+        n -= 4;
+        const unsigned char *q = src + n;
+        uint32_t stored = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+        uint32_t sum = fletcher32(src, n);
+        uint32_t swapped = (sum >> 24) | ((sum >> 8) & 0xff00) | ((sum << 8) & 0xff0000) | (sum << 24);
+        if (stored != sum && stored != swapped) /* HDF5 1.6 stored it byte-swapped; HDF5 accepts both */
+            return mr_error(MR_EFORMAT, "%s: %s: chunk %s fails its fletcher32 checksum", c->path, c->name, c->at);
+        *len = n;
+        *out = src;
+        return MR_OK;
+    }
+    if (id == H5Z_FILTER_DEFLATE) {
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        if (inflateInit(&z) != Z_OK)
+            return mr_error(MR_ENOMEM, "%s: %s: cannot start inflating", c->path, c->name);
+        z.next_in = (Bytef *)src;
+        z.avail_in = (uInt)n;
+        z.next_out = dst;
+        z.avail_out = (uInt)cap;
+        int zs = inflate(&z, Z_FINISH);
+        size_t got = z.total_out;
+        inflateEnd(&z);
+        if (zs != Z_STREAM_END) {
+            if (zs == Z_BUF_ERROR && got == cap)
+                return mr_error(MR_EFORMAT, "%s: %s: chunk %s inflates to more than its %zu bytes; refused",
+                                c->path, c->name, c->at, c->chunk_bytes);
+            return mr_error(MR_EFORMAT, "%s: %s: chunk %s is not a complete deflate stream (zlib: %s)", c->path,
+                            c->name, c->at, z.msg ? z.msg : "truncated");
+        }
+        *len = got;
+        *out = dst;
+        return MR_OK;
+    }
+    /* shuffle: byte j of element i was stored at j * count + i; a tail shorter than an element
+     * is stored as is (H5Zshuffle.c) */
+    if (n > cap)
+        return mr_error(MR_EINTERNAL, "%s: %s: chunk %s larger than its buffer", c->path, c->name, c->at);
+    size_t count = elem ? n / elem : 0;
+    if (elem <= 1 || count <= 1) {
+        *out = src;
+        return MR_OK;
+    }
+    for (size_t j = 0; j < elem; j++)
+        for (size_t i = 0; i < count; i++)
+            dst[i * elem + j] = src[j * count + i];
+    memcpy(dst + count * elem, src + count * elem, n - count * elem);
+    *out = dst;
+    return MR_OK;
+}
+
+/* Copy the part of a decoded chunk (chunk dims, elements of `elem` bytes) at `origin` that lies
+ * inside the dataspace into the whole array `buf`. */
+static void scatter_chunk(const mr_h5_dataset_info *info, const hsize_t *origin, const unsigned char *chunk,
+                          size_t elem, unsigned char *buf)
+{
+    const int r = info->rank;
+    hsize_t extent[MR_H5_MAX_RANK], idx[MR_H5_MAX_RANK] = {0};
+    for (int i = 0; i < r; i++)
+        extent[i] = info->chunk[i] < info->dims[i] - origin[i] ? info->chunk[i] : info->dims[i] - origin[i];
+    const size_t row = (size_t)extent[r - 1] * elem;
+    for (;;) {
+        uint64_t src = 0, dst = 0;
+        for (int i = 0; i < r; i++) {
+            src = src * info->chunk[i] + idx[i];
+            dst = dst * info->dims[i] + origin[i] + idx[i];
+        }
+        memcpy(buf + dst * elem, chunk + src * elem, row);
+        int i = r - 2;
+        while (i >= 0 && ++idx[i] == extent[i])
+            idx[i--] = 0;
+        if (i < 0)
+            break;
+    }
+}
+
+/* *buf grown to at least n bytes (its capacity in *cap); 0 when out of memory */
+static int ensure(unsigned char **buf, size_t *cap, size_t n)
+{
+    if (*cap >= n)
+        return 1;
+    unsigned char *p = realloc(*buf, n);
+    if (!p)
+        return 0;
+    *buf = p;
+    *cap = n;
+    return 1;
+}
+
+static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const char *path, const char *name,
+                               hid_t memtype, void *buf)
+{
+    const size_t fsize = info->type_size, msize = H5Tget_size(memtype);
+    const size_t chunk_bytes = (size_t)info->chunk_bytes, nelem = chunk_bytes / fsize;
+    /* stored chunks may be a little larger than the data (incompressible data, checksums) */
+    const size_t raw_max = chunk_bytes + chunk_bytes / 16 + 4096;
+    /* decoded chunks, with room for the checksums of filters applied before deflate, and for the
+     * conversion to the memory type in place */
+    const size_t conv = nelem * (fsize > msize ? fsize : msize);
+    const size_t cap = conv > chunk_bytes + 16 ? conv : chunk_bytes + 16;
+    mr_status st = MR_OK;
+    hid_t ftype = H5Dget_type(ds);
+    /* buffers grow as chunks need them: a header that declares big chunks costs nothing until the
+     * file really holds data that decodes to that size */
+    unsigned char *raw = NULL, *w[2] = {NULL, NULL}, *bkg = NULL;
+    size_t raw_cap = 0, w_cap[2] = {0, 0};
+    if (ftype < 0 || msize == 0 ||
+        (H5Tget_class(memtype) == H5T_COMPOUND && !(bkg = calloc(nelem, msize)))) {
+        st = mr_error(MR_ENOMEM, "%s: %s: out of memory for %zu-byte chunks", path, name, chunk_bytes);
+        goto done;
+    }
+    chunk_ctx c = {path, name, chunk_bytes, ""};
+    hsize_t origin[MR_H5_MAX_RANK] = {0};
+    for (uint64_t k = 0; k < info->nchunks; k++) {
+        hsize_t stored = 0;
+        if ((st = chunk_size(ds, info, path, name, origin, &stored, c.at)) != MR_OK)
+            goto done;
+        if (stored > raw_max) {
+            st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s stores %llu bytes, more than a %zu-byte chunk needs", path,
+                          name, c.at, (unsigned long long)stored, chunk_bytes);
+            goto done;
+        }
+        uint32_t skipped = 0;
+        if (!ensure(&raw, &raw_cap, (size_t)stored) || !ensure(&w[0], &w_cap[0], cap) ||
+            !ensure(&w[1], &w_cap[1], cap)) {
+            st = mr_error(MR_ENOMEM, "%s: %s: out of memory for %zu-byte chunks", path, name, chunk_bytes);
+            goto done;
+        }
+        if (H5Dread_chunk(ds, H5P_DEFAULT, origin, &skipped, raw) < 0) {
+            h5_reason r;
+            st = mr_error(MR_EIO, "%s: %s: cannot read the chunk at %s%s", path, name, c.at, h5_why(&r));
+            goto done;
+        }
+        const unsigned char *cur = raw;
+        size_t len = (size_t)stored;
+        for (int f = info->nfilters - 1; f >= 0; f--) {
+            if (skipped & (1u << f))
+                continue; /* an optional filter that was not applied to this chunk */
+            unsigned char *dst = cur == w[0] ? w[1] : w[0];
+            if ((st = unfilter(info->filter[f], info->type_size, cur, &len, dst, cap, &cur, &c)) != MR_OK)
+                goto done;
+        }
+        if (len != chunk_bytes) {
+            st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s decodes to %zu bytes, expected %zu", path, name, c.at, len,
+                          chunk_bytes);
+            goto done;
+        }
+        /* convert in place, in a work buffer big enough for the memory type */
+        unsigned char *out = cur == w[1] ? w[1] : w[0];
+        if (cur != out)
+            memcpy(out, cur, chunk_bytes);
+        if (H5Tconvert(ftype, memtype, nelem, out, bkg, H5P_DEFAULT) < 0) {
+            h5_reason r;
+            st = mr_error(MR_EFORMAT, "%s: %s: cannot convert the chunk at %s%s", path, name, c.at, h5_why(&r));
+            goto done;
+        }
+        scatter_chunk(info, origin, out, msize, buf);
+        next_chunk(info, origin);
+    }
+done:
+    mr_h5_close(&ftype);
+    free(bkg);
+    free(w[1]);
+    free(w[0]);
+    free(raw);
+    return st;
+}
+
+mr_status mr_h5_dataset_read(hid_t ds, const mr_h5_dataset_info *info, const char *path, const char *name,
+                             hid_t memtype, void *buf)
+{
+    if (info->nfilters > 0)
+        return read_filtered(ds, info, path, name, memtype, buf);
+    if (H5Dread(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+        h5_reason r;
+        return mr_error(MR_EIO, "%s: %s: read failed%s", path, name, h5_why(&r));
+    }
+    return MR_OK;
+}
+
+/* ---- float32 datasets ----------------------------------------------------------------------- */
+
 mr_status mr_h5_open_f32(hid_t file, const char *path, const char *name, int rank, hid_t *dset, hsize_t *dims)
 {
     *dset = H5I_INVALID_HID;
-    hid_t ds = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
-    mr_status st = MR_OK;
-    int e = mr_h5_exists(file, path, name);
-    if (e < 0)
-        return MR_EIO;
-    if (e == 0)
+    hid_t ds = H5I_INVALID_HID, type = H5I_INVALID_HID;
+    int present;
+    mr_status st = mr_h5_lookup(file, path, name, &present);
+    if (st != MR_OK)
+        return st;
+    if (!present)
         return mr_error(MR_EFORMAT, "%s: %s: dataset is missing", path, name);
     ds = H5Dopen2(file, name, H5P_DEFAULT);
     if (ds < 0)
         return mr_error(MR_EFORMAT, "%s: %s: is not a dataset", path, name);
+    /* the datatype first (it names the most likely mistake), then the storage */
     type = H5Dget_type(ds);
-    if (type < 0) {
-        st = mr_error(MR_EFORMAT, "%s: %s: unreadable datatype", path, name);
-        goto done;
-    }
-    H5T_class_t cls = H5Tget_class(type);
-    size_t tsize = H5Tget_size(type);
+    H5T_class_t cls = type < 0 ? H5T_NO_CLASS : H5Tget_class(type);
+    size_t tsize = type < 0 ? 0 : H5Tget_size(type);
     if (cls != H5T_FLOAT || tsize != 4) {
         st = mr_error(MR_EFORMAT, "%s: %s: datatype is %zu-byte %s, expected 4-byte float (float32)", path, name,
                       tsize, class_name(cls));
         goto done;
     }
-    space = H5Dget_space(ds);
-    if (space < 0 || H5Sget_simple_extent_type(space) != H5S_SIMPLE) {
-        st = mr_error(MR_EFORMAT, "%s: %s: has a scalar or empty dataspace, expected rank %d", path, name, rank);
+    if (H5Tequal(type, H5T_IEEE_F32LE) <= 0 && H5Tequal(type, H5T_IEEE_F32BE) <= 0) {
+        st = mr_error(MR_EFORMAT, "%s: %s: datatype is a 4-byte float but not IEEE binary32", path, name);
         goto done;
     }
-    int r = H5Sget_simple_extent_ndims(space);
-    if (r != rank) {
-        st = mr_error(MR_EFORMAT, "%s: %s: has rank %d, expected %d", path, name, r, rank);
+    mr_h5_dataset_info info;
+    if ((st = mr_h5_dataset_check(ds, path, name, &info)) != MR_OK)
+        goto done;
+    if (info.rank != rank) {
+        st = info.rank == 0 ? mr_error(MR_EFORMAT, "%s: %s: has a scalar dataspace, expected rank %d", path, name, rank)
+                            : mr_error(MR_EFORMAT, "%s: %s: has rank %d, expected %d", path, name, info.rank, rank);
         goto done;
     }
-    H5Sget_simple_extent_dims(space, dims, NULL);
-    uint64_t count = 1;
-    for (int i = 0; i < rank; i++) {
-        if (dims[i] < 1) {
-            char d[96];
-            format_dims(d, sizeof d, rank, dims);
-            st = mr_error(MR_EFORMAT, "%s: %s: has an empty dimension (dims %s)", path, name, d);
-            goto done;
-        }
-        if (dims[i] > ((uint64_t)1 << 40) || count > ((uint64_t)1 << 62) / dims[i]) {
-            st = mr_error(MR_EFORMAT, "%s: %s: absurd dimension %llu", path, name, (unsigned long long)dims[i]);
-            goto done;
-        }
-        count *= dims[i];
-    }
-    dcpl = H5Dget_create_plist(ds);
-    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS) {
-        hsize_t stored = H5Dget_storage_size(ds);
-        if (stored != count * 4) {
-            char d[96];
-            format_dims(d, sizeof d, rank, dims);
-            st = mr_error(MR_EFORMAT, "%s: %s: declares %s float32 values (%llu bytes) but the file stores %llu bytes",
-                          path, name, d, (unsigned long long)(count * 4), (unsigned long long)stored);
-            goto done;
-        }
-    }
+    memcpy(dims, info.dims, (size_t)rank * sizeof *dims);
 done:
-    mr_h5_close(&dcpl);
-    mr_h5_close(&space);
     mr_h5_close(&type);
     if (st != MR_OK)
         mr_h5_close(&ds);
@@ -330,14 +1018,19 @@ void mr_h5_format_index(char *buf, size_t size, int64_t flat, int rank, const hs
 
 mr_status mr_h5_read_f32(hid_t dset, const char *path, const char *name, int rank, const hsize_t *dims, float *buf)
 {
-    size_t n = 1;
+    uint64_t n = 1;
     for (int i = 0; i < rank; i++)
-        n *= (size_t)dims[i];
-    if (H5Dread(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-        h5_reason r;
-        return mr_error(MR_EIO, "%s: %s: read failed%s", path, name, h5_why(&r));
-    }
-    int64_t bad = mr_h5_first_nonfinite(buf, n);
+        n *= dims[i];
+    mr_h5_dataset_info info;
+    mr_status st = mr_h5_dataset_check(dset, path, name, &info);
+    if (st != MR_OK)
+        return st;
+    if (info.npoints != n)
+        return mr_error(MR_EINTERNAL, "%s: %s: %llu values, the caller expects %llu", path, name,
+                        (unsigned long long)info.npoints, (unsigned long long)n);
+    if ((st = mr_h5_dataset_read(dset, &info, path, name, H5T_NATIVE_FLOAT, buf)) != MR_OK)
+        return st;
+    int64_t bad = mr_h5_first_nonfinite(buf, (size_t)n);
     if (bad >= 0) {
         char at[96];
         mr_h5_format_index(at, sizeof at, bad, rank, dims);
@@ -409,6 +1102,19 @@ static mr_status attr_begin(hid_t obj, const char *path, const char *objname, co
     return MR_OK;
 }
 
+/* Integers of 1, 2, 4 or 8 bytes using all their bits; IEEE binary32 or binary64 floats. HDF5
+ * converts anything else too, through its generic bit-field conversions; no writer of ours or of
+ * the usual tools produces it. */
+static int standard_number(hid_t type, H5T_class_t cls)
+{
+    size_t size = H5Tget_size(type);
+    if (cls == H5T_INTEGER)
+        return (size == 1 || size == 2 || size == 4 || size == 8) && H5Tget_precision(type) == 8 * size &&
+               H5Tget_offset(type) == 0 && (H5Tget_order(type) == H5T_ORDER_LE || H5Tget_order(type) == H5T_ORDER_BE);
+    return H5Tequal(type, H5T_IEEE_F32LE) > 0 || H5Tequal(type, H5T_IEEE_F32BE) > 0 ||
+           H5Tequal(type, H5T_IEEE_F64LE) > 0 || H5Tequal(type, H5T_IEEE_F64BE) > 0;
+}
+
 mr_status mr_h5_attr_read(hid_t obj, const char *path, const char *objname, const char *attr, H5T_class_t cls,
                           hid_t memtype, void *buf, int n, int *present)
 {
@@ -420,6 +1126,11 @@ mr_status mr_h5_attr_read(hid_t obj, const char *path, const char *objname, cons
     if (c != cls) {
         st = mr_error(MR_EFORMAT, "%s: %s attribute '%s' is of class %s, expected %s", path, objname, attr,
                       class_name(c), class_name(cls));
+        goto done;
+    }
+    if (!standard_number(type, cls)) {
+        st = mr_error(MR_EFORMAT, "%s: %s attribute '%s' is a non-standard %zu-byte %s type", path, objname, attr,
+                      H5Tget_size(type), class_name(cls));
         goto done;
     }
     hssize_t npts = space < 0 ? -1 : H5Sget_simple_extent_npoints(space);
@@ -444,11 +1155,47 @@ done:
     return st;
 }
 
+/* Offset of the first byte of s[len] that is not part of valid UTF-8 text without control
+ * characters (C0, DEL), or -1 when all is well. ASCII is a subset. */
+static long bad_text_at(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        if (c < 0x80) {
+            if (c < 0x20 || c == 0x7f)
+                return (long)i;
+            i++;
+            continue;
+        }
+        size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        if (n == 0 || i + n > len)
+            return (long)i;
+        unsigned lo = 0x80, hi = 0xbf; /* the second byte's range excludes overlong forms, surrogates, > U+10FFFF */
+        if (c == 0xe0)
+            lo = 0xa0;
+        else if (c == 0xed)
+            hi = 0x9f;
+        else if (c == 0xf0)
+            lo = 0x90;
+        else if (c == 0xf4)
+            hi = 0x8f;
+        if (s[i + 1] < lo || s[i + 1] > hi)
+            return (long)i;
+        for (size_t k = 2; k < n; k++)
+            if ((s[i + k] & 0xc0) != 0x80)
+                return (long)i;
+        i += n;
+    }
+    return -1;
+}
+
 mr_status mr_h5_attr_read_string(hid_t obj, const char *path, const char *objname, const char *attr, char *buf,
                                  size_t size, int *present)
 {
     hid_t a, type, space, mem = H5I_INVALID_HID;
     char *text = NULL;
+    size_t len = 0;
     int vlen = 0;
     mr_status st = attr_begin(obj, path, objname, attr, present, &a, &type, &space);
     if (st != MR_OK || a < 0)
@@ -457,39 +1204,68 @@ mr_status mr_h5_attr_read_string(hid_t obj, const char *path, const char *objnam
         st = mr_error(MR_EFORMAT, "%s: %s attribute '%s' is not a string", path, objname, attr);
         goto done;
     }
-    if (space < 0 || H5Sget_simple_extent_npoints(space) != 1) {
+    if (space < 0 || H5Sget_simple_extent_npoints(space) != 1 || H5Sget_simple_extent_ndims(space) > 1) {
         st = mr_error(MR_EFORMAT, "%s: %s attribute '%s' is not a single string", path, objname, attr);
+        goto done;
+    }
+    /* read in the file's character set: HDF5 does not convert between ASCII and UTF-8 */
+    H5T_cset_t cset = H5Tget_cset(type);
+    if (cset != H5T_CSET_ASCII && cset != H5T_CSET_UTF8) {
+        st = mr_error(MR_EFORMAT, "%s: %s attribute '%s' has an unknown character set %d", path, objname, attr,
+                      (int)cset);
         goto done;
     }
     vlen = H5Tis_variable_str(type) > 0;
     mem = H5Tcopy(H5T_C_S1);
+    if (mem < 0 || H5Tset_cset(mem, cset) < 0) {
+        st = mr_error(MR_EIO, "%s: %s attribute '%s': cannot make a string type", path, objname, attr);
+        goto done;
+    }
     if (vlen) {
-        H5Tset_size(mem, H5T_VARIABLE);
-        if (H5Aread(a, mem, &text) < 0) {
-            st = mr_error(MR_EFORMAT, "%s: %s attribute '%s': cannot read", path, objname, attr);
+        if (H5Tset_size(mem, H5T_VARIABLE) < 0 || H5Aread(a, mem, &text) < 0) {
+            h5_reason r;
+            text = NULL;
+            st = mr_error(MR_EFORMAT, "%s: %s attribute '%s': cannot read the variable-length string%s", path,
+                          objname, attr, h5_why(&r));
             goto done;
         }
+        len = text ? strlen(text) : 0;
     } else {
-        size_t len = H5Tget_size(type);
-        if (len > 65536) {
-            st = mr_error(MR_EFORMAT, "%s: %s attribute '%s' is %zu bytes long", path, objname, attr, len);
+        size_t n = H5Tget_size(type);
+        if (n == 0 || n > MR_H5_MAX_STRING_BYTES) {
+            st = mr_error(MR_EFORMAT, "%s: %s attribute '%s' is a %zu-byte string, more than %d", path, objname, attr,
+                          n, MR_H5_MAX_STRING_BYTES);
             goto done;
         }
-        text = calloc(len + 1, 1);
+        text = calloc(n + 1, 1);
         if (!text) {
             st = mr_error(MR_ENOMEM, "%s: out of memory", path);
             goto done;
         }
-        H5Tset_size(mem, len);
-        H5Tset_strpad(mem, H5T_STR_NULLPAD);
-        if (H5Aread(a, mem, text) < 0) {
-            st = mr_error(MR_EFORMAT, "%s: %s attribute '%s': cannot read", path, objname, attr);
+        /* NUL-padded in memory: HDF5 strips a space-padded string's trailing spaces */
+        if (H5Tset_size(mem, n) < 0 || H5Tset_strpad(mem, H5T_STR_NULLPAD) < 0 || H5Aread(a, mem, text) < 0) {
+            h5_reason r;
+            st = mr_error(MR_EFORMAT, "%s: %s attribute '%s': cannot read the string%s", path, objname, attr,
+                          h5_why(&r));
             goto done;
         }
+        len = strlen(text);
+        for (size_t i = len; i < n; i++)
+            if (text[i] != '\0') {
+                st = mr_error(MR_EFORMAT, "%s: %s attribute '%s' holds a NUL byte at offset %zu inside the string",
+                              path, objname, attr, len);
+                goto done;
+            }
     }
-    size_t len = text ? strlen(text) : 0;
+    long bad = bad_text_at((const unsigned char *)(text ? text : ""), len);
+    if (bad >= 0) {
+        st = mr_error(MR_EFORMAT, "%s: %s attribute '%s': byte %ld (0x%02x) is %s", path, objname, attr, bad,
+                      (unsigned)(unsigned char)text[bad],
+                      (unsigned char)text[bad] < 0x80 ? "a control character" : "not valid UTF-8");
+        goto done;
+    }
     if (len >= size) {
-        st = mr_error(MR_EFORMAT, "%s: %s attribute '%s' is %zu characters, longer than %zu", path, objname, attr,
+        st = mr_error(MR_EFORMAT, "%s: %s attribute '%s' is %zu bytes long, longer than %zu", path, objname, attr,
                       len, size - 1);
         goto done;
     }

@@ -1,8 +1,10 @@
 /* Reconstructed images as HDF5 (docs/FORMAT.md, "Image files"):
  *   /image float32 [Nz][Ny][Nx][2] (re, im), attributes matrix int32[3] {Nx, Ny, Nz}, method
- *   (string), iterations (int32) and one float64 scalar per mr_image_meta attr. */
+ *   (string), iterations (int32), fov_mm and voxel_size_mm (float64[3], when the field of view is
+ *   known) and one float64 scalar per mr_image_meta attr. */
 #include "image_h5.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +15,8 @@
 
 static int reserved_name(const char *key)
 {
-    return strcmp(key, "matrix") == 0 || strcmp(key, "method") == 0 || strcmp(key, "iterations") == 0;
+    return strcmp(key, "matrix") == 0 || strcmp(key, "method") == 0 || strcmp(key, "iterations") == 0 ||
+           strcmp(key, "fov_mm") == 0 || strcmp(key, "voxel_size_mm") == 0;
 }
 
 mr_status mr_image_h5_write(const char *path, const float *img, const int64_t matrix[3], const mr_image_meta *meta)
@@ -54,6 +57,17 @@ mr_status mr_image_h5_write(const char *path, const float *img, const int64_t ma
         const int32_t iters = meta->iterations;
         st = mr_h5_attr_write(ds, path, "iterations", H5T_STD_I32LE, H5T_NATIVE_INT32, &iters, 0);
     }
+    if (st == MR_OK && meta && meta->fov_mm &&
+        (meta->fov_mm[0] > 0 || meta->fov_mm[1] > 0 || meta->fov_mm[2] > 0)) {
+        double fov[3], voxel[3];
+        for (int a = 0; a < 3; a++) {
+            fov[a] = meta->fov_mm[a] > 0 && isfinite(meta->fov_mm[a]) ? (double)meta->fov_mm[a] : 0.0;
+            voxel[a] = fov[a] / (double)matrix[a];
+        }
+        st = mr_h5_attr_write(ds, path, "fov_mm", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, fov, 3);
+        if (st == MR_OK)
+            st = mr_h5_attr_write(ds, path, "voxel_size_mm", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, voxel, 3);
+    }
     for (int i = 0; st == MR_OK && meta && i < meta->nattrs; i++)
         st = mr_h5_attr_write(ds, path, meta->attrs[i].key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta->attrs[i].value,
                               0);
@@ -62,15 +76,31 @@ done:
     return mr_h5_close_commit(file, tmp, path, st);
 }
 
+typedef struct {
+    float **img;
+    int64_t *matrix;
+} image_out;
+
+static mr_status read_image(hid_t file, const char *path, void *ctx)
+{
+    image_out *o = ctx;
+    return mr_image_h5_read_file(file, path, o->img, o->matrix);
+}
+
 mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3])
 {
     *img = NULL;
-    hid_t file, ds = H5I_INVALID_HID;
+    image_out o = {img, matrix};
+    return mr_h5_read_isolated(path, read_image, &o);
+}
+
+mr_status mr_image_h5_read_file(hid_t file, const char *path, float **img, int64_t matrix[3])
+{
+    *img = NULL;
+    hid_t ds = H5I_INVALID_HID;
     hsize_t dims[4];
     float *buf = NULL;
-    mr_status st = mr_h5_open_read(path, &file);
-    if (st != MR_OK)
-        return st;
+    mr_status st;
     int64_t m[3];
     if ((st = mr_h5_open_f32(file, path, DS_IMAGE, 4, &ds, dims)) != MR_OK)
         goto done;
@@ -95,7 +125,6 @@ mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3])
     st = mr_h5_read_f32(ds, path, DS_IMAGE, 4, dims, buf);
 done:
     mr_h5_close(&ds);
-    mr_h5_close(&file);
     if (st != MR_OK) {
         free(buf);
         return st;

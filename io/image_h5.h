@@ -2,6 +2,7 @@
 #ifndef MR_IMAGE_H5_H
 #define MR_IMAGE_H5_H
 
+#include <hdf5.h>
 #include <stdint.h>
 
 #include "../base/status.h"
@@ -20,15 +21,22 @@ typedef struct {
     int iterations;             /* 0 for direct methods */
     const mr_image_attr *attrs; /* borrowed; extra numeric attributes (timings, lambda, ...) */
     int nattrs;
+    const float *fov_mm; /* borrowed [3] {x, y, z}: the scan's field of view in mm (0 on an axis: unknown);
+                            NULL or all 0: no geometry attributes */
 } mr_image_meta;
 
-/* Write /image float32 [Nz][Ny][Nx][2] (complex) with attributes matrix, method, iterations and
- * the numeric attrs. Atomic (temporary name + rename). img is borrowed. */
+/* Write /image float32 [Nz][Ny][Nx][2] (complex) with attributes matrix, method, iterations, the
+ * geometry (when fov_mm is known: fov_mm and voxel_size_mm = fov_mm / matrix, float64[3] {x, y, z},
+ * 0 where unknown) and the numeric attrs. Atomic (temporary name + rename). img is borrowed. */
 mr_status mr_image_h5_write(const char *path, const float *img, const int64_t matrix[3], const mr_image_meta *meta);
 
 /* Read /image back; *img (malloc'd, [n][2]) is owned by the caller. Validates like the k-space
- * reader. */
+ * reader, and like it reads in a child process first (mr_h5_read_isolated). */
 mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3]);
+
+/* The same from an HDF5 file that is already open (mr_h5_open_read, mr_h5_open_memory); `name`
+ * names it in messages. The file stays open and owned by the caller. */
+mr_status mr_image_h5_read_file(hid_t file, const char *name, float **img, int64_t matrix[3]);
 
 #ifdef __cplusplus
 }

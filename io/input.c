@@ -20,7 +20,6 @@ void mr_read_opts_default(mr_read_opts *o)
     memset(o, 0, sizeof *o);
     o->traj_units = MR_UNITS_AUTO;
     o->traj_sign = 1;
-    o->prewhiten = 1;
     o->space = MR_SPACE_ENCODED;
     o->averages = MR_AVERAGES_COMBINE;
 }
@@ -189,6 +188,15 @@ const mr_volume_info *mr_input_volume(const mr_input *in, int index)
 const mr_ismrmrd_summary *mr_input_ismrmrd(const mr_input *in)
 {
     return in->ismrmrd ? mr_ismrmrd_summary_get(in->ismrmrd) : NULL;
+}
+
+const double *mr_input_noise_cov(const mr_input *in, int64_t *nsamples)
+{
+    const mr_ismrmrd_summary *s = mr_input_ismrmrd(in);
+    const double *psi = s ? s->noise_cov : NULL;
+    if (nsamples)
+        *nsamples = psi ? s->noise_samples : 0;
+    return psi;
 }
 
 const char *mr_input_bart_traj(const mr_input *in) { return in->format == MR_INPUT_BART ? in->traj : ""; }

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../base/log.h"
-#include "../solver/prewhiten.h"
+#include "../base/noise_cov.h"
 #include "h5util.h"
 
 #define BLOCK 1024 /* acquisitions per HDF5 read */
@@ -89,7 +89,6 @@ struct mr_ismrmrd {
     int nvol, cap_vol;
     int32_t *slots; /* hash of vol_key -> volume index, -1 empty */
     int64_t nslots;
-    double *whiten; /* [C][C][2] W, when prewhitening */
     uint64_t mask[16];
     int have_mask;
     int64_t first_channels_acq;
@@ -1095,19 +1094,6 @@ static mr_status pass_noise(mr_ismrmrd *r)
         psi[i] /= (double)s->noise_samples;
     s->noise_cov = psi;
     s->noise_max_corr = mr_noise_max_correlation(psi, C);
-    if (r->opts.prewhiten) {
-        r->whiten = malloc((size_t)(C * C) * 2 * sizeof *r->whiten);
-        if (!r->whiten)
-            return mr_error(MR_ENOMEM, "%s: out of memory", r->label);
-        st = mr_prewhiten_matrix(psi, C, r->whiten);
-        if (st != MR_OK) {
-            char why[512]; /* mr_last_error's buffer is rewritten by mr_error */
-            snprintf(why, sizeof why, "%s", mr_last_error());
-            return mr_error(MR_EFORMAT, "%s: noise scans: %s; read without prewhitening to use the data as stored",
-                            r->label, why);
-        }
-        s->prewhiten = 1;
-    }
     return MR_OK;
 }
 
@@ -1318,7 +1304,6 @@ void mr_ismrmrd_close(mr_ismrmrd *r)
     free(r->vol);
     free(r->slots);
     free(r->acq_vol);
-    free(r->whiten);
     free(r->sum.noise_cov);
     mr_h5_close(&r->t_rec_full);
     mr_h5_close(&r->t_rec_data);
@@ -1544,8 +1529,6 @@ mr_status mr_ismrmrd_read_volume(mr_ismrmrd *r, int index, mr_kspace **out)
                    r->label, index, vi->averages, (long long)ks->nsamples);
     }
     free(spans);
-    if (s->prewhiten && r->whiten && s->channels > 1)
-        mr_prewhiten_apply(r->whiten, s->channels, ks->data, ks->nsamples);
     memcpy(ks->fov_mm, vi->fov_mm, sizeof ks->fov_mm);
     const char *kind = kind_for(en->trajectory, ks->matrix[2] > 1, s->stack);
     snprintf(ks->traj_kind, sizeof ks->traj_kind, "%s%s", kind ? "" : "ismrmrd-",

@@ -7,9 +7,11 @@
  *     contrast, phase, repetition, set [, average]);
  *  2. the trajectories of the imaging acquisitions: lengths and values checked, the range measured
  *     per encoding space and the units detected (or taken from the options);
- *  3. the noise acquisitions, when there are any: the coil noise covariance.
+ *  3. the noise acquisitions, when there are any: the coil noise covariance (base/noise_cov.h),
+ *     returned in the summary; the reader never changes the data with it (prewhitening is a
+ *     processing step: solver/prewhiten.h, applied by recon/volumes.h).
  * A volume is then read on demand into an mr_kspace: samples in the encoding space's units converted
- * to cycles/FOV of the chosen grid, optionally prewhitened, averages combined or kept apart.
+ * to cycles/FOV of the chosen grid, averages combined or kept apart, the data as stored.
  *
  * Every variable-length read goes through an allocator with a byte budget computed from the
  * acquisition headers, so that a file whose stored lengths disagree with its headers fails with a
@@ -89,9 +91,9 @@ typedef struct {
     int64_t noise_samples;         /* per coil, over all noise acquisitions */
     float noise_dwell_us;          /* sample_time_us of the first noise acquisition */
     float imaging_dwell_us;        /* of the first imaging acquisition */
-    double *noise_cov;             /* [C][C][2] Psi, NULL without noise scans; owned by the handle */
+    double *noise_cov;             /* [C][C][2] Psi over all noise samples, NULL without noise scans;
+                                      owned by the handle (not checked to be positive definite) */
     double noise_max_corr;         /* largest off-diagonal correlation coefficient */
-    int prewhiten;                 /* 1 when volumes are read prewhitened */
 } mr_ismrmrd_summary;
 
 typedef struct mr_ismrmrd mr_ismrmrd;

@@ -92,3 +92,14 @@ void mr_kspace_free(mr_kspace *ks)
     free(ks->sens);
     free(ks);
 }
+
+double mr_kspace_sens_rss(const mr_kspace *ks, int64_t v)
+{
+    const int64_t n = mr_kspace_voxels(ks);
+    double s2 = 0;
+    for (int64_t c = 0; c < ks->ncoils; c++) {
+        const float *p = ks->sens + 2 * (c * n + v);
+        s2 += (double)p[0] * p[0] + (double)p[1] * p[1];
+    }
+    return sqrt(s2);
+}

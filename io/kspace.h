@@ -70,6 +70,9 @@ static inline int64_t mr_kspace_voxels(const mr_kspace *ks)
 
 static inline int mr_kspace_is_3d(const mr_kspace *ks) { return ks->matrix[2] > 1; }
 
+/* sqrt(sum_c |S_c(v)|^2): the root-sum-of-squares of the coil maps at voxel v (ks->sens != NULL). */
+double mr_kspace_sens_rss(const mr_kspace *ks, int64_t voxel);
+
 /* Samples with |k_a| > N_a/2 (1 + 1e-6) on some axis, i.e. outside the Nyquist box; *worst (may be
  * NULL) receives the largest |k_a| / (N_a/2) over all samples and axes. */
 int64_t mr_kspace_count_outside(const mr_kspace *ks, double *worst);

@@ -23,13 +23,12 @@ static mr_status open_optional(hid_t file, const char *path, const char *name, i
                                const char *want_text, hid_t *ds, int *present)
 {
     hsize_t dims[MR_H5_MAX_RANK];
+    int exists;
     *present = 0;
-    int e = mr_h5_exists(file, path, name);
-    if (e < 0)
-        return MR_EIO;
-    if (e == 0)
-        return MR_OK;
-    mr_status st = mr_h5_open_f32(file, path, name, rank, ds, dims);
+    mr_status st = mr_h5_lookup(file, path, name, &exists);
+    if (st != MR_OK || !exists)
+        return st;
+    st = mr_h5_open_f32(file, path, name, rank, ds, dims);
     if (st != MR_OK)
         return st;
     for (int i = 0; i < rank; i++)
@@ -105,18 +104,24 @@ static mr_status read_meta(hid_t grp, const char *path, mr_kspace *ks)
     return MR_OK;
 }
 
+static mr_status read_scan(hid_t file, const char *path, void *out) { return mr_kspace_read_file(file, path, out); }
+
 mr_status mr_kspace_read(const char *path, mr_kspace **out)
 {
     *out = NULL;
-    hid_t file = H5I_INVALID_HID, grp = H5I_INVALID_HID, dtraj = H5I_INVALID_HID, ddata = H5I_INVALID_HID;
+    return mr_h5_read_isolated(path, read_scan, out);
+}
+
+mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
+{
+    *out = NULL;
+    hid_t grp = H5I_INVALID_HID, dtraj = H5I_INVALID_HID, ddata = H5I_INVALID_HID;
     hid_t dw = H5I_INVALID_HID, dtruth = H5I_INVALID_HID, dbl = H5I_INVALID_HID, dsens = H5I_INVALID_HID;
     hsize_t tdims[2], ddims[3];
     mr_kspace *ks = NULL;
     int have_w = 0, have_t = 0, have_bl = 0, have_s = 0;
+    mr_status st;
 
-    mr_status st = mr_h5_open_read(path, &file);
-    if (st != MR_OK)
-        return st;
     if ((st = mr_h5_open_group(file, path, "/kspace", &grp)) != MR_OK)
         goto done;
 
@@ -209,7 +214,6 @@ done:
     mr_h5_close(&ddata);
     mr_h5_close(&dtraj);
     mr_h5_close(&grp);
-    mr_h5_close(&file);
     if (st != MR_OK) {
         mr_kspace_free(ks);
         return st;

@@ -2,6 +2,8 @@
 #ifndef MR_KSPACE_H5_H
 #define MR_KSPACE_H5_H
 
+#include <hdf5.h>
+
 #include "kspace.h"
 
 #ifdef __cplusplus
@@ -10,8 +12,13 @@ extern "C" {
 
 /* Read and validate a scan. Every size, rank, type and count is checked before anything is
  * allocated; on failure *out is NULL and the message names the file and dataset. *out is owned by
- * the caller (mr_kspace_free). */
+ * the caller (mr_kspace_free). The file is read in a child process first (mr_h5_read_isolated),
+ * so that a file that crashes or hangs libhdf5 is refused instead. */
 mr_status mr_kspace_read(const char *path, mr_kspace **out);
+
+/* The same from an HDF5 file that is already open (e.g. mr_h5_open_memory for bytes in memory);
+ * `name` names it in messages. The file stays open and owned by the caller. */
+mr_status mr_kspace_read_file(hid_t file, const char *name, mr_kspace **out);
 
 /* Write a scan (traj, data, optional weights, optional truth images, attributes). The file
  * appears under `path` only when complete (temporary name + rename). */

@@ -43,8 +43,6 @@ typedef enum { MR_AVERAGES_COMBINE = 0, MR_AVERAGES_SEPARATE = 1 } mr_average_mo
 typedef struct {
     mr_traj_units traj_units; /* default AUTO */
     int traj_sign;            /* +1 (default): k as stored; -1: k negated (data recorded with e^{+i2pi k.r}) */
-    int prewhiten;            /* 1 (default): whiten the coils with the noise scans' covariance when the
-                                 file has noise scans; 0: leave the data as stored */
     mr_matrix_space space;    /* default ENCODED */
     mr_average_mode averages; /* default COMBINE */
     /* BART input only (a .cfl pair has no header): image matrix (0 = estimated as BART does,

@@ -330,6 +330,7 @@ typedef struct {
     int mode, total, finished, ran, failed;
     double t0, last_draw;
     int drawn;
+    int elsewhere; /* scans running in other processes (a batch over MPI ranks) */
 } progress;
 
 static void fmt_duration(double s, char *buf, size_t size)
@@ -370,6 +371,7 @@ static void progress_draw(progress *p, const mr_batch_list *l, const worker *w, 
     const char *current = "";
     int running = 0;
     double newest = -1;
+    running = p->elsewhere;
     for (int i = 0; i < jobs; i++)
         if (w[i].pid > 0) {
             running++;
@@ -426,6 +428,52 @@ static void progress_finished(progress *p, const mr_batch_scan *s)
 }
 
 /* ---- the run -------------------------------------------------------------------------------- */
+
+struct mr_batch_runner {
+    const mr_batch_config *cfg;
+    mr_batch_list *l;
+    progress p;
+    int next; /* position in the queue (cfg->order, else input order) */
+};
+
+/* The next pending scan of the queue, or -1. */
+static int queue_next(mr_batch_runner *r)
+{
+    while (r->next < r->l->count) {
+        int i = r->cfg->order ? r->cfg->order[r->next] : r->next;
+        r->next++;
+        if (i >= 0 && i < r->l->count && r->l->scans[i].state == MR_BATCH_PENDING)
+            return i;
+    }
+    return -1;
+}
+
+int mr_batch_take(mr_batch_runner *r)
+{
+    int i = queue_next(r);
+    if (i >= 0) {
+        r->p.elsewhere++;
+        progress_draw(&r->p, r->l, NULL, 0, 1);
+    }
+    return i;
+}
+
+void mr_batch_finished_elsewhere(mr_batch_runner *r, int scan)
+{
+    if (r->p.elsewhere > 0)
+        r->p.elsewhere--;
+    r->p.ran++;
+    mr_batch_scan *s = &r->l->scans[scan];
+    free(s->log);
+    s->log = NULL;
+    char logpath[PATH_MAX_LEN];
+    if (s->state == MR_BATCH_FAILED && scan_path(logpath, sizeof logpath, r->cfg->outdir, s->name, LOG_FMT) == MR_OK)
+        s->log = log_end(logpath, MR_BATCH_LOG_LINES, MR_BATCH_LOG_BYTES); /* the log is on the shared OUTDIR */
+    if (s->state != MR_BATCH_INTERRUPTED) /* as for the scans of this process */
+        progress_finished(&r->p, s);
+}
+
+mr_batch_list *mr_batch_runner_list(mr_batch_runner *r) { return r->l; }
 
 static mr_status launch(const mr_batch_config *cfg, mr_batch_list *l, int si, worker *ws, int wi)
 {
@@ -549,11 +597,14 @@ mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *l, int *interr
     *interrupted = 0;
     if (cfg->jobs < 1 || !cfg->job)
         return mr_error(MR_EINVAL, "batch: need at least one worker and a job");
-    mr_status st = prepare_outdir(cfg);
+    const mr_batch_sched *sched = cfg->sched;
+    const int worker_role = sched && !sched->root; /* OUTDIR and the queue are the root's */
+    mr_status st = worker_role ? MR_OK : prepare_outdir(cfg);
     if (st != MR_OK)
         return st;
 
-    progress p = {cfg->progress, l->count, 0, 0, 0, mr_now(), 0, 0};
+    mr_batch_runner run = {cfg, l, {cfg->progress, l->count, 0, 0, 0, mr_now(), 0, 0, 0}, 0};
+    progress *pp = &run.p;
     int resumed = 0;
     for (int i = 0; i < l->count; i++) {
         mr_batch_scan *s = &l->scans[i];
@@ -562,17 +613,17 @@ mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *l, int *interr
         free(s->log);
         s->log = NULL;
         char final[PATH_MAX_LEN], key[2048];
-        if (cfg->mode == MR_BATCH_RESUME &&
+        if (cfg->mode == MR_BATCH_RESUME && !worker_role &&
             scan_path(final, sizeof final, cfg->outdir, s->name, FINAL_FMT) == MR_OK &&
             marker_key(s->path, cfg->fingerprint, key, sizeof key) == MR_OK &&
             marker_matches(final, key, &s->seconds)) {
             s->state = MR_BATCH_RESUMED;
             resumed++;
-            p.finished++;
+            pp->finished++;
         }
     }
     mr_clear_error();
-    if (resumed && p.mode)
+    if (resumed && pp->mode)
         fprintf(stderr, "batch: %d of %d scans already finished, left as they are\n", resumed, l->count);
 
     worker *ws = calloc((size_t)cfg->jobs, sizeof *ws);
@@ -586,34 +637,35 @@ mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *l, int *interr
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
 
-    int next = 0, active = 0;
+    int active = 0, told_to_stop = 0;
     double kill_deadline = 0;
     st = MR_OK;
     for (;;) {
-        int stopping = g_interrupt != 0 || st != MR_OK;
+        int stopping = g_interrupt != 0 || st != MR_OK || told_to_stop;
+        /* the other processes: messages, scans handed out or finished elsewhere */
+        if (sched && sched->poll && sched->poll(sched->ctx, &run, stopping) && !stopping)
+            stopping = told_to_stop = 1;
         /* launch into idle workers */
         for (int w = 0; w < cfg->jobs && !stopping; w++) {
             if (ws[w].pid > 0)
                 continue;
-            while (next < l->count && l->scans[next].state != MR_BATCH_PENDING)
-                next++;
-            if (next >= l->count)
+            int si = worker_role ? sched->next(sched->ctx) : queue_next(&run);
+            if (si < 0)
                 break;
-            st = launch(cfg, l, next, ws, w);
+            st = launch(cfg, l, si, ws, w);
             if (st != MR_OK) {
                 stopping = 1;
                 break;
             }
-            next++;
             active++;
-            progress_draw(&p, l, ws, cfg->jobs, 1);
+            progress_draw(pp, l, ws, cfg->jobs, 1);
         }
-        if (active == 0)
+        if (active == 0 && !(sched && sched->busy(sched->ctx, stopping)))
             break;
         if (stopping) {
             double now = mr_now();
-            if (kill_deadline == 0) {
-                progress_clear(&p);
+            if (kill_deadline == 0 && active > 0) {
+                progress_clear(pp);
                 if (g_interrupt)
                     fprintf(stderr, "batch: interrupted, stopping %d running scan%s\n", active, active > 1 ? "s" : "");
                 for (int w = 0; w < cfg->jobs; w++)
@@ -632,8 +684,11 @@ mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *l, int *interr
         if (pid > 0) {
             for (int w = 0; w < cfg->jobs; w++)
                 if (ws[w].pid == pid) {
-                    finish_worker(cfg, l, &ws[w], status, stopping, &p);
+                    int si = ws[w].scan;
+                    finish_worker(cfg, l, &ws[w], status, stopping, pp);
                     active--;
+                    if (sched && sched->done)
+                        sched->done(sched->ctx, l, si);
                     break;
                 }
             continue; /* the next round launches and redraws */
@@ -646,15 +701,15 @@ mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *l, int *interr
                     kill(ws[w].pid, SIGKILL);
                 }
         }
-        progress_draw(&p, l, ws, cfg->jobs, 0);
+        progress_draw(pp, l, ws, cfg->jobs, 0);
         struct timespec ts = {0, 20 * 1000 * 1000}; /* reaping latency, and the resolution of scan times */
         nanosleep(&ts, NULL);
     }
-    progress_clear(&p);
+    progress_clear(pp);
     free(ws);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (g_interrupt) {
+    if (g_interrupt || told_to_stop) {
         *interrupted = 1;
         for (int i = 0; i < l->count; i++)
             if (l->scans[i].state == MR_BATCH_PENDING) {
@@ -665,7 +720,7 @@ mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *l, int *interr
     return st;
 }
 
-int mr_batch_gpu_count(void)
+size_t mr_batch_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t n)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -680,20 +735,36 @@ int mr_batch_gpu_count(void)
     }
     if (pid == 0) {
         close(fds[0]);
-        int n = mr_gpu_count();
-        write_all(fds[1], (const char *)&n, sizeof n);
+        fn(ctx, out);
+        write_all(fds[1], out, n);
         close(fds[1]);
         _exit(0);
     }
     close(fds[1]);
-    int n = 0;
-    ssize_t r;
-    do
-        r = read(fds[0], &n, sizeof n);
-    while (r < 0 && errno == EINTR);
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fds[0], (char *)out + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
     close(fds[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    return r == (ssize_t)sizeof n && n > 0 ? n : 0;
+    return got;
+}
+
+static void gpu_count_child(void *ctx, void *out)
+{
+    (void)ctx;
+    *(int *)out = mr_gpu_count();
+}
+
+int mr_batch_gpu_count(void)
+{
+    int n = 0;
+    return mr_batch_in_child(gpu_count_child, NULL, &n, sizeof n) == sizeof n && n > 0 ? n : 0;
 }

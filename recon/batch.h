@@ -38,7 +38,7 @@ typedef enum {
 
 typedef struct {
     char *path;     /* input file as resolved (relative list entries joined to the list's folder) */
-    char *name;     /* unique output folder name (basename without .h5, disambiguated) */
+    char *name;     /* unique output folder name (basename without .h5/.mrd/_ksp.cfl, disambiguated) */
     mr_batch_state state;
     char reason[512]; /* why it failed */
     char *log;        /* failed scans: the last MR_BATCH_LOG_LINES lines of .logs/<name>.log (at most
@@ -51,13 +51,14 @@ typedef struct {
     int count;
 } mr_batch_list;
 
-/* Expand inputs into scans, in input order: a directory contributes its *.h5 files (not
- * recursive, sorted by name); "@FILE" or a file ending in .txt/.lst is a list (one path per line,
- * relative paths relative to the list's folder, '#' starts a comment, blank lines ignored; an
- * entry may be a scan file or a directory, not another list); anything else is a scan file (it
- * need not exist: a missing file fails as a scan, with its reason). The same file given twice
- * (same device and inode) is kept once. Names: the basename without ".h5"; a name taken by an
- * earlier scan, or reserved (summary.*, names starting with '.'), gets "-2", "-3", ... */
+/* Expand inputs into scans, in input order: a directory contributes its *.h5, *.mrd and BART
+ * *_ksp.cfl files (not recursive, sorted by name); "@FILE" or a file ending in .txt/.lst is a list
+ * (one path per line, relative paths relative to the list's folder, '#' starts a comment, blank
+ * lines ignored; an entry may be a scan file or a directory, not another list); anything else is a
+ * scan file (it need not exist: a missing file fails as a scan, with its reason). The same file
+ * given twice (same device and inode) is kept once. Names: the basename without ".h5", ".mrd" or
+ * "_ksp.cfl"; a name taken by an earlier scan, or reserved (summary.*, names starting with '.'),
+ * gets "-2", "-3", ... */
 mr_status mr_batch_collect(const char *const *inputs, int ninputs, mr_batch_list *out);
 void mr_batch_list_free(mr_batch_list *l);
 
@@ -74,6 +75,8 @@ typedef mr_status (*mr_batch_job)(const char *scan, const char *outdir, const mr
 
 typedef enum { MR_BATCH_FRESH = 0, MR_BATCH_RESUME, MR_BATCH_FORCE } mr_batch_mode;
 
+struct mr_batch_sched; /* below: a batch spread over several processes */
+
 typedef struct {
     const char *outdir;
     mr_batch_mode mode;
@@ -85,6 +88,8 @@ typedef struct {
     int progress;        /* 0 none, 1 lines per finished scan, 2 redrawn bar (terminal) */
     mr_batch_job job;
     void *ctx;
+    const int *order;                   /* the queue: scan indices in the order to run them; NULL = input order */
+    const struct mr_batch_sched *sched; /* several processes (MPI: recon/mpi_batch.c); NULL = this one alone */
 } mr_batch_config;
 
 /* Prepare OUTDIR: FRESH refuses a non-empty existing OUTDIR (MR_EINVAL); RESUME and FORCE remove
@@ -94,6 +99,39 @@ typedef struct {
  * stopped the batch (children killed, partial folders removed). Returns non-OK only for errors of
  * the batch itself (OUTDIR unusable, fork failed); failing scans are not errors. */
 mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *list, int *interrupted);
+
+/* ---- a batch spread over several processes (MPI ranks: recon/mpi_batch.c) -------------------
+ * One process, the root, owns the queue: it prepares OUTDIR, decides what --resume keeps, runs
+ * scans itself and hands out the others, reports progress; the summary is written by its caller.
+ * The other processes (workers) run what the root hands them, with the same child-process
+ * machinery (the same OUTDIR on a shared file system), and report each result. The hooks are
+ * called from mr_batch_run's loop (about 50 rounds per second), never from a signal handler. */
+typedef struct mr_batch_runner mr_batch_runner; /* the running batch, handed to the root's poll */
+
+typedef struct mr_batch_sched {
+    int root; /* 1: the root; 0: a worker (skips preparing OUTDIR and the --resume check) */
+    void *ctx;
+    /* Worker: the index of the next scan handed to this process, or -1 (none now). */
+    int (*next)(void *ctx);
+    /* Every round: exchange messages. The root hands out scans (mr_batch_take) and records the
+     * results of the others (mr_batch_finished_elsewhere). `stopping`: this process is stopping
+     * (signal, error, or told so). Returns 1 when the batch must stop (a worker told by the root). */
+    int (*poll)(void *ctx, mr_batch_runner *r, int stopping);
+    /* A scan run by this process finished: its state, reason and seconds are set. */
+    void (*done)(void *ctx, const mr_batch_list *l, int scan);
+    /* Root: scans running elsewhere, or processes not yet finished; worker: 1 while more work may
+     * come. mr_batch_run returns when this and the local workers are idle. */
+    int (*busy)(void *ctx, int stopping);
+} mr_batch_sched;
+
+/* Root, from poll: the next scan of the queue for another process (-1: none left). It stays
+ * MR_BATCH_PENDING until mr_batch_finished_elsewhere. */
+int mr_batch_take(mr_batch_runner *r);
+/* Root, from poll: the state, reason and seconds of scan were set from another process's report
+ * (progress counts it; a failed scan's log is read from OUTDIR/.logs for the summaries). */
+void mr_batch_finished_elsewhere(mr_batch_runner *r, int scan);
+/* The scans of the running batch. */
+mr_batch_list *mr_batch_runner_list(mr_batch_runner *r);
 
 /* Write summary.csv, summary.md and summary.html into outdir from the scans' states and their
  * folders' metrics.csv and thumbnails. `title` heads the pages. */
@@ -107,6 +145,11 @@ mr_status mr_batch_thumbnails(const char *scan, const char *outdir);
 /* Number of usable GPUs, asked in a short-lived child so that this process never initialises
  * CUDA (a CUDA context does not survive fork). 0 on any failure. */
 int mr_batch_gpu_count(void);
+
+/* Run fn(ctx, out) in a short-lived child process, so that this process never initialises the
+ * libraries fn uses (CUDA, HDF5), and copy the n bytes it leaves in out back into out. Returns the
+ * number of bytes received (fewer than n: the child failed part way). */
+size_t mr_batch_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t n);
 
 /* Base64 of n bytes into a malloc'd NUL-terminated string (NULL when out of memory). */
 char *mr_base64(const unsigned char *data, size_t n);

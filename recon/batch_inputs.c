@@ -32,6 +32,17 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* The files a directory contributes: mrirecon/ISMRMRD HDF5 and the k-space half of BART pairs. */
+static const char *const scan_suffixes[] = {".h5", ".mrd", "_ksp.cfl", NULL};
+
+static int is_scan_name(const char *name)
+{
+    for (const char *const *x = scan_suffixes; *x; x++)
+        if (ends_with(name, *x))
+            return 1;
+    return 0;
+}
+
 static mr_status add_scan(collector *c, const char *path)
 {
     struct stat sb;
@@ -85,7 +96,7 @@ static mr_status add_dir(collector *c, const char *dir)
     mr_status st = MR_OK;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !ends_with(e->d_name, ".h5"))
+        if (e->d_name[0] == '.' || !is_scan_name(e->d_name))
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 32;
@@ -117,7 +128,7 @@ static mr_status add_dir(collector *c, const char *dir)
             files++;
         }
         if (st == MR_OK && files == 0)
-            mr_log(MR_LOG_WARN, "batch: no *.h5 files in %s", dir);
+            mr_log(MR_LOG_WARN, "batch: no scans (*.h5, *.mrd, *_ksp.cfl) in %s", dir);
     }
     for (int i = 0; i < n; i++)
         free(names[i]);
@@ -190,7 +201,7 @@ static int name_taken(const mr_batch_list *l, int upto, const char *name)
     return 0;
 }
 
-/* basename without ".h5"; characters that are awkward in file names or pages become '_'; a
+/* basename without ".h5", ".mrd" or "_ksp.cfl"; characters that are awkward in file names or pages become '_'; a
  * leading '.' (hidden, clashes with .partial folders) becomes '_' too. */
 static mr_status assign_names(mr_batch_list *l)
 {
@@ -201,8 +212,11 @@ static mr_status assign_names(mr_batch_list *l)
         char stem[200];
         snprintf(stem, sizeof stem, "%s", base);
         size_t n = strlen(stem);
-        if (n > 3 && strcmp(stem + n - 3, ".h5") == 0)
-            stem[n - 3] = '\0';
+        for (const char *const *x = scan_suffixes; *x; x++)
+            if (n > strlen(*x) && ends_with(stem, *x)) {
+                stem[n - strlen(*x)] = '\0';
+                break;
+            }
         for (char *q = stem; *q; q++)
             if ((unsigned char)*q < 32 || *q == '/' || *q == '\\' || *q == '"' || *q == '\'' || *q == '<' ||
                 *q == '>' || *q == '&' || *q == ',' || *q == '|' || *q == '`')

@@ -1,6 +1,7 @@
 /* mrirecon batch: summary.csv, summary.md and summary.html from the scans' states and the
  * metrics.csv and thumbnails in their folders. summary.html is one self-contained page: inline CSS
  * and JS, pictures as data: URIs, nothing fetched from the network. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +331,18 @@ static void write_md_logs(FILE *f, const mr_batch_list *l)
     }
 }
 
+/* A metric of metrics.csv with `decimals` digits after the point (its text when it is not a number:
+ * empty, inf, nan). */
+static void md_number(FILE *f, const char *v, int decimals)
+{
+    char *end = NULL;
+    const double x = v[0] ? strtod(v, &end) : 0;
+    if (v[0] && end && *end == '\0' && isfinite(x))
+        fprintf(f, "%.*f", decimals, x);
+    else
+        md_text(f, v);
+}
+
 static mr_status write_md(const char *outdir, const mr_batch_list *l, const scan_metrics *m, const char *title,
                           const char *when, const int counts[3])
 {
@@ -356,8 +369,14 @@ static mr_status write_md(const char *outdir, const mr_batch_list *l, const scan
                 md_text(f, mr->f[COL_METHOD]);
                 fputs(" | ", f);
                 md_text(f, mr->f[COL_TRUTH]);
-                fprintf(f, " | %s | %s | %s | %s", mr->f[COL_PSNR], mr->f[COL_SNR], mr->f[COL_PERR],
-                        mr->f[COL_SECONDS]);
+                fputs(" | ", f);
+                md_number(f, mr->f[COL_PSNR], 2);
+                fputs(" | ", f);
+                md_number(f, mr->f[COL_SNR], 2);
+                fputs(" | ", f);
+                md_number(f, mr->f[COL_PERR], 2);
+                fputs(" | ", f);
+                md_number(f, mr->f[COL_SECONDS], 3);
             } else {
                 fputs(" |  |  |  |  | ", f);
             }

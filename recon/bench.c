@@ -301,14 +301,21 @@ static mr_status bench_time_row(bench_ctx *c, const mr_grid *g, int real, bench_
     mr_log(MR_LOG_INFO, "bench: %s %s on %lld voxels x %lld samples", r->kernel, r->impl, (long long)nv,
            (long long)c->m);
     mr_status st = MR_OK;
+    char stage[96];
+    snprintf(stage, sizeof stage, "bench %s %s", r->kernel, r->impl);
     for (int i = 0; i <= o->reps && st == MR_OK; i++) { /* i = 0: warm-up */
+        mr_progress_part part; /* run i of reps + 1 */
+        const mr_progress run = mr_progress_part_of(&part, o->progress, i, o->reps + 1);
         if (impl == IMPL_CPU) {
             const double t0 = mr_now();
-            st = mr_nudft_adjoint(&tg, c->traj, w, real, c->m, out, o->threads);
+            st = mr_nudft_adjoint_progress(&tg, c->traj, w, real, c->m, out, o->threads, &run, stage);
             t[i] = (mr_now() - t0) * 1e3;
         } else {
+            mr_progress_report(&run, stage, 0, 1);
             st = mr_gpu_nudft_adjoint(gp, &tg, w, real, out, (mr_gpu_variant)(impl - IMPL_NAIVE));
             t[i] = mr_gpu_nudft_last_ms(gp);
+            if (st == MR_OK)
+                mr_progress_report(&run, stage, 1, 1);
         }
     }
     if (st == MR_OK) {
@@ -724,6 +731,8 @@ static mr_status bench_e2e(bench_ctx *c)
         ro.op.exact_trig = k == 2;
         ro.op.precision = k == 2 ? MR_PRECISION_AUTO : bench_precision(c);
         ro.q_cache = k == 2 ? "off" : qdir;
+        ro.force = 1; /* the bench's own scratch folder: a re-run replaces the files */
+        ro.progress = o->progress;
         void *ctx[2] = {c, &k};
         ro.on_report = e2e_capture;
         ro.on_report_ctx = ctx;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../base/progress.h"
 #include "../base/status.h"
 #include "../solver/backend.h"
 
@@ -42,6 +43,7 @@ typedef struct {
                              of --what q, and the engine of the end-to-end runs (all: the default, auto) */
     int gemm_cublas;      /* 1: also the tf32x3 row with the cuBLAS engine */
     int gemm_variant;     /* MMA kernel variant of the tf32x3 rows (mr_gemm_opts.variant) */
+    const mr_progress *progress; /* the timed runs of each row and the end-to-end run report here (NULL: none) */
 } mr_bench_opts;
 
 void mr_bench_opts_default(mr_bench_opts *o);

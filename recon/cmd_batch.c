@@ -11,9 +11,13 @@
 
 #include "../base/log.h"
 #include "batch.h"
+#include "cg_cli.h"
 #include "commands.h"
+#include "mpi_batch.h"
+#include "mpi_comm.h"
 #include "opts.h"
 #include "pipeline.h"
+#include "read_cli.h"
 
 #define MR_EXIT_INTERRUPTED 130
 
@@ -48,12 +52,47 @@ static mr_status batch_job(const char *scan, const char *outdir, const mr_batch_
     return MR_OK;
 }
 
+/* Under an MPI launcher: MPI up and, with two or more ranks, the batch's part of the job in *mb
+ * (NULL: a batch of this process alone). A binary without MPI refuses to run as one of several
+ * ranks: each would run the whole batch into the same OUTDIR. */
+static mr_status start_mpi(mr_comm **comm, mr_mpi_batch **mb, double rank_timeout)
+{
+    *comm = NULL;
+    *mb = NULL;
+    if (!mr_comm_compiled() && mr_comm_launcher_size() > 1)
+        return mr_error(MR_ENOTSUP, "started as one of %d MPI ranks, but this mrirecon was built without MPI "
+                                    "(rebuild with -DMR_MPI=ON, docs/CLUSTER.md)",
+                        mr_comm_launcher_size());
+    if (!mr_comm_launched())
+        return MR_OK;
+    mr_status st = mr_comm_init(comm);
+    if (st == MR_OK && mr_comm_size(*comm) > 1)
+        st = mr_mpi_batch_create(*comm, rank_timeout, mb);
+    return st;
+}
+
+/* Release MPI (collective: every rank gets here) and pass the exit code through. A job that lost a
+ * rank is ended with MPI_Abort instead: MPI_Finalize would wait for the lost rank forever. */
+static int end_mpi(mr_comm *comm, mr_mpi_batch *mb, int code, int lost)
+{
+    mr_mpi_batch_free(mb);
+    if (lost) {
+        mr_log(MR_LOG_WARN, "batch: ending the MPI job with MPI_Abort (exit status %d): a lost rank cannot take part "
+                            "in MPI_Finalize", code);
+        mr_comm_abort(comm, code);
+    }
+    mr_comm_finalize(comm);
+    return code;
+}
+
 static const char batch_description[] =
-    "Each INPUT is a scan file, a directory (its *.h5 files, sorted by name, not recursive) or a list\n"
+    "Each INPUT is a scan file (mrirecon HDF5, ISMRMRD or a BART NAME_ksp, as 'mrirecon recon' reads\n"
+    "them), a directory (its *.h5, *.mrd and BART *_ksp.cfl files, sorted by name, not recursive) or a list\n"
     "file (@FILE, or a name ending in .txt or .lst: one path per line, relative paths relative to the\n"
     "list file, '#' starts a comment). Each scan is reconstructed in its own child process into\n"
-    "OUTDIR/<name>/ (the files of 'mrirecon recon', plus the marker .done and two thumbnails),\n"
-    "where <name> is the file name without .h5 (a repeated name gets -2, -3, ... in input order).\n"
+    "OUTDIR/<name>/ (the files of 'mrirecon recon', plus the marker .done and two thumbnails; a\n"
+    "multi-volume ISMRMRD scan gets one folder per volume inside), where <name> is the file name without\n"
+    ".h5/.mrd/_ksp.cfl (a repeated name gets -2, -3, ... in input order).\n"
     "A scan that cannot be read, fails, crashes or runs past --timeout is reported and skipped;\n"
     "the batch goes on. OUTDIR/summary.csv, summary.md and summary.html (one self-contained page,\n"
     "sortable, with thumbnails) list every scan with its metrics or the reason it failed.\n"
@@ -67,6 +106,13 @@ static const char batch_description[] =
     "--threads is given.\n"
     "\n"
     "Progress goes to stderr: a bar redrawn in place on a terminal, else one line per finished scan.\n"
+    "\n"
+    "Several hosts (MPI builds): 'mpirun -n P mrirecon batch ...' (or srun) shares the scans among\n"
+    "P ranks: rank 0 hands them out, big scans first, runs some itself, prints the progress and\n"
+    "writes the summary; OUTDIR must be on a file system all ranks share. --device, --jobs and\n"
+    "--threads apply per rank: the ranks of a node split its GPUs (by node-local rank) or its\n"
+    "cores. A rank that dies is reported and its running scans fail; --resume redoes them\n"
+    "(docs/CLUSTER.md: Open MPI ends the whole job on a dead rank unless --enable-recovery).\n"
     "Exit status: 0 every scan succeeded, 1 some scans failed (or the batch itself failed),\n"
     "2 usage error (also: OUTDIR not empty without --resume/--force), 130 interrupted (SIGINT or\n"
     "SIGTERM: running scans are killed, their partial folders removed, the summary written).";
@@ -76,18 +122,20 @@ int mr_cmd_batch(int argc, char **argv)
     batch_job_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     mr_recon_opts_default(&ctx.recon);
-    const char *outdir = NULL, *basis = "box";
+    const char *outdir = NULL;
+    mr_cg_cli cg;
+    mr_cg_cli_init(&cg, &ctx.recon);
     mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
     int jobs = 0, threads = 0, resume = 0, force = 0, verbose = 0, quiet = 0;
-    double timeout = 0;
+    double timeout = 0, rank_timeout = 60;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
-    static const char *const regs[] = {"identity", "gradient", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
-    static const char *const bases[] = {"box", "dirac", NULL};
+    static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
+    static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
+    mr_read_cli rdc;
+    mr_read_cli_init(&rdc);
     if (!ctx.recon.method)
         ctx.recon.method = "cg";
-    if (!ctx.recon.reg)
-        ctx.recon.reg = "identity";
     if (!ctx.recon.dcf)
         ctx.recon.dcf = "pipe";
     const mr_opt opts[] = {
@@ -107,15 +155,24 @@ int mr_cmd_batch(int argc, char **argv)
         {"iters", 'n', MR_OPT_INT, &ctx.recon.iters, "N", "CG iterations", NULL, 1, 100000},
         {"tol", 0, MR_OPT_DOUBLE, &ctx.recon.tol, "TOL", "CG relative residual tolerance (0 = all iterations)", NULL,
          0, 1},
-        {"lambda", 'l', MR_OPT_DOUBLE, &ctx.recon.lambda, "L", "regularisation weight", NULL, 0, 1e30},
-        {"reg", 0, MR_OPT_CHOICE, &ctx.recon.reg, "R", "regulariser", regs, 0, -1},
+        MR_CG_CLI_OPTS(&cg),
         {"dcf", 0, MR_OPT_CHOICE, &ctx.recon.dcf, "D", "gridding density compensation", dcfs, 0, -1},
-        {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function", bases, 0, -1},
         {"precision", 0, MR_OPT_PRECISION, &ctx.recon.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
         {"q-cache", 0, MR_OPT_STRING, &ctx.recon.q_cache, "DIR",
          "directory of the Q cache shared by the workers: scans with one trajectory compute Q once (default: "
          "$MRIRECON_CACHE_DIR/q, else ~/.cache/mrirecon/q; off: none; docs/RECON.md)",
          NULL, 0, -1},
+        {"rank-timeout", 0, MR_OPT_DOUBLE, &rank_timeout, "SEC",
+         "under mpirun: a rank silent this long is declared lost (its scans fail)", NULL, 1, 1e9},
+        {"sens", 0, MR_OPT_CHOICE, &ctx.recon.sens, "S",
+         "coils: the scan's maps (file), maps estimated from the data (estimate), each coil + RSS (rss); auto = file "
+         "when the scan has maps, else estimate",
+         senses, 0, -1},
+        {"volume", 0, MR_OPT_INT, &ctx.recon.volume, "N", "only volume N of every scan (-1: every volume)",
+         NULL, -1, 1000000},
+        {"nifti", 0, MR_OPT_CHOICE, &ctx.recon.nifti, "K", "image_<method>.nii: magnitude, complex or none", niftis, 0,
+         -1},
+        MR_READ_CLI_OPTS(&rdc),
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "warnings and errors only, no progress", NULL, 0, -1},
     };
@@ -129,40 +186,79 @@ int mr_cmd_batch(int argc, char **argv)
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", resume && force ? "--resume and --force exclude each other" : "missing -o OUTDIR");
     }
-    ctx.recon.op.basis = strcmp(basis, "dirac") == 0 ? MR_BASIS_DIRAC : MR_BASIS_BOX;
+    if ((rc = mr_cg_cli_apply(&spec, &cg, &ctx.recon)) != MR_EXIT_OK) {
+        mr_opts_free(&res);
+        return rc;
+    }
+    if (mr_read_cli_apply(&rdc, &ctx.recon.read, &ctx.recon.prewhiten) != MR_OK) {
+        mr_opts_free(&res);
+        return mr_opts_usage(&spec, "%s", mr_last_error());
+    }
 
-    mr_batch_list list;
-    mr_status st = mr_batch_collect((const char *const *)res.positional, res.npositional, &list);
-    mr_opts_free(&res);
+    /* under mpirun: one batch over all ranks (recon/mpi_batch.h); rank 0 alone collects the inputs */
+    mr_comm *comm = NULL;
+    mr_mpi_batch *mb = NULL;
+    mr_status st = start_mpi(&comm, &mb, rank_timeout);
     if (st != MR_OK) {
         fprintf(stderr, "mrirecon batch: %s\n", mr_last_error());
+        mr_opts_free(&res);
+        mr_comm_finalize(comm);
         return MR_EXIT_FAILURE;
     }
-    if (list.count == 0) {
-        fprintf(stderr, "mrirecon batch: no scans found in the inputs\n");
+    const int root = !mb || mr_comm_rank(comm) == 0;
+    mr_batch_list list;
+    memset(&list, 0, sizeof list);
+    st = root ? mr_batch_collect((const char *const *)res.positional, res.npositional, &list) : MR_OK;
+    mr_opts_free(&res);
+    if (mb)
+        st = mr_mpi_batch_share_list(mb, &list, st);
+    if (st != MR_OK || list.count == 0) {
+        if (root)
+            fprintf(stderr, "mrirecon batch: %s\n", st != MR_OK ? mr_last_error() : "no scans found in the inputs");
         mr_batch_list_free(&list);
-        return MR_EXIT_FAILURE;
+        return end_mpi(comm, mb, MR_EXIT_FAILURE, 0);
     }
 
-    /* workers: one per GPU, or CPU workers sharing the cores */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* workers: one per GPU, or CPU workers sharing the cores (of this rank's share of the node) */
+    long cores = mb ? mr_mpi_node_cores(comm) : sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1)
         cores = 1;
     int ngpu = device.kind == MR_DEVICE_CPU ? 0 : mr_batch_gpu_count();
+    st = MR_OK;
     if (device.kind == MR_DEVICE_GPU && (ngpu == 0 || device.index >= ngpu)) {
         char req[32];
         mr_device_format(device, req, sizeof req);
-        fprintf(stderr, "mrirecon batch: --device %s: %s\n", req,
-                ngpu == 0 ? "no usable GPU" : "no such GPU (see --device gpu)");
-        mr_batch_list_free(&list);
-        return MR_EXIT_FAILURE;
+        st = mr_error(MR_ENODEV, "--device %s: %s", req, ngpu == 0 ? "no usable GPU" : "no such GPU (see --device gpu)");
     }
     if (device.index >= 0 && device.index >= ngpu)
         ngpu = 0; /* auto with gpu:N that does not exist: CPU workers */
+    /* this process's GPUs: gpu:N pins every worker (of every rank) to GPU N; over MPI the ranks of a
+       node split its GPUs by node-local rank */
+    int *mine = malloc((size_t)(ngpu > 0 ? ngpu : 1) * sizeof *mine);
+    int nmine = 0;
+    if (!mine)
+        st = mr_error(MR_ENOMEM, "out of memory");
+    else if (ngpu > 0 && device.index >= 0)
+        mine[nmine++] = device.index;
+    else if (mb)
+        nmine = mr_mpi_node_gpus(comm, ngpu, mine);
+    else
+        for (nmine = 0; nmine < ngpu; nmine++)
+            mine[nmine] = nmine;
+    if (mb)
+        st = mr_comm_agree(comm, st);
+    if (st != MR_OK) {
+        if (root)
+            fprintf(stderr, "mrirecon batch: %s\n", mr_last_error());
+        free(mine);
+        mr_batch_list_free(&list);
+        return end_mpi(comm, mb, MR_EXIT_FAILURE, 0);
+    }
+    ngpu = nmine;
     ctx.cpu_only = ngpu == 0;
     ctx.gpu_required = device.kind == MR_DEVICE_GPU;
     if (jobs == 0)
-        jobs = ngpu > 0 ? (device.index >= 0 ? 1 : ngpu) : (int)(cores / 4 > 1 ? cores / 4 : 1);
+        jobs = ngpu > 0 ? ngpu : (int)(cores / 4 > 1 ? cores / 4 : 1);
     if (jobs > list.count)
         jobs = list.count;
     if (threads == 0)
@@ -172,31 +268,55 @@ int mr_cmd_batch(int argc, char **argv)
         gpus = malloc((size_t)jobs * sizeof *gpus);
         if (!gpus) {
             fprintf(stderr, "mrirecon batch: out of memory\n");
+            free(mine);
             mr_batch_list_free(&list);
-            return MR_EXIT_FAILURE;
+            return end_mpi(comm, mb, MR_EXIT_FAILURE, 0);
         }
         for (int w = 0; w < jobs; w++)
-            gpus[w] = device.index >= 0 ? device.index : w % ngpu;
+            gpus[w] = mine[w % ngpu];
     }
-    char fingerprint[512];
-    snprintf(fingerprint, sizeof fingerprint, "method=%s iters=%d tol=%.17g lambda=%.17g reg=%s dcf=%s basis=%s",
-             ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.reg, ctx.recon.dcf, basis);
-    mr_log(MR_LOG_INFO, "batch: %d scan%s, %d worker%s (%s), %d thread%s each", list.count, list.count > 1 ? "s" : "",
-           jobs, jobs > 1 ? "s" : "", ngpu > 0 ? "GPU" : "CPU", threads, threads > 1 ? "s" : "");
+    free(mine);
+    char where[300] = "";
+    if (mb)
+        snprintf(where, sizeof where, " on rank %d of %d (%s, local rank %d)", mr_comm_rank(comm), mr_comm_size(comm),
+                 mr_comm_host(comm), mr_comm_local_rank(comm));
+    mr_log(MR_LOG_INFO, "batch: %d scan%s, %d worker%s (%s), %d thread%s each%s", list.count, list.count > 1 ? "s" : "",
+           jobs, jobs > 1 ? "s" : "", ngpu > 0 ? "GPU" : "CPU", threads, threads > 1 ? "s" : "", where);
+    if (ngpu > 0)
+        for (int w = 0; w < jobs; w++)
+            mr_log(MR_LOG_DEBUG, "batch: worker %d on gpu:%d%s", w, gpus[w], where);
+    char fingerprint[1024];
+    snprintf(fingerprint, sizeof fingerprint,
+             "method=%s iters=%d tol=%.17g lambda=%.17g lambda_rel=%.17g reg=%s dcf=%s basis=%s sens=%s volume=%d "
+             "nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s",
+             ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.lambda_rel, ctx.recon.reg,
+             ctx.recon.dcf, cg.basis, ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign,
+             rdc.prewhiten, rdc.space, rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-",
+             mr_precision_name(ctx.recon.op.precision));
 
     mr_batch_config cfg = {outdir,  resume ? MR_BATCH_RESUME : (force ? MR_BATCH_FORCE : MR_BATCH_FRESH),
                            jobs,    gpus,
                            threads, timeout,
                            fingerprint,
                            quiet ? 0 : (isatty(STDERR_FILENO) ? 2 : 1),
-                           batch_job, &ctx};
+                           batch_job, &ctx,
+                           NULL,    NULL};
+    if (mb)
+        mr_mpi_batch_configure(mb, &cfg);
     int interrupted = 0;
     st = mr_batch_run(&cfg, &list, &interrupted);
     free(gpus);
+    int lost = mb ? mr_mpi_batch_end(mb, &list, st) : 0;
+    if (!root) { /* a worker: rank 0 reports and writes the summary */
+        if (st != MR_OK)
+            fprintf(stderr, "mrirecon batch: rank %d: %s\n", mr_comm_rank(comm), mr_last_error());
+        mr_batch_list_free(&list);
+        return end_mpi(comm, mb, lost ? MR_EXIT_FAILURE : MR_EXIT_OK, lost);
+    }
     if (st == MR_EINVAL) { /* OUTDIR not empty: nothing was touched */
         fprintf(stderr, "mrirecon batch: %s\n", mr_last_error());
         mr_batch_list_free(&list);
-        return MR_EXIT_USAGE;
+        return end_mpi(comm, mb, MR_EXIT_USAGE, lost);
     }
     int failed = st != MR_OK, started = 0;
     if (failed)
@@ -205,7 +325,7 @@ int mr_cmd_batch(int argc, char **argv)
         started |= list.scans[i].state != MR_BATCH_PENDING;
     if (!started) { /* OUTDIR unusable: nothing ran, nothing to summarise */
         mr_batch_list_free(&list);
-        return interrupted ? MR_EXIT_INTERRUPTED : MR_EXIT_FAILURE;
+        return end_mpi(comm, mb, interrupted ? MR_EXIT_INTERRUPTED : MR_EXIT_FAILURE, lost);
     }
     int counts[3] = {0, 0, 0};
     for (int i = 0; i < list.count; i++) {
@@ -218,11 +338,15 @@ int mr_cmd_batch(int argc, char **argv)
         fprintf(stderr, "mrirecon batch: %s\n", mr_last_error());
         failed = 1;
     }
-    if (!quiet)
-        fprintf(stderr, "batch: %d scans: %d succeeded, %d failed, %d not finished; summary in %s/summary.html\n",
-                list.count, counts[0], counts[1], counts[2], outdir);
+    if (!quiet) {
+        char ranks[64] = "";
+        if (lost)
+            snprintf(ranks, sizeof ranks, "; %d rank%s lost", lost, lost > 1 ? "s" : "");
+        fprintf(stderr, "batch: %d scans: %d succeeded, %d failed, %d not finished%s; summary in %s/summary.html\n",
+                list.count, counts[0], counts[1], counts[2], ranks, outdir);
+    }
     mr_batch_list_free(&list);
     if (interrupted)
-        return MR_EXIT_INTERRUPTED;
-    return failed || counts[1] || counts[2] ? MR_EXIT_FAILURE : MR_EXIT_OK;
+        return end_mpi(comm, mb, MR_EXIT_INTERRUPTED, lost);
+    return end_mpi(comm, mb, failed || counts[1] || counts[2] || lost ? MR_EXIT_FAILURE : MR_EXIT_OK, lost);
 }

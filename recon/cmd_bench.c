@@ -7,6 +7,7 @@
 #include "bench.h"
 #include "commands.h"
 #include "opts.h"
+#include "progress_ui.h"
 
 int mr_cmd_bench(int argc, char **argv)
 {
@@ -95,7 +96,12 @@ int mr_cmd_bench(int argc, char **argv)
         return mr_opts_usage(&spec, "%s", mr_last_error());
     o.seed = (uint64_t)seed;
     o.sweep_m = sweep_m;
-    if (mr_bench_run(&o, stdout) != MR_OK) {
+    mr_progress_ui ui;
+    mr_progress_ui_init(&ui, quiet);
+    o.progress = mr_progress_ui_sink(&ui);
+    mr_status st = mr_bench_run(&o, stdout);
+    mr_progress_ui_end(&ui);
+    if (st != MR_OK) {
         fprintf(stderr, "mrirecon bench: %s\n", mr_last_error());
         return MR_EXIT_FAILURE;
     }

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "read_cli.h"
+#include "volumes.h"
 
 typedef struct {
     char staged[4200];
@@ -112,8 +113,8 @@ static mr_status write_staged(staging *stg, const mr_kspace *ks, const char *fin
     }
     if ((st = mr_cfl_write_scan(staged, ks, bart_scale)) != MR_OK)
         return st;
-    static const char *const parts[4] = {"_traj.hdr", "_traj.cfl", "_ksp.hdr", "_ksp.cfl"};
-    for (int i = 0; i < 4 && st == MR_OK; i++) {
+    static const char *const parts[6] = {"_traj.hdr", "_traj.cfl", "_ksp.hdr", "_ksp.cfl", "_sens.hdr", "_sens.cfl"};
+    for (int i = 0; i < (ks->sens ? 6 : 4) && st == MR_OK; i++) {
         char a[4300], b[4300];
         snprintf(a, sizeof a, "%s%s", staged, parts[i]);
         snprintf(b, sizeof b, "%s%s", final, parts[i]);
@@ -125,13 +126,15 @@ static mr_status write_staged(staging *stg, const mr_kspace *ks, const char *fin
 typedef struct {
     char *name;
     int64_t matrix[3], samples, coils;
+    int maps;
 } written;
 
 static void describe(const written *w, int bart, const mr_volume_info *vi, int v)
 {
-    printf("%s%s: %lldx%lldx%lld, %lld samples x %lld coil(s)", w->name, bart ? "_{traj,ksp}.{hdr,cfl}" : "",
-           (long long)w->matrix[0], (long long)w->matrix[1], (long long)w->matrix[2], (long long)w->samples,
-           (long long)w->coils);
+    printf("%s%s: %lldx%lldx%lld, %lld samples x %lld coil(s)%s", w->name,
+           bart ? (w->maps ? "_{traj,ksp,sens}.{hdr,cfl}" : "_{traj,ksp}.{hdr,cfl}") : "", (long long)w->matrix[0],
+           (long long)w->matrix[1], (long long)w->matrix[2], (long long)w->samples, (long long)w->coils,
+           w->maps ? " with coil maps" : "");
     if (vi) {
         printf(", volume %d (encoding %d, slice %d, contrast %d, phase %d, repetition %d, set %d", v, vi->encoding,
                vi->slice, vi->contrast, vi->phase, vi->repetition, vi->set);
@@ -167,12 +170,15 @@ int mr_cmd_convert(int argc, char **argv)
         "Convert k-space between mrirecon's HDF5 format, ISMRMRD and BART.",
         "IN is recognised by its content: mrirecon HDF5 (/kspace), ISMRMRD (/dataset/xml + /dataset/data: a\n"
         "non-Cartesian acquisition with trajectories, possibly several volumes) or a BART pair NAME_traj +\n"
-        "NAME_ksp (.hdr/.cfl; give either file or the prefix NAME). OUT is a mrirecon HDF5 file or a BART\n"
-        "prefix (OUT_traj and OUT_ksp .hdr/.cfl are written). An input with several volumes (slices,\n"
-        "contrasts, repetitions, ...) gives one output per volume, named OUT_v000, OUT_v001, ... unless\n"
-        "--volume picks one. Trajectories are stored in cycles/FOV and the data unchanged (BART uses the\n"
-        "same sign, e^{-i 2 pi k r}; its NUFFT is scaled 1/sqrt(N) where ours is 1/N: images reconstructed by\n"
-        "BART are ours / sqrt(Nx Ny Nz) unless --bart-scale). Mapping and units: docs/FORMAT.md.\n"
+        "NAME_ksp (.hdr/.cfl; give either file or the prefix NAME), with the coil maps NAME_sens when\n"
+        "present. OUT is a mrirecon HDF5 file or a BART prefix (OUT_traj and OUT_ksp .hdr/.cfl are written,\n"
+        "and OUT_sens, [X Y Z COIL] as 'bart pics' takes it, when the scan has coil maps /kspace/sens). An\n"
+        "input with several volumes (slices, contrasts, repetitions, ...) gives one output per volume, named\n"
+        "OUT_v000, OUT_v001, ... unless --volume picks one. Multi-coil ISMRMRD data are prewhitened with the\n"
+        "noise scans (--prewhiten off keeps them as stored). Trajectories are stored in cycles/FOV and the\n"
+        "data unchanged (BART uses the same sign, e^{-i 2 pi k r}; its NUFFT is scaled 1/sqrt(N) where ours\n"
+        "is 1/N: images reconstructed by BART are ours / sqrt(Nx Ny Nz) unless --bart-scale). Mapping and\n"
+        "units: docs/FORMAT.md.\n"
         "Nothing is written unless every volume converts.",
         opts,
         (int)(sizeof opts / sizeof opts[0]),
@@ -186,7 +192,8 @@ int mr_cmd_convert(int argc, char **argv)
     const char *in_path = res.positional[0], *out = res.positional[1];
     mr_opts_free(&res);
     mr_read_opts ro;
-    if (mr_read_cli_apply(&rc, &ro) != MR_OK)
+    int white = 1;
+    if (mr_read_cli_apply(&rc, &ro, &white) != MR_OK)
         return mr_opts_usage(&spec, "%s", mr_last_error());
     int pick = -1;
     if (strcmp(volume, "all") != 0) {
@@ -219,8 +226,13 @@ int mr_cmd_convert(int argc, char **argv)
         char final[4200];
         if ((st = volume_name(final, sizeof final, out, bart, v, several)) != MR_OK)
             break;
-        if ((st = mr_input_read(in, v, &ks)) != MR_OK)
+        mr_volume_desc vd;
+        if ((st = mr_volume_read(in, v, white, &ks, &vd)) != MR_OK)
             break;
+        if (vd.prewhitened && v == first)
+            mr_log(MR_LOG_INFO, "convert: coils prewhitened with the noise scans (%lld samples per coil, largest "
+                                "correlation %.3f)",
+                   (long long)vd.noise_samples, vd.noise_max_corr);
         if (mr_input_get_format(in) == MR_INPUT_BART && bart_scale) {
             const double s = 1.0 / sqrt((double)mr_kspace_voxels(ks));
             for (int64_t i = 0; i < 2 * ks->nsamples * ks->ncoils; i++)
@@ -229,8 +241,8 @@ int mr_cmd_convert(int argc, char **argv)
         if (!bart && (ks->truth || ks->weights))
             mr_log(MR_LOG_DEBUG, "convert: truth images and weights are kept");
         if (bart && (ks->truth || ks->weights))
-            mr_log(MR_LOG_INFO, "convert: BART output holds trajectory and k-space only (weights and truth images "
-                                "of %s are not converted)",
+            mr_log(MR_LOG_INFO, "convert: BART output holds trajectory, k-space and coil maps only (weights and truth "
+                                "images of %s are not converted)",
                    in_path);
         st = write_staged(&stg, ks, final, bart, bart_scale);
         if (st == MR_OK) {
@@ -238,6 +250,7 @@ int mr_cmd_convert(int argc, char **argv)
             memcpy(names[v].matrix, ks->matrix, sizeof names[v].matrix);
             names[v].samples = ks->nsamples;
             names[v].coils = ks->ncoils;
+            names[v].maps = ks->sens != NULL;
             mr_log(MR_LOG_DEBUG, "convert: volume %d staged for %s", v, final);
         }
         mr_kspace_free(ks);

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "read_cli.h"
+#include "volumes.h"
 
 typedef struct {
     double kmin[3], kmax[3], kabs_max;
@@ -19,6 +20,7 @@ typedef struct {
     double wmin, wmax, wsum;
     double tmin, tmax, blmin, blmax;
     double data_rms; /* sqrt(mean over coils and samples of |d|^2) */
+    double rss_min, rss_max, rss_mean; /* coil maps: sqrt(sum_c |S_c|^2) over the voxels */
 } scan_stats;
 
 static void min_max(const float *v, int64_t n, double *lo, double *hi)
@@ -64,6 +66,18 @@ static void measure(const mr_kspace *ks, scan_stats *s)
     for (int64_t i = 0; i < nd; i++)
         e += (double)ks->data[i] * ks->data[i];
     s->data_rms = sqrt(e / (double)(m * ks->ncoils));
+    if (ks->sens) {
+        const int64_t n = mr_kspace_voxels(ks);
+        double sum = 0;
+        s->rss_min = INFINITY;
+        for (int64_t v = 0; v < n; v++) {
+            const double r = mr_kspace_sens_rss(ks, v);
+            s->rss_min = fmin(s->rss_min, r);
+            s->rss_max = fmax(s->rss_max, r);
+            sum += r;
+        }
+        s->rss_mean = sum / (double)n;
+    }
 }
 
 /* A name from the file for a terminal: control characters shown as '?'; "unknown" when empty. */
@@ -107,6 +121,12 @@ static void print_text(const mr_kspace *ks, const scan_stats *s)
         printf("fov_mm        unknown\n");
     printf("samples       %lld\n", (long long)ks->nsamples);
     printf("coils         %lld\n", (long long)ks->ncoils);
+    if (ks->sens)
+        printf("coil maps     %lld x %lld x %lld x %lld, root-sum-of-squares min %g  mean %g  max %g\n",
+               (long long)ks->ncoils, (long long)n[2], (long long)n[1], (long long)n[0], s->rss_min, s->rss_mean,
+               s->rss_max);
+    else
+        printf("coil maps     absent%s\n", ks->ncoils > 1 ? " (recon estimates them from the data)" : "");
     print_name("trajectory", ks->traj_kind);
     print_name("phantom", ks->phantom);
     printf("k extent      kx [%g, %g]  ky [%g, %g]  kz [%g, %g]  max |k| %g\n", s->kmin[0], s->kmax[0], s->kmin[1],
@@ -192,7 +212,7 @@ static void json_pair(const char *key, int present, double lo, double hi)
 }
 
 /* the ISMRMRD part of the text output */
-static void print_ismrmrd_text(const mr_input *in, const double *vol_rms, int detail)
+static void print_ismrmrd_text(const mr_input *in, const double *vol_rms, int detail, int white)
 {
     const mr_ismrmrd_summary *s = mr_input_ismrmrd(in);
     const mr_mrd_header *h = &s->hdr;
@@ -240,7 +260,8 @@ static void print_ismrmrd_text(const mr_input *in, const double *vol_rms, int de
         printf("noise scans   %lld acquisitions, %lld samples per coil, sample time %g us (imaging %g us); noise "
                "sigma per coil %g..%g, largest correlation %.3f; prewhitening %s\n",
                (long long)s->count[MR_ACQ_NOISE], (long long)s->noise_samples, (double)s->noise_dwell_us,
-               (double)s->imaging_dwell_us, lo, hi, s->noise_max_corr, s->prewhiten ? "on" : "off");
+               (double)s->imaging_dwell_us, lo, hi, s->noise_max_corr,
+               white && s->channels > 1 ? "on" : (white ? "off (one coil)" : "off (--prewhiten off)"));
     } else {
         printf("noise scans   none (no prewhitening)\n");
     }
@@ -264,7 +285,7 @@ static void print_ismrmrd_text(const mr_input *in, const double *vol_rms, int de
     printf("volume %-6d (* above)\n", detail);
 }
 
-static void print_ismrmrd_json(const mr_input *in, const double *vol_rms)
+static void print_ismrmrd_json(const mr_input *in, const double *vol_rms, int white)
 {
     const mr_ismrmrd_summary *s = mr_input_ismrmrd(in);
     json_key("ismrmrd", 0);
@@ -301,7 +322,7 @@ static void print_ismrmrd_json(const mr_input *in, const double *vol_rms)
         printf("{\"acquisitions\": %lld, \"samples_per_coil\": %lld, \"max_correlation\": ",
                (long long)s->count[MR_ACQ_NOISE], (long long)s->noise_samples);
         json_number(s->noise_max_corr);
-        printf(", \"prewhitening\": %s}", s->prewhiten ? "true" : "false");
+        printf(", \"prewhitening\": %s}", white && s->channels > 1 ? "true" : "false");
     } else {
         printf("null");
     }
@@ -323,7 +344,7 @@ static void print_ismrmrd_json(const mr_input *in, const double *vol_rms)
 }
 
 static void print_json(const mr_input *in, const mr_kspace *ks, const scan_stats *s, const double *vol_rms,
-                       int detail)
+                       int detail, int white)
 {
     printf("{");
     json_key("file", 1);
@@ -335,7 +356,7 @@ static void print_json(const mr_input *in, const mr_kspace *ks, const scan_stats
         printf("%d", MR_FORMAT_VERSION);
     }
     if (mr_input_get_format(in) == MR_INPUT_ISMRMRD) {
-        print_ismrmrd_json(in, vol_rms);
+        print_ismrmrd_json(in, vol_rms, white);
         json_key("volume", 0);
         printf("%d", detail);
     }
@@ -352,6 +373,19 @@ static void print_json(const mr_input *in, const mr_kspace *ks, const scan_stats
     printf("%lld", (long long)ks->nsamples);
     json_key("coils", 0);
     printf("%lld", (long long)ks->ncoils);
+    json_key("coil_maps", 0);
+    if (ks->sens) {
+        printf("{\"shape\": [%lld, %lld, %lld, %lld], \"rss_min\": ", (long long)ks->ncoils, (long long)ks->matrix[2],
+               (long long)ks->matrix[1], (long long)ks->matrix[0]);
+        json_number(s->rss_min);
+        printf(", \"rss_mean\": ");
+        json_number(s->rss_mean);
+        printf(", \"rss_max\": ");
+        json_number(s->rss_max);
+        printf("}");
+    } else {
+        printf("null");
+    }
     json_text_or_null("trajectory", ks->traj_kind);
     json_text_or_null("phantom", ks->phantom);
     json_pair("kx_range", 1, s->kmin[0], s->kmax[0]);
@@ -408,13 +442,15 @@ int mr_cmd_info(int argc, char **argv)
         "SCAN",
         "Validate a k-space file and print what it holds.",
         "SCAN is recognised by its content: mrirecon HDF5, ISMRMRD (.h5/.mrd with /dataset) or a BART pair\n"
-        "(NAME_traj + NAME_ksp .hdr/.cfl, given by either file or the prefix). Reads the whole file with the\n"
-        "same checks as every other command (docs/FORMAT.md) and prints its matrix, sample and coil counts,\n"
+        "(NAME_traj + NAME_ksp [+ NAME_sens] .hdr/.cfl, given by either file or the prefix). Reads the whole\n"
+        "file with the same checks as every other command (docs/FORMAT.md) and prints its matrix, sample and\n"
+        "coil counts, the coil maps (shape, root-sum-of-squares range) when the file has them,\n"
         "trajectory extent against the Nyquist box [-N/2, N/2], weights, truth images, noise level and data\n"
         "RMS. For ISMRMRD also the header's encodings, the acquisitions by kind (noise, skipped navigator,\n"
         "calibration, ... scans), the trajectory units used (detected or given) with how well each unit fits,\n"
         "the noise scans and every volume (slice, contrast, phase, repetition, set, average); the statistics\n"
-        "are those of --volume N. Exit 1 when the file is unreadable or malformed.",
+        "are those of --volume N, prewhitened as recon and convert read it (--prewhiten off: as stored).\n"
+        "Exit 1 when the file is unreadable or malformed.",
         opts,
         (int)(sizeof opts / sizeof opts[0]),
         1,
@@ -426,7 +462,8 @@ int mr_cmd_info(int argc, char **argv)
         return code;
     const char *path = res.positional[0];
     mr_read_opts ro;
-    if (mr_read_cli_apply(&rc, &ro) != MR_OK) {
+    int white = 1;
+    if (mr_read_cli_apply(&rc, &ro, &white) != MR_OK) {
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", mr_last_error());
     }
@@ -444,7 +481,7 @@ int mr_cmd_info(int argc, char **argv)
     /* every volume is read (validated); the statistics of the chosen one are kept */
     for (int v = 0; st == MR_OK && v < nv; v++) {
         mr_kspace *k = NULL;
-        if ((st = mr_input_read(in, v, &k)) != MR_OK)
+        if ((st = mr_volume_read(in, v, white, &k, NULL)) != MR_OK)
             break;
         scan_stats sv;
         measure(k, &sv);
@@ -465,11 +502,11 @@ int mr_cmd_info(int argc, char **argv)
         return MR_EXIT_FAILURE;
     }
     if (json) {
-        print_json(in, ks, &s, rms, volume);
+        print_json(in, ks, &s, rms, volume, white);
     } else {
         print_format(in);
         if (mr_input_get_format(in) == MR_INPUT_ISMRMRD)
-            print_ismrmrd_text(in, rms, volume);
+            print_ismrmrd_text(in, rms, volume, white);
         print_text(ks, &s);
     }
     mr_kspace_free(ks);

@@ -2,20 +2,23 @@
  * result table only; progress goes to stderr. */
 #include <stdio.h>
 
+#include "cg_cli.h"
 #include "commands.h"
 #include "opts.h"
+#include "progress_ui.h"
 #include "validate.h"
 
 int mr_cmd_validate(int argc, char **argv)
 {
     mr_validate_opts o;
     mr_validate_opts_default(&o);
-    const char *basis = "box";
+    mr_recon_opts cg_opts;
+    mr_recon_opts_default(&cg_opts);
+    mr_cg_cli cg;
+    mr_cg_cli_init(&cg, &cg_opts);
     mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
     int verbose = 0, quiet = 0, seed = 1;
-    static const char *const bases[] = {"box", "dirac", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
-    static const char *const regs[] = {"identity", "gradient", NULL};
     const mr_opt table[] = {
         {"output", 'o', MR_OPT_STRING, &o.outdir, "DIR", "where scans, reconstructions and validation.md go (required)",
          NULL, 0, -1},
@@ -28,9 +31,7 @@ int mr_cmd_validate(int argc, char **argv)
         {"device", 0, MR_OPT_DEVICE, &device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
         {"precision", 0, MR_OPT_PRECISION, &o.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
-        {"lambda", 0, MR_OPT_DOUBLE, &o.lambda, "L", "CG regularisation weight (0: the book's protocol)", NULL, 0, 1e30},
-        {"reg", 0, MR_OPT_CHOICE, &o.reg, "R", "CG regulariser", regs, 0, -1},
-        {"basis", 0, MR_OPT_CHOICE, &basis, "B", "voxel basis function of the CG operator", bases, 0, -1},
+        MR_CG_CLI_OPTS(&cg),
         {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation (file: the scan's analytic weights)",
          dcfs, 0, -1},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
@@ -48,7 +49,8 @@ int mr_cmd_validate(int argc, char **argv)
         "same design scaled to N^3 (spokes round(1078 (N/128)^2), readout round(264 N/128)) for quick\n"
         "runs (the full size took 3 minutes on 2 CPU cores). Writes into DIR: scan_noiseless.h5,\n"
         "scan_snr<S>.h5, recon_noiseless/, recon_snr<S>/ and validation.md. Gridding uses Pipe-Menon density\n"
-        "compensation by default (--dcf).",
+        "compensation by default (--dcf). CG uses the defaults of 'mrirecon recon' (automatic lambda, gradient\n"
+        "regulariser, Dirac basis); the book's unregularised protocol is --lambda 0 --reg identity --basis box.",
         table,
         (int)(sizeof table / sizeof table[0]),
         0,
@@ -61,10 +63,20 @@ int mr_cmd_validate(int argc, char **argv)
     mr_opts_free(&res); /* no positional arguments */
     if (!o.outdir || !o.outdir[0])
         return mr_opts_usage(&spec, "missing -o DIR");
+    if ((rc = mr_cg_cli_apply(&spec, &cg, &cg_opts)) != MR_EXIT_OK)
+        return rc;
+    o.lambda = cg_opts.lambda;
+    o.lambda_rel = cg_opts.lambda_rel;
+    o.reg = cg_opts.reg;
+    o.op.basis = cg_opts.op.basis;
     mr_op_opts_set_device(&o.op, device);
-    o.op.basis = basis[0] == 'd' ? MR_BASIS_DIRAC : MR_BASIS_BOX;
     o.seed = (uint64_t)seed;
-    if (mr_validate_run(&o, stdout) != MR_OK) {
+    mr_progress_ui ui;
+    mr_progress_ui_init(&ui, quiet);
+    o.progress = mr_progress_ui_sink(&ui);
+    mr_status st = mr_validate_run(&o, stdout);
+    mr_progress_ui_end(&ui);
+    if (st != MR_OK) {
         fprintf(stderr, "mrirecon validate: %s\n", mr_last_error());
         return MR_EXIT_FAILURE;
     }

@@ -84,9 +84,9 @@ mr_status mr_compare_write(const char *path, const int64_t matrix[3], const floa
                 continue; /* below the truth */
             blit(rgb, w, x0, y0, tiles[r][c], tw, th, zoom, window_hi);
             if (r == 0)
-                snprintf(text, sizeof text, "%s", i < 0 ? "truth" : names[i]);
+                snprintf(text, sizeof text, "%s", i < 0 ? "Truth" : names[i]);
             else
-                snprintf(text, sizeof text, "error x%g", gain);
+                snprintf(text, sizeof text, "Error x%g", gain);
             label(rgb, w, h, x0, y0, text, zw);
         }
     st = mr_png_write_rgb(path, rgb, w, h);

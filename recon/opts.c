@@ -1,6 +1,7 @@
 #include "opts.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,44 +25,74 @@ static const mr_opt *find_short(const mr_cmd_spec *s, char c)
     return NULL;
 }
 
-static int usage_error(const mr_cmd_spec *s, const char *fmt, const char *a, const char *b)
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int usage_error(const mr_cmd_spec *s, const char *fmt, ...)
 {
-    fprintf(stderr, "mrirecon %s: ", s->name);
-    fprintf(stderr, fmt, a, b);
-    fprintf(stderr, "\nTry 'mrirecon %s --help'.\n", s->name);
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "mrirecon %s: %s\nTry 'mrirecon %s --help'.\n", s->name, msg, s->name);
     return MR_EXIT_USAGE;
+}
+
+/* The accepted values as --help and the errors show them: "{1..1000000}", "{0, 2..3}", "{-100..inf}";
+ * integers as integers. "" when unchecked. */
+static void format_range(const mr_opt *o, char *buf, size_t size)
+{
+    if (!(o->min <= o->max)) {
+        buf[0] = '\0';
+        return;
+    }
+    char lo[48], hi[48];
+    if (o->type == MR_OPT_INT || o->type == MR_OPT_INT_OR_0) {
+        snprintf(lo, sizeof lo, "%.0f", o->min);
+        snprintf(hi, sizeof hi, "%.0f", o->max);
+    } else {
+        snprintf(lo, sizeof lo, "%g", o->min);
+        snprintf(hi, sizeof hi, "%g", o->max);
+    }
+    snprintf(buf, size, "{%s%s..%s}", o->type == MR_OPT_INT_OR_0 && o->min > 0 ? "0, " : "", lo, hi);
+}
+
+static int in_range(const mr_opt *o, double v)
+{
+    return !(o->min <= o->max) || (v >= o->min && v <= o->max) || (o->type == MR_OPT_INT_OR_0 && v == 0);
 }
 
 static int set_value(const mr_cmd_spec *s, const mr_opt *o, const char *val)
 {
+    char range[128];
+    format_range(o, range, sizeof range);
     char *end = NULL;
     switch (o->type) {
     case MR_OPT_FLAG:
         *(int *)o->dest = 1;
         return 0;
-    case MR_OPT_INT: {
+    case MR_OPT_INT:
+    case MR_OPT_INT_OR_0: {
         errno = 0;
         long v = strtol(val, &end, 10);
-        if (errno || end == val || *end)
+        if (errno || end == val || *end || v < INT_MIN || v > INT_MAX)
             return usage_error(s, "--%s expects an integer, got '%s'", o->name, val);
-        if (o->min <= o->max && (v < o->min || v > o->max)) {
-            char range[96];
-            snprintf(range, sizeof range, "%s is outside %.17g..%.17g", val, o->min, o->max);
-            return usage_error(s, "--%s: %s", o->name, range);
-        }
+        if (!in_range(o, (double)v))
+            return usage_error(s, "--%s: %s is outside the accepted values %s", o->name, val, range);
         *(int *)o->dest = (int)v;
         return 0;
     }
     case MR_OPT_DOUBLE: {
         errno = 0;
         double v = strtod(val, &end);
-        if (errno || end == val || *end || !isfinite(v))
-            return usage_error(s, "--%s expects a finite number, got '%s'", o->name, val);
-        if (o->min <= o->max && (v < o->min || v > o->max)) {
-            char range[96];
-            snprintf(range, sizeof range, "%s is outside %.17g..%.17g", val, o->min, o->max);
-            return usage_error(s, "--%s: %s", o->name, range);
-        }
+        /* infinity only where the range reaches it (--snr inf) */
+        const int inf_ok = isinf(v) && (v > 0 ? isinf(o->max) : isinf(o->min));
+        if ((errno && !inf_ok) || end == val || *end || isnan(v) || (isinf(v) && !inf_ok))
+            return usage_error(s, "--%s expects a %snumber, got '%s'", o->name,
+                               isinf(o->max) || isinf(o->min) ? "" : "finite ", val);
+        if (!in_range(o, v))
+            return usage_error(s, "--%s: %s is outside the accepted values %s", o->name, val, range);
         *(double *)o->dest = v;
         return 0;
     }
@@ -168,9 +199,10 @@ static void print_default(const mr_opt *o, FILE *out)
 {
     switch (o->type) {
     /* a numeric default outside the accepted range means "chosen automatically" */
-    case MR_OPT_INT: {
+    case MR_OPT_INT:
+    case MR_OPT_INT_OR_0: {
         int v = *(int *)o->dest;
-        if (o->min <= o->max && (v < o->min || v > o->max))
+        if (!in_range(o, v))
             fprintf(out, " (default: automatic)");
         else
             fprintf(out, " (default %d)", v);
@@ -178,7 +210,7 @@ static void print_default(const mr_opt *o, FILE *out)
     }
     case MR_OPT_DOUBLE: {
         double v = *(double *)o->dest;
-        if (o->min <= o->max && (v < o->min || v > o->max))
+        if (!in_range(o, v))
             fprintf(out, " (default: automatic)");
         else
             fprintf(out, " (default %g)", v);
@@ -233,8 +265,11 @@ void mr_opts_help(const mr_cmd_spec *s, FILE *out)
                 fprintf(out, "%s%s", c == o->choices ? "" : "|", *c);
             fprintf(out, "]");
         }
-        if ((o->type == MR_OPT_INT || o->type == MR_OPT_DOUBLE) && o->min <= o->max)
-            fprintf(out, " {%g..%g}", o->min, o->max);
+        if ((o->type == MR_OPT_INT || o->type == MR_OPT_INT_OR_0 || o->type == MR_OPT_DOUBLE) && o->min <= o->max) {
+            char range[128];
+            format_range(o, range, sizeof range);
+            fprintf(out, " %s", range);
+        }
         print_default(o, out);
         fputc('\n', out);
     }

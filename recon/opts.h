@@ -16,6 +16,7 @@
 typedef enum {
     MR_OPT_FLAG,   /* int*: set to 1 when present */
     MR_OPT_INT,    /* int*, range-checked against [min, max] */
+    MR_OPT_INT_OR_0, /* int*: 0 (a documented "0 = automatic" value) or [min, max]; --help: {0, min..max} */
     MR_OPT_DOUBLE, /* double*, range-checked against [min, max] */
     MR_OPT_STRING, /* const char**: points into argv */
     MR_OPT_CHOICE, /* const char**: must be one of `choices` (NULL-terminated) */
@@ -49,7 +50,8 @@ typedef struct {
     const char *metavar; /* "N", "FILE"; NULL for flags */
     const char *help;
     const char *const *choices; /* for MR_OPT_CHOICE */
-    double min, max;            /* for INT/DOUBLE; min > max means unchecked */
+    double min, max;            /* for INT/DOUBLE; min > max means unchecked. DOUBLE: max = INFINITY (min =
+                                   -INFINITY) accepts "inf" ("-inf"); NaN is never accepted */
 } mr_opt;
 
 typedef struct {

@@ -9,13 +9,30 @@
 #include "../io/fsutil.h"
 #include "../io/image_h5.h"
 #include "../io/image_png.h"
+#include "../io/nifti.h"
 #include "compare.h"
 #include "plot.h"
 
 #define MR_CONVERGENCE_W 800
 #define MR_CONVERGENCE_H 480
 
-/* image_<method>.h5 and .png; mag: [N] scratch */
+/* image_<method>.nii (r->nifti: magnitude or complex), placed with the scan's geometry when known. */
+static mr_status write_nifti(const char *outdir, const mr_report *r, const mr_report_method *m, const float *img)
+{
+    if (!r->nifti || !strcmp(r->nifti, "none"))
+        return MR_OK;
+    char name[96], path[4096], desc[80];
+    snprintf(name, sizeof name, "image_%s.nii", m->method);
+    snprintf(desc, sizeof desc, "mrirecon %.24s %.40s", m->method, r->volume_label);
+    mr_status st = mr_path_join(path, sizeof path, outdir, name);
+    if (st == MR_OK)
+        st = mr_nifti_write_geometry(path, img, r->matrix, r->fov_mm,
+                                     !strcmp(r->nifti, "complex") ? MR_NIFTI_COMPLEX : MR_NIFTI_MAGNITUDE, r->geometry,
+                                     desc);
+    return st;
+}
+
+/* image_<method>.h5, .png and .nii; mag: [N] scratch */
 static mr_status write_image(const char *outdir, const mr_report *r, const mr_report_method *m, const float *img,
                              float *mag)
 {
@@ -37,7 +54,7 @@ static mr_status write_image(const char *outdir, const mr_report *r, const mr_re
         {"kernel_width", r->kernel_width},
         {"basis_dirac", strcmp(r->basis, "dirac") == 0},
     };
-    mr_image_meta meta = {m->method, m->iterations, attrs, (int)(sizeof attrs / sizeof attrs[0])};
+    mr_image_meta meta = {m->method, m->iterations, attrs, (int)(sizeof attrs / sizeof attrs[0]), r->fov_mm};
     snprintf(name, sizeof name, "image_%s.h5", m->method);
     mr_status st = mr_path_join(path, sizeof path, outdir, name);
     if (st == MR_OK)
@@ -50,6 +67,8 @@ static mr_status write_image(const char *outdir, const mr_report *r, const mr_re
     st = mr_path_join(path, sizeof path, outdir, name);
     if (st == MR_OK)
         st = mr_png_write_volume(path, mag, r->matrix, 0, isfinite(r->window_hi) ? r->window_hi : 0, 8);
+    if (st == MR_OK)
+        st = write_nifti(outdir, r, m, img);
     return st;
 }
 
@@ -60,22 +79,21 @@ static mr_status write_convergence(const char *outdir, const mr_report_method *m
     if (st != MR_OK)
         return st;
     mr_plot_series s[2] = {
-        {m->rel_resid, m->iterations + 1, {200, 30, 30}, 1, "RESIDUAL"},
-        {m->psnr, m->iterations + 1, {30, 70, 200}, 0, "PSNR DB"},
+        {m->rel_resid, m->iterations + 1, {200, 30, 30}, 1, "Relative residual"},
+        {m->psnr, m->iterations + 1, {30, 70, 200}, 0, "PSNR (dB)"},
     };
-    return mr_plot_write(path, MR_CONVERGENCE_W, MR_CONVERGENCE_H, s, m->psnr ? 2 : 1, "ITERATION",
-                         "CG CONVERGENCE");
+    return mr_plot_write(path, MR_CONVERGENCE_W, MR_CONVERGENCE_H, s, m->psnr ? 2 : 1, "Iteration",
+                         "CG convergence");
 }
 
-/* The compare.png tile label of a method. */
-static const char *label_of(const char *method)
+const char *mr_outputs_method_label(const char *method)
 {
     if (!strcmp(method, "cg"))
         return "CG";
     if (!strcmp(method, "gridding-kb"))
-        return "KB";
+        return "KB gridding";
     if (!strcmp(method, "gridding-bilinear"))
-        return "BILINEAR";
+        return "Bilinear";
     return method;
 }
 
@@ -97,7 +115,7 @@ mr_status mr_outputs_write_images(const char *outdir, mr_report *r, const float 
         char path[4096];
         const char *labels[3];
         for (int k = 0; k < 3; k++)
-            labels[k] = label_of(r->m[k].method);
+            labels[k] = mr_outputs_method_label(r->m[k].method);
         double hi = r->window_hi;
         if (!isfinite(hi)) { /* no truth: the first image's maximum */
             hi = 0;

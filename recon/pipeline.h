@@ -6,6 +6,14 @@
  * a usable GPU fails for every method; CG runs on the chosen backend (with a GPU, the data go to the
  * device once and only the image comes back); gridding always runs on the CPU.
  *
+ * Input: any format io/input.h reads (mrirecon HDF5, ISMRMRD, BART), through the read stage
+ * recon/volumes.h (opts.read, prewhitening with the noise scans). An input with several volumes
+ * (ISMRMRD slices, contrasts, repetitions, ...) gives one reconstruction per volume, each in
+ * outdir/<volume label>/ (recon/volumes.h names them), and outdir/metrics.csv with a leading
+ * "volume" column over all of them; opts.volume >= 0 reconstructs that volume alone into outdir.
+ * The volumes run one after the other; a failing volume stops the run (the volumes finished before
+ * it keep their folders; the message names the volume).
+ *
  * Coils (C = coils of the scan; opts.sens):
  *   "file": SENSE. One operator E = F S (per-coil exact NUDFT after the sensitivity maps, one Q for
  *           every coil), one CG on the combined image: (sum_c S_c^H F^H F S_c + lambda R^H R) x =
@@ -14,11 +22,22 @@
  *   "rss":  every coil reconstructed alone (one operator for all), combined by root-sum-of-squares;
  *           CG's residual history is the combined sqrt(sum_c ||r_c,k||^2 / sum_c ||r_c,0||^2), no
  *           per-iteration PSNR.
- *   "auto" (default): "file" when maps exist (the scan's or opts.sens_maps), else "rss".
+ *   "estimate": SENSE with maps estimated from the data (recon/sens_estimate.h: Walsh/Inati on the
+ *           gridded k-space centre, solver/coilmaps.h); unit-norm maps, so the image is the object
+ *           weighted by the coils' root-sum-of-squares sensitivity.
+ *   "auto" (default): "file" when maps exist (the scan's or opts.sens_maps), else "estimate" for
+ *           C > 1 (falling back to "rss" with a warning when the data hold too little of the k-space
+ *           centre to estimate maps).
  *   One coil without maps is the plain single-coil reconstruction (the report says "none").
  *
- * Files written into outdir (each atomically: temporary name + rename):
+ * Output folder (recon/outdir.h): checked before any work (a folder holding another run's outputs is
+ * refused unless opts.force); the files are written into a hidden staging folder and appear in outdir
+ * together when everything succeeded; a failed run leaves nothing. Files (each written atomically):
  *   image_<method>.h5, image_<method>.png  for each method run
+ *   image_<method>.nii                     NIfTI-1 (opts.nifti), voxel size from the FOV, placed with
+ *                                          the ISMRMRD geometry when the input has one
+ *   (an ISMRMRD volume reconstructed on an encodedSpace grid larger than its reconSpace with the same
+ *    voxel size, i.e. readout oversampling, is cropped to reconSpace before anything is written)
  *   convergence.png                        when CG ran
  *   compare.png                            with method "all"
  *   report.json, report.md                 metrics per truth, per-stage times, settings
@@ -29,7 +48,9 @@
 #ifndef MR_PIPELINE_H
 #define MR_PIPELINE_H
 
+#include "../base/progress.h"
 #include "../base/status.h"
+#include "../io/read_opts.h"
 #include "../solver/op.h"
 
 struct mr_report; /* recon/report.h */
@@ -38,10 +59,13 @@ typedef struct {
     const char *method; /* "cg" (default), "gridding-bilinear", "gridding-kb", "all" */
     int iters;          /* CG iterations, default 60, >= 1 */
     double tol;         /* CG relative residual tolerance, 0 = run all iterations */
-    double lambda;      /* regularisation weight, >= 0, default 0 */
-    const char *reg;    /* "identity" (default) or "gradient" */
-    mr_op_opts op;      /* basis, device, threads */
-    const char *sens;      /* "auto" (default), "file" or "rss": see above */
+    double lambda;      /* regularisation weight: >= 0 absolute; < 0 (default): lambda_rel, else automatic
+                           from the scan's noise level (recon/autolambda.h) */
+    double lambda_rel;  /* >= 0: lambda = lambda_rel x diag(E^H E) at the centre voxel; < 0 (default): not
+                           given. At most one of lambda and lambda_rel is >= 0 */
+    const char *reg;    /* "gradient" (default) or "identity" */
+    mr_op_opts op;      /* basis (default dirac: docs/RECON.md says why), device, threads */
+    const char *sens;      /* "auto" (default), "file", "estimate" or "rss": see above */
     const char *sens_maps; /* HDF5 file with the coil maps (io/sens_h5.h) instead of the scan's; NULL = none */
     const char *dcf;    /* gridding density compensation: "pipe" (default, Pipe-Menon from the trajectory),
                            "file" (the scan's /kspace/weights), "analytic" (radial only) */
@@ -49,6 +73,15 @@ typedef struct {
     int kernel_width;   /* KB kernel width in grid cells, default 6 */
     const char *q_cache; /* directory of the Q cache (io/q_cache.h); NULL (default): the default directory;
                             "off": Q is always computed */
+    mr_read_opts read;  /* how the input is read (io/read_opts.h; default: mr_read_opts_default) */
+    int prewhiten;      /* 1 (default): whiten the coils with the input's noise scans (recon/volumes.h) */
+    int volume;         /* -1 (default): every volume of the input; >= 0: that one, into outdir itself */
+    const char *nifti;  /* image_<method>.nii: "magnitude" (default), "complex" or "none" */
+    int force;          /* 1: OUTDIR may hold the outputs of an earlier run; they are replaced (only the
+                           files recon writes are removed). 0 (default): such a folder is refused */
+    /* Optional (default NULL): where the long stages report their progress (Q, F^H d, CG, DCF,
+     * gridding; base/progress.h). Borrowed for the run. */
+    const mr_progress *progress;
     /* Optional (default NULL): called once after a successful run with everything the report
      * files hold (recon/report.h); the report is borrowed for the duration of the call. */
     void (*on_report)(void *ctx, const struct mr_report *report);

@@ -46,7 +46,7 @@ static int parse_list(const char *text, double v[3])
     return 0;
 }
 
-mr_status mr_read_cli_apply(const mr_read_cli *c, mr_read_opts *o)
+mr_status mr_read_cli_apply(const mr_read_cli *c, mr_read_opts *o, int *prewhiten)
 {
     mr_read_opts_default(o);
     mr_status st = mr_traj_units_parse(c->units, &o->traj_units);
@@ -54,7 +54,8 @@ mr_status mr_read_cli_apply(const mr_read_cli *c, mr_read_opts *o)
         return mr_error(MR_EINVAL, "--traj-units: '%s' is not one of auto, cycles, normalized, radians, per-m",
                         c->units);
     o->traj_sign = strcmp(c->sign, "-1") == 0 ? -1 : 1;
-    o->prewhiten = strcmp(c->prewhiten, "off") != 0;
+    if (prewhiten)
+        *prewhiten = strcmp(c->prewhiten, "off") != 0;
     o->space = strcmp(c->space, "recon") == 0 ? MR_SPACE_RECON : MR_SPACE_ENCODED;
     o->averages = strcmp(c->averages, "separate") == 0 ? MR_AVERAGES_SEPARATE : MR_AVERAGES_COMBINE;
     double v[3];

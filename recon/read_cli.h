@@ -1,5 +1,6 @@
-/* The command-line options of the scan readers (io/read_opts.h), shared by every command that reads
- * k-space (convert, info; recon and batch when wired): put MR_READ_CLI_OPTS(&cli) into the
+/* The command-line options of the scan readers (io/read_opts.h) and of the read stage
+ * (recon/volumes.h: prewhitening), shared by every command that reads k-space (recon, batch,
+ * convert, info): put MR_READ_CLI_OPTS(&cli) into the
  * command's option table, then mr_read_cli_apply after parsing.
  *
  *   --traj-units auto|cycles|normalized|radians|per-m   ISMRMRD trajectory units (auto: detected)
@@ -45,12 +46,15 @@ void mr_read_cli_init(mr_read_cli *c);
      "ISMRMRD: averages in one volume (identical trajectories averaged) or one volume each",               \
      mr_read_cli_averages, 0, -1},                                                                         \
     {"matrix", 0, MR_OPT_STRING, &(c)->matrix, "NX,NY[,NZ]",                                               \
-     "BART input: image matrix (default: the file's '# mrirecon' note, else 2 ceil(max |k|) as BART)",     \
+     "BART input: image matrix (default: the file's '# mrirecon' note, else the NAME_sens grid, else "       \
+     "2 ceil(max |k|) as BART)",                                                                           \
      NULL, 0, -1},                                                                                         \
     {"fov", 0, MR_OPT_STRING, &(c)->fov, "MM[,MM,MM]", "BART input: field of view in mm (default: unknown)", \
      NULL, 0, -1}
 
-/* Fill o from the parsed strings. MR_EINVAL with a message naming the option on a bad value. */
-mr_status mr_read_cli_apply(const mr_read_cli *c, mr_read_opts *o);
+/* Fill o from the parsed strings, and *prewhiten (may be NULL) from --prewhiten: a processing step of
+ * the read stage (recon/volumes.h), not a reader option. MR_EINVAL with a message naming the option
+ * on a bad value. */
+mr_status mr_read_cli_apply(const mr_read_cli *c, mr_read_opts *o, int *prewhiten);
 
 #endif

@@ -97,6 +97,40 @@ static void jclose(jobj *o)
         fputc('}', o->f);
 }
 
+/* "read" (the input and the read stage) and "image" (the grid the images were written on). */
+static void json_input(jobj *top, const mr_report *r)
+{
+    FILE *f = top->f;
+    jobj rd = jopen(top, "read");
+    jf_str(&rd, "format", r->format ? r->format : "");
+    jf_int(&rd, "volume", r->volume);
+    jf_int(&rd, "volumes", r->volumes);
+    jf_str(&rd, "volume_label", r->volume_label);
+    jfield(&rd, "prewhitened");
+    fputs(r->prewhitened ? "true" : "false", f);
+    jf_int(&rd, "noise_samples_per_coil", r->noise_samples);
+    jclose(&rd);
+    jobj im = jopen(top, "image");
+    jfield(&im, "matrix");
+    fprintf(f, "[%lld, %lld, %lld]", (long long)r->matrix[0], (long long)r->matrix[1], (long long)r->matrix[2]);
+    double fov[3], vox[3];
+    for (int a = 0; a < 3; a++) {
+        fov[a] = r->fov_mm[a] > 0 ? r->fov_mm[a] : NAN;
+        vox[a] = fov[a] / (double)(r->matrix[a] > 0 ? r->matrix[a] : 1);
+    }
+    jf_array(&im, "fov_mm", fov, 3);
+    jf_array(&im, "voxel_mm", vox, 3);
+    jfield(&im, "cropped_from");
+    if (r->grid[0] > 0)
+        fprintf(f, "[%lld, %lld, %lld]", (long long)r->grid[0], (long long)r->grid[1], (long long)r->grid[2]);
+    else
+        fputs("null", f);
+    jfield(&im, "scanner_geometry");
+    fputs(r->geometry ? "true" : "false", f);
+    jf_str(&im, "nifti", r->nifti ? r->nifti : "none");
+    jclose(&im);
+}
+
 static void json_body(FILE *f, const mr_report *r)
 {
     fputc('{', f);
@@ -104,8 +138,9 @@ static void json_body(FILE *f, const mr_report *r)
     jf_str(&top, "input", r->input);
 
     jobj scan = jopen(&top, "scan");
+    const int64_t *grid = r->grid[0] > 0 ? r->grid : r->matrix; /* the scan's matrix, before a crop */
     jfield(&scan, "matrix");
-    fprintf(f, "[%lld, %lld, %lld]", (long long)r->matrix[0], (long long)r->matrix[1], (long long)r->matrix[2]);
+    fprintf(f, "[%lld, %lld, %lld]", (long long)grid[0], (long long)grid[1], (long long)grid[2]);
     jf_int(&scan, "samples", r->nsamples);
     jf_int(&scan, "coils", r->ncoils);
     jf_str(&scan, "trajectory", r->traj_kind);
@@ -116,6 +151,7 @@ static void json_body(FILE *f, const mr_report *r)
     fprintf(f, "[%s%s%s]", r->has_truth[0] ? "\"image\"" : "", r->has_truth[0] && r->has_truth[1] ? ", " : "",
             r->has_truth[1] ? "\"bandlimited\"" : "");
     jclose(&scan);
+    json_input(&top, r);
 
     jobj set = jopen(&top, "settings");
     jf_str(&set, "method", r->method);
@@ -137,11 +173,19 @@ static void json_body(FILE *f, const mr_report *r)
     jf_str(&set, "sens", r->sens ? r->sens : "none");
     if (r->sens_source)
         jf_str(&set, "sens_maps", r->sens_source);
+    if (r->sens && !strcmp(r->sens, "estimate")) {
+        const double cal[3] = {(double)r->sens_calib[0], (double)r->sens_calib[1], (double)r->sens_calib[2]};
+        jf_array(&set, "sens_calibration_grid", cal, 3);
+    }
+    jfield(&set, "truth_weighted_by_maps_rss");
+    fputs(r->truth_weighted ? "true" : "false", f);
     jf_int(&set, "threads", r->threads);
     jf_str(&set, "dcf", r->dcf);
     jf_num(&set, "oversample", r->oversample);
     jf_int(&set, "kernel_width", r->kernel_width);
     jf_num(&set, "normal_diagonal", r->normal_diag);
+    jf_num(&set, "lambda_rel", r->lambda_rel);
+    jf_str(&set, "lambda_from", r->lambda_from);
     jclose(&set);
 
     jobj t = jopen(&top, "timings_s");
@@ -165,8 +209,10 @@ static void json_body(FILE *f, const mr_report *r)
     const double window[2] = {0, r->window_hi};
     jf_array(&disp, "window", window, 2);
     jf_str(&disp, "window_from", r->window_from);
-    jf_num(&disp, "error_gain", r->error_gain);
-    jf_str(&disp, "compare_truth", mr_truth_name(r->compare_truth));
+    if (r->has_truth[MR_TRUTH_IMAGE] || r->has_truth[MR_TRUTH_BANDLIMITED]) {
+        jf_num(&disp, "error_gain", r->error_gain);
+        jf_str(&disp, "compare_truth", mr_truth_name(r->compare_truth));
+    }
     jclose(&disp);
 
     jfield(&top, "methods");
@@ -262,6 +308,33 @@ static void mnum(FILE *f, const char *fmt, double v)
         fputs(isinf(v) ? (v > 0 ? "inf" : "-inf") : "n/a", f);
 }
 
+/* The input, the read stage and the image grid, in words. */
+static void md_input(FILE *f, const mr_report *r)
+{
+    if (r->format)
+        fprintf(f, "\nRead as %s", r->format);
+    if (r->volumes > 1)
+        fprintf(f, ", volume %d of %d (`%s`)", r->volume + 1, r->volumes, r->volume_label);
+    if (r->prewhitened)
+        fprintf(f, "; coils prewhitened with the noise scans (%lld samples per coil)", (long long)r->noise_samples);
+    else if (r->noise_samples > 0)
+        fprintf(f, "; noise scans present (%lld samples per coil), not prewhitened", (long long)r->noise_samples);
+    if (r->format)
+        fputs(".\n", f);
+    if (r->grid[0] > 0)
+        fprintf(f, "Reconstructed on the encodedSpace grid %lld x %lld x %lld and cropped to reconSpace "
+                   "%lld x %lld x %lld.\n",
+                (long long)r->grid[0], (long long)r->grid[1], (long long)r->grid[2], (long long)r->matrix[0],
+                (long long)r->matrix[1], (long long)r->matrix[2]);
+    if (r->nifti && strcmp(r->nifti, "none"))
+        fprintf(f, "NIfTI-1 images (%s), voxel %s %.4g x %.4g x %.4g mm, %s.\n", r->nifti,
+                r->fov_mm[0] > 0 ? "" : "(FOV unknown: 1 mm per voxel)",
+                r->fov_mm[0] > 0 ? r->fov_mm[0] / (double)r->matrix[0] : 1.0,
+                r->fov_mm[1] > 0 ? r->fov_mm[1] / (double)r->matrix[1] : 1.0,
+                r->fov_mm[2] > 0 ? r->fov_mm[2] / (double)r->matrix[2] : 1.0,
+                r->geometry ? "placed in scanner coordinates" : "centre voxel at the origin");
+}
+
 static void md_body(FILE *f, const mr_report *r)
 {
     fprintf(f, "# mrirecon reconstruction report\n\n");
@@ -273,10 +346,21 @@ static void md_body(FILE *f, const mr_report *r)
         fprintf(f, ", noise sigma %.4g", r->noise_sigma);
     fprintf(f, "  \nTruth images: %s%s%s\n", r->has_truth[0] ? "/truth/image " : "",
             r->has_truth[1] ? "/truth/bandlimited" : "", (r->has_truth[0] || r->has_truth[1]) ? "" : "none");
+    md_input(f, r);
     if (r->sens && !strcmp(r->sens, "file"))
         fprintf(f, "\nSENSE: the %lld coil(s) were reconstructed together with the coil maps of `%s` (one operator, "
                    "one CG on the combined image); gridding combined its coil images with the same maps.\n",
                 (long long)r->ncoils, r->sens_source ? r->sens_source : "?");
+    else if (r->sens && !strcmp(r->sens, "estimate"))
+        fprintf(f, "\nSENSE: the %lld coils were reconstructed together with coil maps estimated from the data "
+                   "(Walsh/Inati on the gridded k-space centre, calibration grid %lldx%lldx%lld; docs/COILMAPS.md). The "
+                   "maps are unit-norm, so the image is the object weighted by the coils' root-sum-of-squares "
+                   "sensitivity%s.\n",
+                (long long)r->ncoils, (long long)r->sens_calib[0], (long long)r->sens_calib[1],
+                (long long)r->sens_calib[2],
+                r->truth_weighted ? "; the metrics compare against the truth weighted the same way (by the "
+                                    "root-sum-of-squares of the scan's own maps)"
+                                  : "");
     else if (r->ncoils > 1)
         fprintf(f, "\nThe %lld coils were reconstructed one by one and combined by root-sum-of-squares; the CG "
                    "residual is the combined sqrt(sum_c ||r_c||^2 / sum_c ||r_c,0||^2).\n",
@@ -359,16 +443,21 @@ static void md_body(FILE *f, const mr_report *r)
         fprintf(f, "| precision | %s: %s |\n| Q | %s (cache: %s) |\n", r->precision ? r->precision : "auto", r->sums,
                 r->q_source ? r->q_source : "", r->q_cache ? r->q_cache : "off");
     if (isfinite(r->normal_diag))
-        fprintf(f, "| diag(F^H F) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
+        fprintf(f, "| diag(E^H E) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
                 r->lambda / r->normal_diag);
+    fprintf(f, "| lambda chosen by | %s |\n", r->lambda_from);
 
     fprintf(f, "\n## Pictures\n\nMagnitude PNGs (image_<method>.png%s) map the window [0, %.4g] (%s) to "
                "black..white, clipped.",
             r->nmethods > 1 ? ", compare.png" : "", r->window_hi, r->window_from);
-    if (r->nmethods > 1)
+    const int truth = r->has_truth[MR_TRUTH_IMAGE] || r->has_truth[MR_TRUTH_BANDLIMITED];
+    if (r->nmethods > 1 && truth)
         fprintf(f, " compare.png: top row truth | methods, bottom row error maps |I - I0| against the %s truth, "
                    "multiplied by a gain of x%g, same window.",
                 mr_truth_name(r->compare_truth), r->error_gain);
+    else if (r->nmethods > 1)
+        fprintf(f, " compare.png: the methods side by side in the same window (the scan has no truth image to "
+                   "compare with).");
     fputc('\n', f);
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../base/status.h"
+#include "../io/geometry.h"
 #include "../solver/metrics.h"
 
 #define MR_REPORT_MAX_METHODS 3
@@ -53,9 +54,27 @@ typedef struct mr_report {
     char sums[128];        /* the engine that computed Q and F^H d (mr_nudft_info.engine_name); "" without CG */
     const char *q_source;  /* "computed", "computed, stored", "store" (the Q cache); NULL without CG */
     const char *q_cache;   /* the Q cache directory, or "off"; NULL without CG */
-    const char *sens;        /* coil handling: "none" (one coil, no maps), "file" (SENSE), "rss" */
+    const char *sens;        /* coil handling: "none" (one coil, no maps), "file" (SENSE with given maps),
+                                "estimate" (SENSE with maps estimated from the data), "rss" */
     const char *sens_source; /* "file": where the maps came from (the scan or --sens-maps FILE); else NULL */
     double normal_diag; /* the centre diagonal element of F^H F (scale for lambda); NAN if not computed */
+    double lambda_rel;  /* lambda / normal_diag; NAN without CG */
+    char lambda_from[256]; /* how lambda was chosen (recon/autolambda.h) */
+
+    /* the input and the read stage (recon/volumes.h) */
+    const char *format;       /* "mrirecon-kspace", "ismrmrd", "bart" */
+    int volume, volumes;      /* the volume reconstructed (0-based) and how many the input holds */
+    char volume_label[96];    /* its name: the output folder when the input holds several */
+    int prewhitened;          /* 1: the coils were whitened with the input's noise scans */
+    int64_t noise_samples;    /* noise samples per coil in the input (0: no noise scans) */
+    int64_t sens_calib[3];    /* sens "estimate": the calibration grid of the map estimation */
+    int truth_weighted;       /* 1: the truths were weighted by the root-sum-of-squares of the scan's own
+                                 maps (sens "estimate": what unit-norm maps reconstruct) */
+    /* the images written (matrix above is theirs) */
+    float fov_mm[3];          /* field of view of the image grid in mm; 0 where unknown */
+    int64_t grid[3];          /* the reconstruction grid when the images were cropped to reconSpace; else 0 */
+    const mr_geometry *geometry; /* where the volume sits in the scanner (ISMRMRD), or NULL */
+    const char *nifti;        /* image_<method>.nii: "magnitude", "complex" or "none" */
 
     /* per-stage wall times in seconds (0 when the stage did not run) */
     double t_read, t_op_create, t_q, t_plan, t_fhd, t_solve, t_dcf, t_gridding, t_write, t_total;
@@ -66,7 +85,8 @@ typedef struct mr_report {
 
     /* pictures */
     double window_hi;          /* magnitude PNGs and compare.png map [0, window_hi] to black..white */
-    const char *window_from;   /* "truth image", "bandlimited truth" or "each image's maximum" */
+    const char *window_from;   /* "max of the truth image", ... or (no truth) window_text */
+    char window_text[96];      /* no truth: "the 99.5th percentile of |cg|" */
     double error_gain;         /* compare.png error maps are |I - I0| x gain */
     mr_truth_kind compare_truth;
 

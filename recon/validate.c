@@ -28,19 +28,25 @@ typedef struct {
     int nmethods;
     method_row rows[MR_REPORT_MAX_METHODS];
     char backend[128];
+    double lambda;         /* the CG weight used */
+    char lambda_from[256]; /* how it was chosen */
 } case_result;
 
 void mr_validate_opts_default(mr_validate_opts *o)
 {
+    mr_recon_opts d;
+    mr_recon_opts_default(&d);
     o->size = MR_VALIDATE_BOOK_SIZE;
     o->iters = 60;
-    o->lambda = 0.0;
-    o->reg = "identity";
+    o->lambda = d.lambda;
+    o->lambda_rel = d.lambda_rel;
+    o->reg = d.reg;
     o->snr_db = 30.0;
     o->seed = 1;
     o->outdir = NULL;
     o->dcf = "pipe";
-    mr_op_opts_default(&o->op);
+    o->op = d.op;
+    o->progress = NULL;
 }
 
 void mr_validate_design(int n, int64_t *spokes, int64_t *readout, int64_t *target_samples)
@@ -68,6 +74,8 @@ static void capture_report(void *ctx, const struct mr_report *r)
         }
     }
     snprintf(c->backend, sizeof c->backend, "%s", r->backend);
+    c->lambda = r->lambda;
+    snprintf(c->lambda_from, sizeof c->lambda_from, "%s", r->lambda_from);
 }
 
 /* Simulate one case into outdir/scan_<name>.h5 and reconstruct it into outdir/recon_<name>. */
@@ -101,12 +109,14 @@ static mr_status run_case(const mr_validate_opts *o, int noisy, int64_t spokes, 
     sp.weights = 1;
     double t0 = mr_now();
     mr_kspace *ks = NULL;
+    mr_progress_report(o->progress, "simulated scan", 0, 1);
     if ((st = mr_scan_simulate(&sp, &ks)) != MR_OK)
         return st;
     st = mr_kspace_write(scan, ks);
     mr_kspace_free(ks);
     if (st != MR_OK)
         return st;
+    mr_progress_report(o->progress, "simulated scan", 1, 1);
     c->t_simulate = mr_now() - t0;
     mr_log(MR_LOG_INFO, "validate: %s: simulated %s in %.2f s", c->name, scan, c->t_simulate);
 
@@ -115,7 +125,10 @@ static mr_status run_case(const mr_validate_opts *o, int noisy, int64_t spokes, 
     ro.method = "all";
     ro.iters = o->iters;
     ro.lambda = o->lambda;
+    ro.lambda_rel = o->lambda_rel;
     ro.reg = o->reg;
+    ro.progress = o->progress;
+    ro.force = 1; /* validate's own folder: a re-run replaces the earlier run's files */
     ro.op = o->op;
     ro.dcf = o->dcf;
     ro.on_report = capture_report;
@@ -153,6 +166,9 @@ static void print_table(FILE *f, const case_result *cases, int ncases)
             fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %.3f |\n", cases[c].name, r->method, v[0], v[1],
                     v[2], v[3], v[4], v[5], r->seconds);
         }
+    fputc('\n', f);
+    for (int c = 0; c < ncases; c++)
+        fprintf(f, "CG lambda, %s: %.4g (%s)\n", cases[c].name, cases[c].lambda, cases[c].lambda_from);
 }
 
 static void print_header(FILE *f, const mr_validate_opts *o, int64_t spokes, int64_t readout, int64_t target,
@@ -161,9 +177,8 @@ static void print_header(FILE *f, const mr_validate_opts *o, int64_t spokes, int
     fprintf(f, "3D Shepp-Logan, %d^3 matrix, kooshball %lld spokes x %lld readout = %lld samples "
                "(book: 128^3, 1078 x 264 = 284592; same samples per voxel would be %lld)\n",
             o->size, (long long)spokes, (long long)readout, (long long)(spokes * readout), (long long)target);
-    fprintf(f, "CG %d iterations, lambda %g (%s), basis %s, gridding DCF %s, noise seed %llu; backend %s\n\n",
-            o->iters, o->lambda, o->reg, o->op.basis == MR_BASIS_DIRAC ? "dirac" : "box", o->dcf,
-            (unsigned long long)o->seed,
+    fprintf(f, "CG %d iterations, lambda per case below (%s), basis %s, gridding DCF %s, noise seed %llu; backend %s\n\n",
+            o->iters, o->reg, o->op.basis == MR_BASIS_DIRAC ? "dirac" : "box", o->dcf, (unsigned long long)o->seed,
             cases[0].backend[0] ? cases[0].backend : "cpu");
 }
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../base/progress.h"
 #include "../base/status.h"
 #include "../solver/op.h"
 
@@ -28,9 +29,12 @@ typedef struct {
     const char *outdir; /* required */
     const char *dcf;    /* gridding density compensation, as mr_recon_opts.dcf (default "pipe": on the
                            undersampled kooshball the analytic |k|^2 weights amplify the streaks) */
-    mr_op_opts op;      /* basis, device, threads */
-    double lambda;      /* CG regularisation weight (default 0: the book's unregularised protocol) */
-    const char *reg;    /* "identity" (default) or "gradient" */
+    mr_op_opts op;      /* basis, device, threads (defaults: those of mr_recon_opts_default) */
+    double lambda;      /* CG regularisation weight, as mr_recon_opts.lambda (default: automatic; the book's
+                           unregularised protocol is lambda 0, reg identity, basis box) */
+    double lambda_rel;  /* as mr_recon_opts.lambda_rel (default: not given) */
+    const char *reg;    /* as mr_recon_opts.reg (default "gradient") */
+    const mr_progress *progress; /* as mr_recon_opts.progress, plus the simulation (default NULL) */
 } mr_validate_opts;
 
 void mr_validate_opts_default(mr_validate_opts *o);

@@ -224,7 +224,7 @@ mr_status mr_backend_create(mr_backend **out, mr_device_sel sel, int threads)
     }
     b->init_seconds = mr_now() - t0;
     device_table(&b->ops, b->ctx);
-    char desc[128];
+    char desc[96]; /* "gpu:N " + desc fits b->name */
     if (mr_gpu_describe(gpu, desc, sizeof desc) != MR_OK) {
         desc[0] = '\0';
         mr_clear_error();

@@ -220,7 +220,8 @@ void mr_dcf_cache_clear(void)
  * nothing wraps around. At the fixed point sum_j w_j (c*c)(u_m - u_j) = 1, i.e. the weights,
  * smoothed by the unit-integral k-space kernel K(k) = (c*c)(k/h)/h^d, have density 1 per unit
  * k-space area; so w h^d is the area (volume) each sample stands for. */
-static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w)
+static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w,
+                              const mr_progress *progress)
 {
     int64_t n[3];
     double scale[3];
@@ -264,6 +265,7 @@ static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_
     for (int64_t i = 0; i < m; i++)
         w[i] = 1.0f;
     for (int it = 0; it < iters; it++) {
+        mr_progress_report(progress, "DCF", it, iters);
         mr_kb_spread(plan, w, 1, grid);
         mr_kb_interp(plan, grid, 1, cw);
 #pragma omp parallel for num_threads(nt) schedule(static)
@@ -273,6 +275,7 @@ static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int64_t i = 0; i < m; i++)
         w[i] = (float)(w[i] * hd);
+    mr_progress_report(progress, "DCF", iters, iters);
     free(grid);
     free(cw);
     mr_kb_plan_destroy(plan);
@@ -280,6 +283,12 @@ static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_
 }
 
 mr_status mr_dcf_pipe(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w)
+{
+    return mr_dcf_pipe_progress(matrix, traj, m, iters, threads, w, NULL);
+}
+
+mr_status mr_dcf_pipe_progress(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w,
+                               const mr_progress *progress)
 {
     mr_status st = check_traj(matrix, traj, m, w, "dcf pipe");
     if (st != MR_OK)
@@ -292,7 +301,7 @@ mr_status mr_dcf_pipe(const int64_t matrix[3], const float *traj, int64_t m, int
         return MR_OK;
     }
     double t0 = mr_now();
-    st = pipe_compute(matrix, traj, m, iters, threads, w);
+    st = pipe_compute(matrix, traj, m, iters, threads, w, progress);
     if (st != MR_OK)
         return st;
 #pragma omp critical(mr_dcf_cache)

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "../base/progress.h"
 #include "../base/status.h"
 
 #ifdef __cplusplus
@@ -19,6 +20,9 @@ mr_status mr_dcf_analytic(const int64_t matrix[3], const float *traj, int64_t m,
 /* Pipe-Menon iterative weights from the trajectory alone (any trajectory), scaled as above.
  * iters <= 0: the default count. threads <= 0: all cores. */
 mr_status mr_dcf_pipe(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w);
+/* The same, reporting its iterations to progress as the stage "DCF" (base/progress.h; may be NULL). */
+mr_status mr_dcf_pipe_progress(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w,
+                               const mr_progress *progress);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,7 @@
 
 #include <stdint.h>
 
+#include "../base/progress.h"
 #include "../base/status.h"
 #include "backend.h"
 
@@ -149,6 +150,9 @@ typedef struct {
     mr_q_store *q_store;    /* NULL (default): Q is always computed. Borrowed until the operator is freed:
                                on a GPU a computed Q is copied back and saved from a background thread
                                that mr_linop_free joins */
+    const mr_progress *progress; /* stages "Q" (create) and "F^H d" (adjoint) are reported here (CPU: per
+                                    row; GPU: per stage); NULL (default): none. Borrowed: must outlive
+                                    the operator */
 } mr_nudft_opts;
 
 void mr_nudft_opts_default(mr_nudft_opts *o);

@@ -33,6 +33,7 @@ void mr_nudft_opts_default(mr_nudft_opts *o)
     o->exact_trig = 0;
     o->precision = MR_PRECISION_AUTO;
     o->q_store = NULL;
+    o->progress = NULL;
 }
 
 static const char *const precision_names[] = {"auto", "sfu", "tf32x3", "fp64"};
@@ -145,6 +146,7 @@ typedef struct {
     float *qkeep;            /* the device Q the saver reads */
     int64_t matrix[3], n, m, c;
     int threads;
+    const mr_progress *progress; /* borrowed, may be NULL */
     float *traj; /* host [M][3] (host backend) */
     float *s;    /* [M] sqrt(w) Phi / N, in the backend's memory */
     float *a;    /* [M][2] adjoint weights, in the backend's memory */
@@ -202,17 +204,22 @@ static mr_status nudft_adjoint(void *p, const float *y, float *x)
     for (int64_t c = 0; c < d->c; c++) {
         const float *yc = y + 2 * c * d->m;
         float *xc = x + 2 * c * d->n;
+        mr_progress_part part;
+        const mr_progress coil = mr_progress_part_of(&part, d->progress, c, d->c);
         mr_status st;
         if (d->gctx) {
+            mr_progress_report(&coil, "F^H d", 0, 1);
             st = mr_gpu_scale_rows(d->gctx, d->m, 1, d->s, yc, d->a);
             if (st == MR_OK)
                 st = mr_gpu_sums_adjoint(d->sums, &g, d->a, 0, xc, MR_GEMM_F32);
+            if (st == MR_OK)
+                mr_progress_report(&coil, "F^H d", 1, 1);
         } else {
             for (int64_t k = 0; k < d->m; k++) {
                 d->a[2 * k] = d->s[k] * yc[2 * k];
                 d->a[2 * k + 1] = d->s[k] * yc[2 * k + 1];
             }
-            st = mr_nudft_adjoint(&g, d->traj, d->a, 0, d->m, xc, d->threads);
+            st = mr_nudft_adjoint_progress(&g, d->traj, d->a, 0, d->m, xc, d->threads, &coil, "F^H d");
         }
         if (st != MR_OK)
             return st;
@@ -314,11 +321,14 @@ static mr_status compute_q(nudft_data *d, const float *qw, float *q)
 {
     const mr_grid gq = mr_grid_q(d->matrix);
     if (!d->gctx)
-        return mr_nudft_adjoint(&gq, d->traj, qw, 1, d->m, q, d->threads);
+        return mr_nudft_adjoint_progress(&gq, d->traj, qw, 1, d->m, q, d->threads, d->progress, "Q");
     const mr_vecops *v = mr_backend_vecops(d->be);
+    mr_progress_report(d->progress, "Q", 0, 1);
     float *dqw = mr_backend_upload(d->be, d->m, qw);
     mr_status st = dqw ? mr_gpu_sums_adjoint(d->sums, &gq, dqw, 1, q, MR_GEMM_F32) : MR_ENOMEM;
     v->release(v->ctx, dqw);
+    if (st == MR_OK)
+        mr_progress_report(d->progress, "Q", 1, 1);
     mr_gpu_sums_trim(d->sums); /* the Q grid's tables are not needed again */
     return st;
 }
@@ -463,6 +473,7 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     d->m = m;
     d->c = ncoils;
     d->threads = mr_backend_threads(be);
+    d->progress = o.progress;
     const double inv_n = 1.0 / (double)d->n;
     for (int64_t k = 0; k < m; k++) {
         double phi = 1.0;

@@ -1,6 +1,7 @@
 #include "metrics.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 mr_status mr_metrics_compute(const float *recon, int recon_complex, const float *truth, int64_t n, mr_metrics *out)
 {
@@ -36,4 +37,60 @@ double mr_metrics_psnr(const float *recon, int recon_complex, const float *truth
     if (mr_metrics_compute(recon, recon_complex, truth, n, &m) != MR_OK)
         return NAN;
     return m.psnr_db;
+}
+
+/* The k-th smallest of v[0..n-1] (k < n), partially reordering v: quickselect with the median of
+ * three as pivot (Hoare partition). */
+static float select_kth(float *v, int64_t n, int64_t k)
+{
+    int64_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        float a = v[lo], b = v[mid], c = v[hi];
+        const float pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        int64_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                const float t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+mr_status mr_metrics_percentile(const float *img, int img_complex, int64_t n, double pct, double *out)
+{
+    *out = NAN;
+    if (!img || n < 1 || !(pct >= 0 && pct <= 100))
+        return mr_error(MR_EINVAL, "percentile: need an image of >= 1 voxel and 0 <= p <= 100 (n = %lld, p = %g)",
+                        (long long)n, pct);
+    float *mag = malloc((size_t)n * sizeof *mag);
+    if (!mag)
+        return mr_error(MR_ENOMEM, "percentile: out of memory for %lld voxels", (long long)n);
+    int64_t finite = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = img_complex ? hypotf(img[2 * i], img[2 * i + 1]) : fabsf(img[i]);
+        if (isfinite(v))
+            mag[finite++] = v;
+    }
+    if (finite > 0) {
+        /* nearest rank: the smallest value with at least p % of the values at or below it */
+        int64_t k = (int64_t)ceil(pct / 100.0 * (double)finite) - 1;
+        k = k < 0 ? 0 : (k >= finite ? finite - 1 : k);
+        *out = select_kth(mag, finite, k);
+    }
+    free(mag);
+    return MR_OK;
 }

@@ -31,6 +31,11 @@ typedef struct {
  * (its absolute value is used). All borrowed. MR_EINVAL when n < 1 or a pointer is NULL. */
 mr_status mr_metrics_compute(const float *recon, int recon_complex, const float *truth, int64_t n, mr_metrics *out);
 
+/* The pct-th percentile (0..100, nearest rank) of the finite magnitudes |img| of n voxels (complex
+ * [n][2] when img_complex, else real), selected on a copy: a robust maximum (display window, image
+ * scale). *out is NAN when no value is finite. MR_EINVAL (bad arguments), MR_ENOMEM. */
+mr_status mr_metrics_percentile(const float *img, int img_complex, int64_t n, double pct, double *out);
+
 /* Just the PSNR, for per-iteration monitoring. */
 double mr_metrics_psnr(const float *recon, int recon_complex, const float *truth, int64_t n);
 

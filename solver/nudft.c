@@ -231,7 +231,8 @@ mr_status mr_nudft_adjoint_setup(const mr_grid *g, const float *traj, const floa
 /* The rotation kernel: a mirrored row is computed over the x offsets [ext_lo, ext_hi] that both it
  * and its mirror need. */
 static mr_status adjoint_rotation(const mr_grid *g, const float *traj, const float *a, int real_weights,
-                                    int64_t m, float *out, int threads)
+                                    int64_t m, float *out, int threads, const mr_progress *progress,
+                                    const char *stage)
 {
     nudft_samples p;
     nudft_task *tasks;
@@ -251,6 +252,8 @@ static mr_status adjoint_rotation(const mr_grid *g, const float *traj, const flo
         mr_nudft_samples_free(&p);
         return mr_error(MR_ENOMEM, "mr_nudft_adjoint: out of memory for %lld rows", (long long)(ny * g->n[2]));
     }
+    mr_progress_rows prog;
+    mr_progress_rows_init(&prog, progress, stage, ntasks);
 
 #pragma omp parallel num_threads(threads)
     {
@@ -284,8 +287,11 @@ static mr_status adjoint_rotation(const mr_grid *g, const float *traj, const flo
                     mrow[2 * ix + 1] = -(float)w.acc[2 * mj + 1];
                 }
             }
+            mr_progress_rows_add(&prog, 1);
+            mr_progress_rows_poll(&prog);
         }
     }
+    mr_progress_rows_finish(&prog);
     free(scratch);
     free(tasks);
     mr_nudft_samples_free(&p);
@@ -296,17 +302,18 @@ static mr_status adjoint_rotation(const mr_grid *g, const float *traj, const flo
 
 /* The one place that enters the code of a level; callers have checked that the CPU runs it. */
 static mr_status adjoint_at(mr_cpu_level level, const mr_grid *g, const float *traj, const float *a,
-                            int real_weights, int64_t m, float *out, int threads)
+                            int real_weights, int64_t m, float *out, int threads, const mr_progress *progress,
+                            const char *stage)
 {
     switch (level) {
     case MR_CPU_AVX512:
-        return mr_nudft_adjoint_powers_avx512(g, traj, a, real_weights, m, out, threads);
+        return mr_nudft_adjoint_powers_avx512(g, traj, a, real_weights, m, out, threads, progress, stage);
     case MR_CPU_AVX2:
-        return mr_nudft_adjoint_powers_avx2(g, traj, a, real_weights, m, out, threads);
+        return mr_nudft_adjoint_powers_avx2(g, traj, a, real_weights, m, out, threads, progress, stage);
     case MR_CPU_PORTABLE:
         break;
     }
-    return adjoint_rotation(g, traj, a, real_weights, m, out, threads);
+    return adjoint_rotation(g, traj, a, real_weights, m, out, threads, progress, stage);
 }
 
 static mr_status forward_at(mr_cpu_level level, const mr_grid *g, const float *traj, const float *x, int64_t m,
@@ -330,12 +337,18 @@ static mr_status check_level(mr_cpu_level level, const char *fn)
     return MR_OK;
 }
 
-mr_status mr_nudft_adjoint(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
-                           float *out, int threads)
+mr_status mr_nudft_adjoint_progress(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
+                                    float *out, int threads, const mr_progress *progress, const char *stage)
 {
     mr_cpu_level level;
     mr_status st = mr_cpu_level_get(&level);
-    return st != MR_OK ? st : adjoint_at(level, g, traj, a, real_weights, m, out, threads);
+    return st != MR_OK ? st : adjoint_at(level, g, traj, a, real_weights, m, out, threads, progress, stage);
+}
+
+mr_status mr_nudft_adjoint(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
+                           float *out, int threads)
+{
+    return mr_nudft_adjoint_progress(g, traj, a, real_weights, m, out, threads, NULL, NULL);
 }
 
 mr_status mr_nudft_forward(const mr_grid *g, const float *traj, const float *x, int64_t m, float *out, int threads)
@@ -349,7 +362,7 @@ mr_status mr_nudft_adjoint_level(mr_cpu_level level, const mr_grid *g, const flo
                                  int real_weights, int64_t m, float *out, int threads)
 {
     mr_status st = check_level(level, "mr_nudft_adjoint_level");
-    return st != MR_OK ? st : adjoint_at(level, g, traj, a, real_weights, m, out, threads);
+    return st != MR_OK ? st : adjoint_at(level, g, traj, a, real_weights, m, out, threads, NULL, NULL);
 }
 
 mr_status mr_nudft_forward_level(mr_cpu_level level, const mr_grid *g, const float *traj, const float *x, int64_t m,

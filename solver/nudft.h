@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../base/grid.h"
+#include "../base/progress.h"
 #include "../base/status.h"
 
 #ifdef __cplusplus
@@ -26,6 +27,9 @@ extern "C" {
  * Deterministic: the same inputs give the same bits for any thread count (at a given level). */
 mr_status mr_nudft_adjoint(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
                            float *out, int threads);
+/* The same, reporting its rows to progress as `stage` (base/progress.h; progress may be NULL). */
+mr_status mr_nudft_adjoint_progress(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
+                                    float *out, int threads, const mr_progress *progress, const char *stage);
 mr_status mr_nudft_forward(const mr_grid *g, const float *traj, const float *x, int64_t m, float *out, int threads);
 
 /* The level these kernels run at: "avx512", "avx2" or "portable" (static text); NULL when

@@ -164,6 +164,7 @@ typedef struct {
     int64_t nblocks, lenp, chunk;
     int direct_missing; /* mirror entries outside the computed row: 1 sum them here, 0 the caller does */
     float *out;
+    mr_progress_rows *prog; /* finished tasks (rows) are counted here */
 } pw_job;
 
 /* Per-thread work arrays. */
@@ -293,8 +294,12 @@ static mr_status pw_run(pw_job *job, const nudft_samples *p, const nudft_task *t
         w.bv = ok ? w.bu + PW_TILE : NULL;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; c++)
-            if (ok)
-                pw_chunk(job, &w, c * rows, (c + 1) * rows < ntasks ? (c + 1) * rows : ntasks);
+            if (ok) {
+                const int64_t t1 = (c + 1) * rows < ntasks ? (c + 1) * rows : ntasks;
+                pw_chunk(job, &w, c * rows, t1);
+                mr_progress_rows_add(job->prog, t1 - c * rows);
+                mr_progress_rows_poll(job->prog);
+            }
         free(w.tc);
         free(w.phi);
         free(w.bu);
@@ -335,10 +340,13 @@ static mr_status pw_column0(const mr_grid *g, const nudft_samples *p, float *out
         free(col);
         return mr_error(MR_ENOMEM, "mr_nudft_adjoint: out of memory");
     }
+    mr_progress_rows none;
+    mr_progress_rows_init(&none, NULL, NULL, 0); /* one column: not worth reporting */
     pw_job job;
     job.g = &gc;
     job.out = col;
     job.direct_missing = 1;
+    job.prog = &none;
     mr_status st = pw_run(&job, &pc, tasks, ntasks, threads);
     if (st == MR_OK)
         for (int64_t r = 0; r < ny * nz; r++) {
@@ -351,7 +359,8 @@ static mr_status pw_column0(const mr_grid *g, const nudft_samples *p, float *out
 }
 
 mr_status NUDFT_NAME(mr_nudft_adjoint_powers)(const mr_grid *g, const float *traj, const float *a, int real_weights,
-                                             int64_t m, float *out, int threads)
+                                             int64_t m, float *out, int threads, const mr_progress *progress,
+                                             const char *stage)
 {
     nudft_samples p;
     nudft_task *tasks;
@@ -364,13 +373,18 @@ mr_status NUDFT_NAME(mr_nudft_adjoint_powers)(const mr_grid *g, const float *tra
      * all rows at once as rows along y, instead of one direct sum per row. */
     const int64_t nx = g->n[0], cx = g->center[0];
     const int column0 = real_weights && 2 * cx - nx + 1 == 1 && nx > 1;
+    mr_progress_rows prog;
+    mr_progress_rows_init(&prog, progress, stage, ntasks);
     pw_job job;
     job.g = g;
     job.out = out;
     job.direct_missing = !column0;
+    job.prog = &prog;
     st = pw_run(&job, &p, tasks, ntasks, threads);
     if (st == MR_OK && column0)
         st = pw_column0(g, &p, out, threads);
+    if (st == MR_OK)
+        mr_progress_rows_finish(&prog);
     free(tasks);
     mr_nudft_samples_free(&p);
     return st;
@@ -379,8 +393,11 @@ mr_status NUDFT_NAME(mr_nudft_adjoint_powers)(const mr_grid *g, const float *tra
 #else /* the compiler did not target this instruction set: the dispatcher never calls this */
 
 mr_status NUDFT_NAME(mr_nudft_adjoint_powers)(const mr_grid *g, const float *traj, const float *a, int real_weights,
-                                             int64_t m, float *out, int threads)
+                                             int64_t m, float *out, int threads, const mr_progress *progress,
+                                             const char *stage)
 {
+    (void)progress;
+    (void)stage;
     (void)g;
     (void)traj;
     (void)a;

@@ -15,10 +15,11 @@
 
 #include "nudft_internal.h"
 
-/* The kernels of each level (same contracts as mr_nudft_adjoint / mr_nudft_forward). */
+/* The kernels of each level (same contracts as mr_nudft_adjoint_progress / mr_nudft_forward). */
 #define NUDFT_LEVEL_DECL(isa)                                                                                 \
     mr_status mr_nudft_adjoint_powers_##isa(const mr_grid *g, const float *traj, const float *a, int real_weights, \
-                                            int64_t m, float *out, int threads);                              \
+                                            int64_t m, float *out, int threads, const mr_progress *progress,  \
+                                            const char *stage);                                               \
     mr_status mr_nudft_forward_##isa(const mr_grid *g, const float *traj, const float *x, int64_t m, float *out,  \
                                      int threads);
 NUDFT_LEVEL_DECL(avx512)

@@ -1,7 +1,7 @@
 /* Noise prewhitening across receive coils (Pruessmann et al. 2001; Hansen & Kellman 2015).
  *
- * From S noise-only samples n_s in C^C (one value per coil, acquired with the RF off):
- *   Psi = (1/S) sum_s n_s n_s^H                     (noise covariance, no mean removed)
+ * From the noise covariance Psi of noise-only samples (acquired with the RF off; base/noise_cov.h
+ * computes it, the ISMRMRD reader returns it with the scan, recon/volumes.c applies this):
  *   Psi = L L^H                                     (Cholesky, L lower triangular)
  *   W   = sigma_ref L^{-1},  sigma_ref^2 = tr(Psi)/C (mean noise power per coil)
  * Applying W to every k-space sample d_m (the C-vector of its coil values) makes the noise of the
@@ -16,16 +16,12 @@
 
 #include <stdint.h>
 
+#include "../base/noise_cov.h" /* Psi from noise samples */
 #include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* psi_sum[i][j] += sum_s n_i,s conj(n_j,s) for noise [C][S][2] (coil-major, as mr_kspace data).
- * psi_sum must be zeroed by the caller before the first call; divide by the total number of samples
- * afterwards to get Psi. */
-void mr_noise_cov_accumulate(double *psi_sum, int64_t ncoils, const float *noise, int64_t nsamples);
 
 /* W = sigma_ref L^{-1} (lower triangular, zeros above the diagonal) from the covariance psi.
  * MR_EINVAL naming the coil when psi is not Hermitian positive definite (a dead, saturated or
@@ -34,9 +30,6 @@ mr_status mr_prewhiten_matrix(const double *psi, int64_t ncoils, double *w);
 
 /* data[c][m] := sum_{j <= c} W[c][j] data[j][m] for every sample m, in place; data [C][M][2]. */
 void mr_prewhiten_apply(const double *w, int64_t ncoils, float *data, int64_t nsamples);
-
-/* Largest |correlation coefficient| |Psi_ij| / sqrt(Psi_ii Psi_jj) over i != j (0 for one coil). */
-double mr_noise_max_correlation(const double *psi, int64_t ncoils);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,8 @@
 # mrirecon convert between mrirecon HDF5 and BART .cfl/.hdr (no libismrmrd needed; ISMRMRD input is
 # tests/cli_ismrmrd.sh): help and usage errors; 2D and 3D scans to BART and back bit-identical
 # (tests/tool_kspace_cmp) by every way of naming the pair; the BART headers and data sizes; the
-# matrix from the '# mrirecon' note, from --matrix, or estimated as BART does; --bart-scale;
+# matrix from the '# mrirecon' note, from --matrix, or estimated as BART does; --bart-scale; coil
+# maps (NAME_sens) both ways bit for bit, used by recon, listed by info, malformed maps refused;
 # mrirecon info on a BART pair; malformed BART input (exit 1, one message, nothing written). When
 # the `bart` tool is installed, it must read the written pair.
 #   bash tests/cli_convert.sh <path-to-mrirecon> <scratch-dir>
@@ -72,6 +73,39 @@ if "$kcmp" "$dir/scraw.h5" "$dir/s2.h5" 1e-3 2>/dev/null; then echo "FAIL: --bar
 expect 0 "to .h5 again (mrirecon -> mrirecon)" -- "$bin" convert "$dir/s2.h5" "$dir/copy.h5" -q
 check "mrirecon -> mrirecon is bit-identical" "$kcmp" "$dir/copy.h5" "$dir/s2.h5"
 
+# ---- coil maps: NAME_sens [X Y Z COIL] both ways ---------------------------------------------------------
+"$bin" phantom -o "$dir/c3.h5" --matrix 24 --spokes 40 --readout 48 --coils 3 -q >/dev/null || { echo "FAIL: phantom --coils"; exit 1; }
+expect 0 "scan with maps to BART" -- "$bin" convert "$dir/c3.h5" "$dir/c3b" -q
+[ "$(sed -n 2p "$dir/c3b_sens.hdr" | awk '{print $1, $2, $3, $4, $5}')" = "24 24 1 3 1" ] &&
+  [ "$(stat -c %s "$dir/c3b_sens.cfl")" -eq $((24 * 24 * 3 * 8)) ] && echo "ok: c3b_sens [24 24 1 3], 13824 bytes" ||
+  { echo "FAIL: c3b_sens"; head -2 "$dir/c3b_sens.hdr"; fail=1; }
+expect 0 "maps back from BART" -- "$bin" convert "$dir/c3b" "$dir/c3back.h5" -q
+check "ours -> BART -> ours with maps: traj, data and maps bit-identical" "$kcmp" "$dir/c3back.h5" "$dir/c3.h5"
+expect 0 "and to BART again" -- "$bin" convert "$dir/c3back.h5" "$dir/c3b2" -q
+for f in traj ksp sens; do
+  check "BART -> ours -> BART: ${f}.cfl byte for byte" cmp "$dir/c3b_$f.cfl" "$dir/c3b2_$f.cfl"
+done
+expect 0 "info lists the BART maps" -- "$bin" info "$dir/c3b"
+grep -q "^coil maps     3 x 1 x 24 x 24" "$dir/out" && echo "ok: info: $(grep '^coil maps' "$dir/out")" || { echo "FAIL: info coil maps"; fail=1; }
+expect 0 "recon of the BART pair uses its maps" -- "$bin" recon "$dir/c3b" -o "$dir/c3r" --iters 5
+grep -q "SENSE with the maps of" "$dir/err" && echo "ok: SENSE with the BART maps" || { echo "FAIL: recon did not use the maps"; cat "$dir/err"; fail=1; }
+for f in traj ksp sens; do # without the '# mrirecon' note: the image matrix is the maps' grid (as bart pics)
+  awk '/^# mrirecon/ {skip = 1; next} /^#/ {skip = 0} !skip' "$dir/c3b_$f.hdr" >"$dir/c3bare_$f.hdr"
+  cp "$dir/c3b_$f.cfl" "$dir/c3bare_$f.cfl"
+done
+expect 0 "info: matrix from the maps" -- "$bin" info "$dir/c3bare"
+grep -q "^matrix        24 x 24 (2D)" "$dir/out" && echo "ok: matrix from the maps' grid" || { echo "FAIL: $(grep ^matrix "$dir/out")"; fail=1; }
+bads() { for f in traj ksp sens; do cp "$dir/c3b_$f.hdr" "$dir/badsens_$1_$f.hdr"; cp "$dir/c3b_$f.cfl" "$dir/badsens_$1_$f.cfl"; done; }
+bads coils; sed -i '2s/.*/24 24 1 2 1 1 1 1 1 1 1 1 1 1 1 1/' "$dir/badsens_coils_sens.hdr"
+bads maps2; sed -i '2s/.*/24 24 1 3 2 1 1 1 1 1 1 1 1 1 1 1/' "$dir/badsens_maps2_sens.hdr"; cat "$dir/c3b_sens.cfl" >>"$dir/badsens_maps2_sens.cfl"
+bads grid; sed -i '2s/.*/12 48 1 3 1 1 1 1 1 1 1 1 1 1 1 1/' "$dir/badsens_grid_sens.hdr"
+bads short; head -c 1000 "$dir/c3b_sens.cfl" >"$dir/badsens_short_sens.cfl"
+for k in coils:"coil maps (dimension 3" maps2:"one set of maps" grid:"coil maps of 12x48x1" short:"badsens_short_sens"; do
+  expect 1 "BART maps malformed: ${k%%:*}" -- "$bin" convert "$dir/badsens_${k%%:*}" "$dir/o_s_${k%%:*}.h5"
+  grep -q "${k#*:}" "$dir/err" && echo "ok: $(grep -v '^mrirecon: info' "$dir/err")" || { echo "FAIL: ${k%%:*}: $(cat "$dir/err")"; fail=1; }
+  [ -e "$dir/o_s_${k%%:*}.h5" ] && { echo "FAIL: ${k%%:*}: output written"; fail=1; }
+done
+
 # ---- malformed BART input: exit 1, one message, nothing written -----------------------------------------
 bad() { # NAME: a copy of s2b as bad_NAME_{traj,ksp}
   for f in traj ksp; do cp "$dir/s2b_$f.hdr" "$dir/bad_$1_$f.hdr"; cp "$dir/s2b_$f.cfl" "$dir/bad_$1_$f.cfl"; done
@@ -96,6 +130,7 @@ done
 if command -v bart >/dev/null 2>&1; then
   check "bart show -m reads our ksp" bart show -m "$dir/s2b_ksp"
   check "bart show -m reads our traj" bart show -m "$dir/s2b_traj"
+  check "bart show -m reads our sens" bart show -m "$dir/c3b_sens"
 else
   echo "skip: bart is not installed (optional)"
 fi

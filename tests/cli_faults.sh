@@ -29,8 +29,19 @@ no_temporaries "$dir/full"
 expect 1 "recon on a full disk" -- bash -c "ulimit -f 16; exec \"\$0\" recon \"\$1\" -o \"\$2\" --method all -q" \
   "$bin" "$dir/scan.h5" "$dir/full/out"
 check "the message names the image and the reason" grep -q "full/out/image_.*\.h5: write failed: File too large" "$dir/err"
-check "no image file" test -z "$(find "$dir/full/out" -name '*.h5')"
+check "no output folder left (the files are staged and appear together)" test ! -e "$dir/full/out"
+check "no staging folder left" test -z "$(ls -A "$dir/full" | grep -v '^big' )"
 no_temporaries "$dir/full"
+# the same into a folder that holds an earlier run: the earlier files stay, none of the failed run's
+expect 0 "recon (small) into full/prev" -- "$bin" recon "$dir/scan.h5" -o "$dir/full/prev" --method gridding-bilinear -q
+ls -A "$dir/full/prev" | sort >"$dir/prev.before"
+cksum "$dir/full/prev"/* >"$dir/prev.sum"
+expect 1 "recon --force on a full disk into full/prev" -- bash -c "ulimit -f 16; exec \"\$0\" recon \"\$1\" -o \"\$2\" --method all --force -q" \
+  "$bin" "$dir/scan.h5" "$dir/full/prev"
+check "the message names OUTDIR's file, not the staging folder" grep -q "full/prev/image_.*\.h5: write failed" "$dir/err"
+ls -A "$dir/full/prev" | sort >"$dir/prev.after"
+check "the earlier run's files are all that is there" cmp -s "$dir/prev.before" "$dir/prev.after"
+check "and they are unchanged" bash -c "cksum \"\$0\"/* | cmp -s - \"\$1\"" "$dir/full/prev" "$dir/prev.sum"
 
 # read-only directory (root ignores permission bits: run as nobody where possible)
 mkdir -p "$dir/ro"

@@ -24,7 +24,7 @@ command -v h5diff >/dev/null 2>&1 && have_h5diff=1
 expect_rc 0 $? "--help"
 grep -q -- '--spokes' "$S/help.txt" || fail "--help does not list --spokes"
 
-for bad in "--spokes 0" "--readout 1" "--bogus" "--matrix 0" "--matrix 12,x" "--dim 4" "--traj zigzag" \
+for bad in "--spokes -1" "--readout 1" "--dim 1" "--snr nan" "--snr -inf" "--turns -1" "--bogus" "--matrix 0" "--matrix 12,x" "--dim 4" "--traj zigzag" \
            "--dim 2 --traj kooshball" "--matrix 8,8,8 --dim 2" "--snr abc" \
            "--spokes 1000000000 --readout 1000000000"; do
   "$MR" phantom -o "$S/bad.h5" $bad 2> "$S/err.txt"

@@ -236,7 +236,9 @@ int main(void)
         snprintf(scan2, sizeof scan2, "%s/coils2.h5", dir);
         snprintf(out2, sizeof out2, "%s/out2", dir);
         CHECK_OK(mr_kspace_write(scan2, k2));
+        ro.sens = "rss"; /* without maps a multi-coil scan would get estimated ones (SENSE) */
         CHECK_OK(mr_recon_run(scan2, out2, &ro));
+        ro.sens = "auto";
         const char *methods[3] = {"cg", "gridding-kb", "gridding-bilinear"};
         for (int mi = 0; mi < 3; mi++) {
             float *i1 = NULL, *i2 = NULL;
@@ -274,8 +276,12 @@ int main(void)
     ro.method = "cg";
     CHECK(mr_recon_run(scan, bad, &ro) == MR_EINVAL);
     ro.iters = 60;
-    ro.lambda = -1;
+    ro.lambda = NAN;
     CHECK(mr_recon_run(scan, bad, &ro) == MR_EINVAL);
+    ro.lambda = 1; /* both the absolute and the relative weight */
+    ro.lambda_rel = 0.1;
+    CHECK(mr_recon_run(scan, bad, &ro) == MR_EINVAL);
+    ro.lambda_rel = -1;
     ro.lambda = 0;
     CHECK(mr_recon_run(bad, bad, &ro) != MR_OK);
     printf("missing file: %s\n", mr_last_error());

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/h5util.h"
 #include "io/image_h5.h"
 #include "io/kspace_h5.h"
 #include "io_testutil.h"
@@ -214,7 +215,8 @@ static void image_round_trip(const char *dir)
         return;
     fill_normal(img, n);
     const mr_image_attr attrs[] = {{"time_solve_s", 1.25}, {"lambda", 1e-3}};
-    const mr_image_meta meta = {"cg", 17, attrs, 2};
+    const float fov[3] = {240.0f, 200.0f, matrix[2] > 1 ? 30.0f : 0.0f};
+    const mr_image_meta meta = {"cg", 17, attrs, 2, fov};
     CHECK_OK(mr_image_h5_write(path, img, matrix, &meta));
     float *back = NULL;
     int64_t m2[3] = {0, 0, 0};
@@ -230,6 +232,15 @@ static void image_round_trip(const char *dir)
     CHECK(attr_get(d, "lambda", H5T_NATIVE_DOUBLE, &v) && v == 1e-3);
     CHECK(attr_get(d, "iterations", H5T_NATIVE_INT32, &it) && it == 17);
     CHECK(attr_string(d, "method", method, sizeof method) == 2 && strcmp(method, "cg") == 0);
+    /* the geometry: fov_mm and voxel_size_mm = fov / matrix, {x, y, z} */
+    double fv[3] = {0, 0, 0}, vx[3] = {0, 0, 0};
+    CHECK_OK(mr_h5_attr_read(d, path, "/image", "fov_mm", H5T_FLOAT, H5T_NATIVE_DOUBLE, fv, 3, NULL));
+    CHECK_OK(mr_h5_attr_read(d, path, "/image", "voxel_size_mm", H5T_FLOAT, H5T_NATIVE_DOUBLE, vx, 3, NULL));
+    for (int a = 0; a < 3; a++) {
+        CHECK(fv[a] == (double)fov[a]);
+        CHECK(fabs(vx[a] - (double)fov[a] / (double)matrix[a]) <= 1e-12 * fv[a]);
+    }
+    printf("image geometry: fov %g x %g x %g mm, voxel %g x %g x %g mm\n", fv[0], fv[1], fv[2], vx[0], vx[1], vx[2]);
     H5Dclose(d);
     H5Fclose(f);
     printf("image round trip: %lldx%lldx%lld, method '%s', iterations %d, lambda %g\n", (long long)matrix[0],
@@ -245,8 +256,19 @@ static void image_round_trip(const char *dir)
     CHECK(mr_kspace_read(path, &ks) == MR_EFORMAT && ks == NULL);
     printf("image file as k-space: %s\n", mr_last_error());
     const mr_image_attr dup[] = {{"x", 1}, {"x", 2}};
-    const mr_image_meta bad = {"cg", 1, dup, 2};
+    const mr_image_meta bad = {"cg", 1, dup, 2, NULL};
     CHECK(mr_image_h5_write(path, img, matrix, &bad) == MR_EINVAL);
+    const mr_image_attr reserved[] = {{"fov_mm", 1}};
+    const mr_image_meta bad2 = {"cg", 1, reserved, 1, NULL};
+    CHECK(mr_image_h5_write(path, img, matrix, &bad2) == MR_EINVAL);
+    /* no field of view: no geometry attributes */
+    const mr_image_meta plain = {"cg", 1, attrs, 2, NULL};
+    CHECK_OK(mr_image_h5_write(path, img, matrix, &plain));
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    d = H5Dopen2(f, "/image", H5P_DEFAULT);
+    CHECK(H5Aexists(d, "fov_mm") == 0 && H5Aexists(d, "voxel_size_mm") == 0);
+    H5Dclose(d);
+    H5Fclose(f);
     free(back);
     free(img);
 }

@@ -1,7 +1,9 @@
 /* The k-space reader against malformed files: each case starts from a valid file written by
  * mr_kspace_write and breaks one thing with the plain HDF5 API (or by bytes). Every case must be
  * rejected with a non-empty message naming the file (and the dataset or attribute at fault), with
- * *out left NULL. */
+ * *out left NULL.
+ *   test_io_malformed [DIR]: also keeps every file it built in DIR (ok-valid.h5, bad-<case>.h5),
+ *   the malformed part of the fuzzing seed corpus (tests/fuzz/, docs/FUZZING.md). */
 #include <hdf5.h>
 #include <math.h>
 #include <stdlib.h>
@@ -62,14 +64,7 @@ static void poke(hid_t f, const char *name, size_t at, float v)
 /* Replace attribute `name` of g by n (0: scalar) values of type ftype from buf (memtype mtype). */
 static void set_attr(hid_t g, const char *name, hid_t ftype, hid_t mtype, int n, const void *buf)
 {
-    if (H5Aexists(g, name) > 0)
-        CHECK(H5Adelete(g, name) >= 0);
-    hsize_t dims[1] = {(hsize_t)n};
-    hid_t s = n > 0 ? H5Screate_simple(1, dims, NULL) : H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(g, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT);
-    CHECK(a >= 0 && H5Awrite(a, mtype, buf) >= 0);
-    H5Aclose(a);
-    H5Sclose(s);
+    CHECK(io_test_set_attr(g, name, ftype, mtype, n, buf) == 0);
 }
 
 static void no_data(hid_t f, hid_t g) { (void)g; CHECK(H5Ldelete(f, "/kspace/data", H5P_DEFAULT) >= 0); }
@@ -163,19 +158,11 @@ static void apply(hid_t f, hid_t g, const replacement *r)
 
 static void write_valid(const char *path)
 {
-    const int64_t matrix[3] = {NX, NY, 1};
     mr_kspace *ks = NULL;
-    CHECK_OK(mr_kspace_create(&ks, matrix, M, C));
-    CHECK_OK(mr_kspace_alloc_weights(ks));
-    CHECK_OK(mr_kspace_alloc_truth(ks));
-    for (int i = 0; i < M * 3; i++)
-        ks->traj[i] = (float)(NX * (test_uniform(&rng) - 0.5));
-    for (int i = 0; i < M * C * 2; i++)
-        ks->data[i] = (float)test_normal(&rng);
-    for (int i = 0; i < M; i++)
-        ks->weights[i] = (float)test_uniform(&rng);
-    for (int i = 0; i < NX * NY; i++)
-        ks->truth[i] = ks->truth_bl[i] = (float)test_uniform(&rng);
+    io_test_write_scan(path, &rng, NX, NY, M, C, 1, &ks);
+    if (!ks)
+        return;
+    /* and the noise attributes */
     ks->noise_sigma = 0.1;
     CHECK_OK(mr_kspace_write(path, ks));
     mr_kspace_free(ks);
@@ -214,8 +201,9 @@ static void write_bytes(const char *path, const void *buf, size_t n)
     fclose(f);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *keep = io_test_keep_dir(argc, argv);
     rng = test_seed();
     const char *dir = test_tmpdir("io_malformed");
     char path[1024];
@@ -226,6 +214,7 @@ int main(void)
     mr_kspace *ks = NULL;
     CHECK_OK(mr_kspace_read(path, &ks)); /* the starting point is valid */
     mr_kspace_free(ks);
+    io_test_keep(keep, "ok-", "valid", path);
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(path, sizeof path, "%s/%s.h5", dir, cases[i].name);
@@ -240,6 +229,7 @@ int main(void)
         H5Gclose(g);
         H5Fclose(f);
         expect_rejected(cases[i].name, path, cases[i].names);
+        io_test_keep(keep, "bad-", cases[i].name, path);
         ncases++;
     }
 
@@ -250,6 +240,7 @@ int main(void)
     replace_ds(f, "/kspace", H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, 1, d1, 1);
     H5Fclose(f);
     expect_rejected("kspace-is-dataset", path, "/kspace");
+    io_test_keep(keep, "bad-", "kspace-is-dataset", path);
     ncases++;
 
     /* a valid file cut in half */
@@ -268,6 +259,7 @@ int main(void)
         write_bytes(path, buf, (size_t)size / 2);
         printf("truncated %ld bytes to %ld\n", size, size / 2);
         expect_rejected("truncated-half", path, NULL);
+        io_test_keep(keep, "bad-", "truncated-half", path);
         ncases++;
         free(buf);
     }
@@ -276,11 +268,13 @@ int main(void)
     const char *text = "this is not an HDF5 file\n";
     write_bytes(path, text, strlen(text));
     expect_rejected("text-file", path, NULL);
+    io_test_keep(keep, "bad-", "text-file", path);
     ncases++;
 
     snprintf(path, sizeof path, "%s/empty.h5", dir);
     write_bytes(path, "", 0);
     expect_rejected("empty-file", path, NULL);
+    io_test_keep(keep, "bad-", "empty-file", path);
     ncases++;
 
     snprintf(path, sizeof path, "%s/does-not-exist.h5", dir);

@@ -2,7 +2,8 @@
  * hostile or inconsistent XML, Cartesian acquisitions, inconsistent channel counts, NaN values,
  * impossible discards, indices beyond the header's limits, stored lengths that disagree with the
  * headers, wrong dataset types, a declared size the file does not store, no imaging data,
- * unidentifiable trajectory units, a singular noise covariance). Each must fail with MR_EFORMAT and
+ * unidentifiable trajectory units, a singular noise covariance: found by the read stage's
+ * prewhitening, recon/volumes.h). Each must fail with MR_EFORMAT and
  * one message naming the problem, leaving no output (the handle and scan pointers stay NULL).
  * SKIP (77) without libismrmrd. */
 #include <stdio.h>
@@ -20,6 +21,7 @@ int main(void)
 
 #include "base/log.h"
 #include "io/input.h"
+#include "recon/volumes.h"
 #include "ismrmrd_testutil.h"
 #include "phantoms/scan.h"
 
@@ -70,7 +72,7 @@ int main(void)
         mr_kspace *out = NULL;
         mr_status st = mr_input_open(path, NULL, &in);
         for (int v = 0; st == MR_OK && v < mr_input_nvolumes(in); v++) {
-            st = mr_input_read(in, v, &out);
+            st = mr_volume_read(in, v, 1, &out, NULL); /* the read stage: prewhitening included */
             if (st == MR_OK) {
                 mr_kspace_free(out);
                 out = NULL;

@@ -24,6 +24,7 @@ int main(void)
 #include "io/kspace_h5.h"
 #include "ismrmrd_testutil.h"
 #include "phantoms/scan.h"
+#include "recon/volumes.h"
 #include "solver/prewhiten.h"
 
 static char dir[1024];
@@ -211,19 +212,31 @@ static void test_noise(void)
     write_named("noise.h5", ks, &o, path, sizeof path);
     mr_read_opts ro;
     mr_read_opts_default(&ro);
-    ro.prewhiten = 0;
-    mr_kspace *raw = read_file(path, &ro, 0, NULL, NULL);
-    compare("noise scans, prewhitening off", raw, ks, 1.0, 0);
-    mr_kspace_free(raw);
-
-    ro.prewhiten = 1;
+    /* the reader returns the data as stored, and the covariance with them */
     mr_input *in = NULL;
-    mr_kspace *white = read_file(path, &ro, 0, NULL, &in);
-    CHECK(in != NULL && white != NULL);
+    mr_kspace *raw = read_file(path, &ro, 0, NULL, &in);
+    compare("noise scans: the reader leaves the data as stored", raw, ks, 1.0, 0);
+    mr_kspace_free(raw);
+    /* the read stage (recon/volumes.h) whitens them, or not */
+    mr_kspace *white = NULL, *off = NULL;
+    mr_volume_desc wd, od;
+    memset(&wd, 0, sizeof wd);
+    memset(&od, 0, sizeof od);
+    if (in) {
+        CHECK_OK(mr_volume_read(in, 0, 0, &off, &od));
+        CHECK_OK(mr_volume_read(in, 0, 1, &white, &wd));
+    }
+    CHECK(in != NULL && white != NULL && off != NULL);
+    if (off) {
+        CHECK(od.prewhitened == 0 && od.noise_samples == o.noise_acqs * o.readout);
+        compare("noise scans, --prewhiten off", off, ks, 1.0, 0);
+    }
     if (in && white) {
         const mr_ismrmrd_summary *s = mr_input_ismrmrd(in);
+        int64_t ns = 0;
         CHECK(s->count[MR_ACQ_NOISE] == o.noise_acqs && s->noise_samples == o.noise_acqs * o.readout);
-        CHECK(s->prewhiten == 1 && s->noise_cov != NULL);
+        CHECK(s->noise_cov != NULL && mr_input_noise_cov(in, &ns) == s->noise_cov && ns == s->noise_samples);
+        CHECK(wd.prewhitened == 1 && wd.noise_samples == s->noise_samples && wd.noise_max_corr == s->noise_max_corr);
         /* the estimated covariance against the true one, 2 sigma^2 A A^H */
         double worst = 0;
         for (int64_t i = 0; i < C; i++)
@@ -249,6 +262,7 @@ static void test_noise(void)
         mr_kspace_free(want);
     }
     mr_kspace_free(white);
+    mr_kspace_free(off);
     mr_input_close(in);
     mr_kspace_free(ks);
 }
@@ -270,7 +284,6 @@ static void test_volumes(void)
     write_named("volumes.h5", ks, &o, path, sizeof path);
     mr_read_opts ro;
     mr_read_opts_default(&ro);
-    ro.prewhiten = 0;
     mr_input *in = NULL;
     if (mr_input_open(path, &ro, &in) != MR_OK) {
         CHECK_OK(MR_EFORMAT);
@@ -386,7 +399,6 @@ static void test_file_image(void)
     CHECK(file >= 0);
     mr_read_opts ro;
     mr_read_opts_default(&ro);
-    ro.prewhiten = 0;
     mr_ismrmrd *r = NULL;
     mr_kspace *got = NULL;
     CHECK_OK(mr_ismrmrd_open(file, "in-memory image", &ro, &r));

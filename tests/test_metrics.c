@@ -59,5 +59,55 @@ int main(void)
     CHECK(mr_metrics_compute(t, 0, t, 0, &m) == MR_EINVAL);
     free(t);
     free(r);
+
+    /* 5. Percentile (nearest rank) against sorting: random magnitudes with many ties, complex and
+     *    real, every rank from the ends to the middle; NaN values are skipped. */
+    for (int trial = 0; trial < 40; trial++) {
+        const int n = 1 + (int)(test_uniform(&s) * 3000);
+        float *img = malloc(2 * (size_t)n * sizeof *img);
+        double *mag = malloc((size_t)n * sizeof *mag);
+        if (!img || !mag) {
+            free(img);
+            free(mag);
+            break;
+        }
+        int finite = 0;
+        for (int i = 0; i < n; i++) {
+            /* few distinct values on odd trials (ties), continuous otherwise */
+            const double v = trial & 1 ? floor(test_uniform(&s) * 5) : test_normal(&s);
+            img[2 * i] = (float)v;
+            img[2 * i + 1] = trial % 4 == 2 ? (float)v : 0.0f;
+            if (trial % 8 == 3 && i % 7 == 0)
+                img[2 * i] = NAN;
+            else
+                mag[finite++] = hypotf(img[2 * i], img[2 * i + 1]);
+        }
+        for (int a = 1; a < finite; a++) /* insertion sort: the reference */
+            for (int b = a; b > 0 && mag[b - 1] > mag[b]; b--) {
+                const double x = mag[b];
+                mag[b] = mag[b - 1];
+                mag[b - 1] = x;
+            }
+        const double pcts[] = {0, 0.1, 1, 37.5, 50, 99, 99.5, 100};
+        for (size_t k = 0; k < sizeof pcts / sizeof pcts[0]; k++) {
+            double got = -1;
+            CHECK_OK(mr_metrics_percentile(img, 1, n, pcts[k], &got));
+            long rank = (long)ceil(pcts[k] / 100.0 * finite) - 1;
+            rank = rank < 0 ? 0 : (rank >= finite ? finite - 1 : rank);
+            const double want = finite ? mag[rank] : NAN;
+            if (finite ? got != want : !isnan(got))
+                printf("percentile %g of %d values (%d finite): %.9g, sorting gives %.9g\n", pcts[k], n, finite, got,
+                       want);
+            CHECK(finite ? got == want : isnan(got));
+        }
+        free(img);
+        free(mag);
+    }
+    const float three[3] = {3, -1, 2};
+    double p50 = 0;
+    CHECK_OK(mr_metrics_percentile(three, 0, 3, 50, &p50));
+    CHECK(p50 == 2); /* |x| = {3, 1, 2}: the 2nd smallest */
+    CHECK(mr_metrics_percentile(three, 0, 3, 101, &p50) == MR_EINVAL);
+    CHECK(mr_metrics_percentile(three, 0, 0, 50, &p50) == MR_EINVAL);
     return test_finish("test_metrics");
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recon/outputs.h"
 #include "recon/plot.h"
 #include "testutil.h"
 
@@ -58,5 +59,18 @@ int main(void)
     uint8_t rgb[64 * 12 * 3];
     const uint8_t ink[3] = {0, 0, 0};
     CHECK(mr_plot_text(rgb, 64, 12, 0, 0, "PSNR dB", ink, 1) == 6 * 7);
+    /* the compare.png labels are written in proper case, and every character of them draws */
+    const char *const methods[] = {"cg", "gridding-kb", "gridding-bilinear"};
+    const char *const want[] = {"CG", "KB gridding", "Bilinear"};
+    for (int i = 0; i < 3; i++) {
+        const char *label = mr_outputs_method_label(methods[i]);
+        if (strcmp(label, want[i]) != 0)
+            fprintf(stderr, "label of %s: '%s', expected '%s'\n", methods[i], label, want[i]);
+        CHECK(strcmp(label, want[i]) == 0);
+        for (const char *p = label; *p; p++) {
+            render(*p, a);
+            CHECK(*p == ' ' || count(a) > 0);
+        }
+    }
     return test_finish("test_plot");
 }

@@ -1,8 +1,9 @@
 /* tool_kspace_cmp A B [TOL] [-- read options]: compare two k-space inputs of any format (io/input.h;
  * each must hold one volume, or pass "A@N" for volume N): exit 0 when the matrices, sample and coil
- * counts agree and trajectory and data are bit-identical (TOL absent or 0) or within the relative
+ * counts agree, coil maps are in both (bit-identical) or neither, and trajectory and data are
+ * bit-identical (TOL absent or 0) or within the relative
  * tolerance max|a - b| / max|b| <= TOL; 1 when they differ (the differences on stderr); 2 when one
- * cannot be read. Read options after "--": units=U sign=-1 prewhiten=off. */
+ * cannot be read. Read options after "--": units=U sign=-1 (the data as stored: never prewhitened). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ static mr_kspace *load(const char *arg, const mr_read_opts *o)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: tool_kspace_cmp A B [TOL] [-- units=U sign=-1 prewhiten=off]\n");
+        fprintf(stderr, "usage: tool_kspace_cmp A B [TOL] [-- units=U sign=-1]\n");
         return 2;
     }
     double tol = 0;
@@ -54,8 +55,6 @@ int main(int argc, char **argv)
                 mr_traj_units_parse(argv[i] + 6, &o.traj_units);
             else if (!strcmp(argv[i], "sign=-1"))
                 o.traj_sign = -1;
-            else if (!strcmp(argv[i], "prewhiten=off"))
-                o.prewhiten = 0;
         }
     mr_kspace *a = load(argv[1], &o), *b = load(argv[2], &o);
     if (!a || !b) {
@@ -85,6 +84,17 @@ int main(int argc, char **argv)
             fprintf(stderr, "tool_kspace_cmp: relative difference trajectory %g, data %g (tolerance %g)\n", rt, rd,
                     tol);
             same = rt <= tol && rd <= tol;
+        }
+    }
+    /* coil maps: both or neither, and then bit-identical (they are never converted or scaled) */
+    if (same && (!a->sens != !b->sens)) {
+        fprintf(stderr, "tool_kspace_cmp: coil maps in %s only\n", a->sens ? argv[1] : argv[2]);
+        same = 0;
+    } else if (same && a->sens) {
+        const int64_t ns = 2 * mr_kspace_voxels(a) * a->ncoils;
+        if (memcmp(a->sens, b->sens, (size_t)ns * sizeof(float)) != 0) {
+            fprintf(stderr, "tool_kspace_cmp: coil maps not bit-identical (rel. %g)\n", rel(a->sens, b->sens, ns));
+            same = 0;
         }
     }
     mr_kspace_free(a);

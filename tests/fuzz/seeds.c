@@ -1,0 +1,244 @@
+/* Writes the valid part of the fuzzing seed corpus (the malformed and hostile parts come from
+ * tests/test_io_malformed.c and tests/test_io_hostile.c, given a directory):
+ *   fuzz_seeds ROOT
+ * ROOT/kspace-valid/ok-*.h5: small scans of every trajectory kind, 2D and 3D, with and without
+ *   weights and truth, several coils, noise attributes, and the same scan stored every way the
+ *   reader accepts (chunked, shuffle/deflate/fletcher32 pipelines, big-endian, UTF-8 and
+ *   variable-length strings);
+ * ROOT/image/ok-*.h5 and bad-*.h5: image files, valid ones in each storage and broken ones.
+ * Every file is read back here with the reader, so the corpus is known to be what its names say. */
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/h5util.h"
+#include "io/image_h5.h"
+#include "io/kspace_h5.h"
+#include "io_testutil.h"
+#include "phantoms/scan.h"
+#include "testutil.h"
+
+static char kdir[512], idir[512];
+static int nwritten;
+
+/* Small sampling of each kind (a few hundred samples at most), so that seeds stay a few KiB. */
+static void small_traj(mr_traj_params *t, mr_traj_kind kind)
+{
+    const int is3d = mr_traj_kind_is_3d(kind);
+    const int64_t matrix[3] = {is3d ? 6 : 8, is3d ? 6 : 8, is3d ? 4 : 1};
+    mr_traj_params_default(t, kind, matrix);
+    t->spokes = kind == MR_TRAJ_KOOSHBALL ? 10 : is3d ? 3 : 6;
+    t->readout = is3d ? 6 : 8;
+    t->interleaves = 2;
+    t->partitions = 4;
+    t->samples = 40;
+    if (kind == MR_TRAJ_SPIRAL2D || kind == MR_TRAJ_STACK_OF_SPIRALS)
+        t->readout = 12;
+}
+
+/* Write ks as ROOT/kspace-valid/ok-<name>.h5 and check that the reader accepts it. */
+static void keep_scan(const mr_kspace *ks, const char *name, char *path, size_t size)
+{
+    snprintf(path, size, "%s/ok-%s.h5", kdir, name);
+    CHECK_OK(mr_kspace_write(path, ks));
+    mr_kspace *back = NULL;
+    CHECK_OK(mr_kspace_read(path, &back));
+    mr_kspace_free(back);
+    nwritten++;
+}
+
+/* Copy the valid scan `src` to ok-<name>.h5 and change its storage with `change`. */
+static void variant(const char *src, const char *name, void (*change)(hid_t f, const void *arg), const void *arg)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/ok-%s.h5", kdir, name);
+    CHECK(io_test_copy(src, path) == 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(f >= 0);
+    change(f, arg);
+    H5Fclose(f);
+    mr_kspace *back = NULL;
+    CHECK_OK(mr_kspace_read(path, &back));
+    mr_kspace_free(back);
+    nwritten++;
+}
+
+static const char *const datasets[] = {"/kspace/traj", "/kspace/data", "/kspace/weights", "/truth/image",
+                                       "/truth/bandlimited"};
+
+/* arg: the filter letters of io_test_dcpl; chunks of about a third of each dimension (edge chunks) */
+static void chunked(hid_t f, const void *arg)
+{
+    for (size_t i = 0; i < sizeof datasets / sizeof datasets[0]; i++) {
+        if (H5Lexists(f, datasets[i], H5P_DEFAULT) <= 0)
+            continue;
+        hid_t d = H5Dopen2(f, datasets[i], H5P_DEFAULT), s = H5Dget_space(d);
+        hsize_t dims[3], chunk[3];
+        int r = H5Sget_simple_extent_dims(s, dims, NULL);
+        H5Sclose(s);
+        H5Dclose(d);
+        for (int k = 0; k < r; k++)
+            chunk[k] = dims[k] > 2 ? (dims[k] + 2) / 3 : dims[k];
+        hid_t dcpl = io_test_dcpl(r, chunk, arg);
+        CHECK(io_test_rewrite(f, datasets[i], dcpl, H5T_IEEE_F32LE) == 0);
+        H5Pclose(dcpl);
+    }
+}
+
+static void big_endian(hid_t f, const void *arg)
+{
+    (void)arg;
+    for (size_t i = 0; i < sizeof datasets / sizeof datasets[0]; i++)
+        if (H5Lexists(f, datasets[i], H5P_DEFAULT) > 0)
+            CHECK(io_test_rewrite(f, datasets[i], H5P_DEFAULT, H5T_IEEE_F32BE) == 0);
+}
+
+/* arg: "vlen-utf8", "fixed-utf8", "vlen-ascii" */
+static void strings(hid_t f, const void *arg)
+{
+    const char *how = arg;
+    const int vlen = strncmp(how, "vlen", 4) == 0;
+    const H5T_cset_t cset = strstr(how, "utf8") ? H5T_CSET_UTF8 : H5T_CSET_ASCII;
+    hid_t g = H5Gopen2(f, "/kspace", H5P_DEFAULT);
+    CHECK(io_test_string_attr(g, "format", "mrirecon-kspace", vlen, cset) == 0);
+    CHECK(io_test_string_attr(g, "trajectory", "radial2d", vlen, cset) == 0);
+    CHECK(io_test_string_attr(g, "phantom", cset == H5T_CSET_UTF8 ? "Shepp\xe2\x80\x93Logan \xce\xbc" : "shepp-logan",
+                              vlen, cset) == 0);
+    H5Gclose(g);
+}
+
+static void write_kspace_seeds(void)
+{
+    char path[1100], first2d[1100] = "";
+    for (int k = 0; k < MR_TRAJ_COUNT; k++) {
+        for (int opt = 0; opt < 4; opt++) {
+            const int weights = opt & 1, truth = opt >> 1;
+            /* every combination for radial2d and kooshball, none and all for the others */
+            if (opt == 1 || opt == 2)
+                if (k != MR_TRAJ_RADIAL2D && k != MR_TRAJ_KOOSHBALL)
+                    continue;
+            mr_scan_params p;
+            mr_scan_params_default(&p);
+            small_traj(&p.traj, (mr_traj_kind)k);
+            p.weights = weights;
+            p.truth = truth;
+            p.noise = opt == 3;
+            p.snr_db = 20;
+            mr_kspace *ks = NULL;
+            CHECK_OK(mr_scan_simulate(&p, &ks));
+            if (!ks)
+                continue;
+            char name[128];
+            snprintf(name, sizeof name, "%s-w%d-t%d", mr_traj_kind_name((mr_traj_kind)k), weights, truth);
+            keep_scan(ks, name, path, sizeof path);
+            if (k == MR_TRAJ_RADIAL2D && opt == 3)
+                snprintf(first2d, sizeof first2d, "%s", path);
+            mr_kspace_free(ks);
+        }
+    }
+    /* several coils, and a file with no optional attribute at all */
+    const int64_t matrix[3] = {5, 7, 3};
+    mr_kspace *ks = NULL;
+    uint64_t rng = 7;
+    CHECK_OK(mr_kspace_create(&ks, matrix, 20, 3));
+    if (ks) {
+        for (int i = 0; i < 20 * 3; i++)
+            ks->traj[i] = (float)(test_uniform(&rng) * 5 - 2.5);
+        for (int i = 0; i < 20 * 3 * 2; i++)
+            ks->data[i] = (float)test_normal(&rng);
+        ks->noise_sigma = -1;
+        keep_scan(ks, "3coils-bare", path, sizeof path);
+        mr_kspace_free(ks);
+    }
+    if (!first2d[0])
+        return;
+    static const char *const pipelines[] = {"", "d", "sd", "sdf", "f", "fd", "s", "fsd"};
+    for (size_t i = 0; i < sizeof pipelines / sizeof pipelines[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "chunked-%s", pipelines[i][0] ? pipelines[i] : "plain");
+        variant(first2d, name, chunked, pipelines[i]);
+    }
+    variant(first2d, "big-endian", big_endian, NULL);
+    variant(first2d, "strings-vlen-utf8", strings, "vlen-utf8");
+    variant(first2d, "strings-fixed-utf8", strings, "fixed-utf8");
+    variant(first2d, "strings-vlen-ascii", strings, "vlen-ascii");
+}
+
+/* ---- image files -------------------------------------------------------------------------- */
+
+static void keep_image(const char *name, const int64_t matrix[3], const char *filters, hid_t ftype, float poison)
+{
+    char path[1100];
+    const int ok = strncmp(name, "ok-", 3) == 0;
+    snprintf(path, sizeof path, "%s/%s.h5", idir, name);
+    const size_t n = (size_t)(matrix[0] * matrix[1] * matrix[2]) * 2;
+    float *img = malloc(n * sizeof(float));
+    uint64_t rng = 11;
+    for (size_t i = 0; i < n; i++)
+        img[i] = (float)test_normal(&rng);
+    const mr_image_attr extra[1] = {{"time_solve_s", 0.5}};
+    const mr_image_meta meta = {"cg", 7, extra, 1, NULL};
+    CHECK_OK(mr_image_h5_write(path, img, matrix, &meta));
+    if (filters || ftype != H5T_IEEE_F32LE || poison != 0) {
+        hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+        /* the rewrite drops /image's attributes: put matrix back */
+        const hsize_t chunk[4] = {1, (hsize_t)(matrix[1] + 1) / 2, (hsize_t)matrix[0], 2};
+        hid_t dcpl = filters ? io_test_dcpl(4, chunk, filters) : H5Pcreate(H5P_DATASET_CREATE);
+        CHECK(io_test_rewrite(f, "/image", dcpl, ftype) == 0);
+        H5Pclose(dcpl);
+        hid_t d = H5Dopen2(f, "/image", H5P_DEFAULT);
+        const int32_t m32[3] = {(int32_t)matrix[0], (int32_t)matrix[1] + (poison < 0), (int32_t)matrix[2]};
+        hsize_t three = 3;
+        hid_t s = H5Screate_simple(1, &three, NULL);
+        hid_t a = H5Acreate2(d, "matrix", H5T_STD_I32BE, s, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(H5Awrite(a, H5T_NATIVE_INT32, m32) >= 0);
+        H5Aclose(a);
+        H5Sclose(s);
+        if (poison > 0) {
+            img[n / 2] = poison * (float)HUGE_VAL;
+            CHECK(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, img) >= 0);
+        }
+        H5Dclose(d);
+        H5Fclose(f);
+    }
+    free(img);
+    float *back = NULL;
+    int64_t m[3];
+    mr_status st = mr_image_h5_read(path, &back, m);
+    CHECK(ok ? st == MR_OK : st != MR_OK);
+    free(back);
+    nwritten++;
+}
+
+static void write_image_seeds(void)
+{
+    const int64_t m2[3] = {6, 5, 1}, m3[3] = {4, 3, 3};
+    keep_image("ok-image-2d", m2, NULL, H5T_IEEE_F32LE, 0);
+    keep_image("ok-image-3d", m3, NULL, H5T_IEEE_F32LE, 0);
+    keep_image("ok-image-sdf", m2, "sdf", H5T_IEEE_F32LE, 0);
+    keep_image("ok-image-big-endian", m3, "", H5T_IEEE_F32BE, 0);
+    keep_image("bad-image-inf", m2, NULL, H5T_IEEE_F32LE, 1);
+    keep_image("bad-image-matrix", m3, "d", H5T_IEEE_F32LE, -1);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: fuzz_seeds DIRECTORY\n");
+        return 2;
+    }
+    mr_h5_quiet();
+    char *args[2] = {argv[0], kdir};
+    snprintf(kdir, sizeof kdir, "%s/kspace-valid", argv[1]);
+    snprintf(idir, sizeof idir, "%s/image", argv[1]);
+    io_test_keep_dir(2, args);
+    args[1] = idir;
+    io_test_keep_dir(2, args);
+    write_kspace_seeds();
+    write_image_seeds();
+    printf("fuzz_seeds: %d files in %s and %s\n", nwritten, kdir, idir);
+    CHECK_GE("seed files", nwritten, 30);
+    return test_finish("fuzz_seeds");
+}

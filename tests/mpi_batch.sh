@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# mpirun -n 2 and -n 3 mrirecon batch on one host (MPI builds only; 77 without mpirun):
+#  1. a small suite (2D scans of several sizes, a 3D scan, a corrupt file): every image dataset and
+#     PNG bit-identical to the single-process batch, the same summary rows, rank 1 ran scans, the
+#     corrupt file reported, progress printed once (by rank 0), exit status 1 (the corrupt file);
+#  2. rank 1 killed (SIGKILL) while it runs a scan, under `mpirun --enable-recovery`: the other
+#     scans finish, the lost scan is reported failed ("rank 1 ... was lost"), then `--resume`
+#     (again over 2 ranks) redoes only what did not finish: the folders finished before are
+#     untouched (inode, mtime), every image equals the single-process batch's;
+#  3. the same kill under a plain mpirun (which ends the whole job): rank 0 still writes a summary,
+#     and `--resume` completes the batch the same way;
+#  4. a non-empty OUTDIR without --resume is refused over MPI too (exit 2, nothing touched).
+# Usage: bash mpi_batch.sh MRIRECON SCRATCH
+. "$(dirname "$0")/batch_lib.sh"
+. "$(dirname "$0")/mpirun_lib.sh"
+ITERS=20
+BATCH=(--jobs 1 --threads 1 --iters $ITERS) # the same threads everywhere: the same bits
+
+# ---- 1. a small suite, 2 and 3 ranks ----------------------------------------------------------
+for i in 1 2 3 4 5; do gen_scan "$S/in/s$i.h5" $((21 + 20 * i)); done
+"$MR" phantom -o "$S/in/v3d.h5" --dim 3 --matrix 12 --spokes 120 --readout 24 -q > /dev/null || fail "phantom 3D"
+head -c 4096 /dev/urandom > "$S/in/corrupt.h5"
+good="s1 s2 s3 s4 s5 v3d"
+"$MR" batch "$S/in" -o "$S/ref" "${BATCH[@]}" -q
+expect_rc 1 $? "single-process reference batch (one corrupt file)"
+rows() { cut -d, -f1-9 "$1" | sort; } # scan .. percent_error: no times
+
+for P in 2 3; do
+  out=$S/mpi$P
+  mpi $P "$MR" batch "$S/in" -o "$out" "${BATCH[@]}" -v > "$out.log" 2>&1
+  rc=$?
+  grep -v '^mrirecon: debug' "$out.log" | grep -v '^ *$'
+  expect_rc 1 $rc "mpirun -n $P batch (one corrupt file)"
+  compare_outputs "$S/ref" "$out" $good
+  for f in summary.csv summary.md summary.html; do [ -s "$out/$f" ] || fail "$out/$f missing"; done
+  rows "$S/ref/summary.csv" | cmp -s - <(rows "$out/summary.csv") || fail "summary rows differ: $(diff <(rows "$S/ref/summary.csv") <(rows "$out/summary.csv"))"
+  ok "$P ranks: summary.csv rows equal to the single-process batch's (times aside)"
+  grep -q '^corrupt,.*,failed,' "$out/summary.csv" || fail "corrupt file not reported failed"
+  grep -q -- '-> rank 1$' "$out.log" || fail "rank 1 was handed no scan"
+  [ "$(grep -cE '^batch: \[[0-9]+/7\] ' "$out.log")" = 7 ] || fail "expected 7 progress lines (rank 0 only)"
+  ok "$P ranks: rank 1 ran scans, 7 progress lines, corrupt file reported"
+  ls -a "$out" | grep -q '\.partial$' && fail "partial folder left behind"
+done
+
+# ---- 2./3. a rank killed mid-batch ----------------------------------------------------------------
+# scans of about a second each, so that rank 1 is inside one when it is killed
+mkdir -p "$S/big"
+for i in 1 2 3 4 5 6; do
+  "$MR" phantom -o "$S/big/b$i.h5" --matrix 96 --spokes $((200 + i)) --readout 192 -q > /dev/null || fail "phantom b$i"
+done
+bigs="b1 b2 b3 b4 b5 b6"
+# Q computed in every scan (no Q cache): a Q read from the cache would make the scans too short to be
+# caught running
+BATCH+=(--q-cache off)
+"$MR" batch "$S/big" -o "$S/bigref" "${BATCH[@]}" -q
+expect_rc 0 $? "single-process reference of the big scans"
+
+# kill_rank1 OUT MPIRUN-OPTIONS...: start a 2-rank batch, SIGKILL rank 1 in the middle of a scan (after
+# some scan finished; its scan child seen running in 4 polls, not yet exited). Sets RC (mpirun's status)
+# and KILLED.
+kill_rank1() {
+  local out=$1
+  shift
+  timeout 600 "${MPIRUN[@]}" -n 2 "$@" "$MR" batch "$S/big" -o "$out" "${BATCH[@]}" > "$out.log" 2>&1 &
+  local mp=$! r1="" waited=0 child="" seen=0 c
+  KILLED=0
+  while [ $waited -lt 1500 ] && kill -0 $mp 2> /dev/null; do
+    [ -n "$r1" ] || r1=$(mpi_rank_pid $mp 1)
+    c=""
+    if [ -n "$r1" ] && ls "$out"/*/.done > /dev/null 2>&1; then
+      c=$(mpi_children "$r1" | head -1)
+      [ -n "$c" ] && grep -q '^State:[[:space:]]*Z' "/proc/$c/status" 2> /dev/null && c="" # exited already
+    fi
+    if [ -n "$c" ] && [ "$c" = "$child" ]; then
+      seen=$((seen + 1))
+    else
+      child=$c
+      seen=0
+    fi
+    if [ $seen -ge 3 ]; then
+      kill -KILL "$r1" && KILLED=1
+      break
+    fi
+    sleep 0.05
+    waited=$((waited + 1))
+  done
+  wait $mp
+  RC=$?
+  cat "$out.log"
+  [ $KILLED = 1 ] || fail "rank 1 could not be killed inside a scan (batch too fast?)"
+}
+
+# resume_and_check OUT: --resume over 2 ranks finishes the batch without touching finished folders
+resume_and_check() {
+  local out=$1 s done_before=""
+  for s in $bigs; do [ -e "$out/$s/.done" ] && done_before="$done_before $s"; done
+  [ -n "$done_before" ] || fail "no scan finished before the kill"
+  for s in $done_before; do stat -c '%i %Y %y' "$out/$s" "$out/$s"/* > "$out.$s.stat"; done
+  mpi 2 "$MR" batch "$S/big" -o "$out" "${BATCH[@]}" --resume > "$out.resume.log" 2>&1
+  rc=$?
+  cat "$out.resume.log"
+  expect_rc 0 $rc "--resume over 2 ranks after the kill"
+  grep -q 'already finished' "$out.resume.log" || fail "resume did not report the finished scans"
+  for s in $done_before; do
+    stat -c '%i %Y %y' "$out/$s" "$out/$s"/* | cmp -s - "$out.$s.stat" || fail "$s finished before the kill but changed"
+  done
+  ok "finished before the kill:$done_before; untouched by --resume"
+  ls -a "$out" | grep -q '\.partial$' && fail "partial folder left after resume"
+  for s in $bigs; do check_scan_folder "$out/$s"; done
+  compare_outputs "$S/bigref" "$out" $bigs
+  [ "$(grep -c ',ok,' "$out/summary.csv")" = "$(grep -c ',ok,' "$S/bigref/summary.csv")" ] || fail "summary after resume lacks scans"
+}
+
+# 2. with recovery: the other rank finishes the batch
+if "${MPIRUN[@]}" --help all 2>&1 | grep -q -- '--enable-recovery'; then
+  out=$S/killed-recovery
+  kill_rank1 "$out" --enable-recovery
+  echo "mpirun --enable-recovery exit status: $RC (Open MPI 4 reports 0 here; the summary tells)"
+  grep -q 'rank 1 .* lost' "$out.log" || fail "rank 0 did not report the lost rank"
+  lost=$(grep -c ',failed,.*was lost while running this scan' "$out/summary.csv")
+  [ "$lost" = 1 ] || fail "expected one scan failed by the lost rank, got $lost: $(cat "$out/summary.csv")"
+  n_ok=$(cut -d, -f1,3 "$out/summary.csv" | grep ',ok$' | sort -u | wc -l)
+  [ "$n_ok" = 5 ] || fail "the other 5 scans did not all finish ($n_ok)"
+  ok "rank 1 killed: the lost scan reported failed, the other 5 finished"
+  resume_and_check "$out"
+else
+  echo "note: this mpirun has no --enable-recovery; the surviving-ranks case is not checked"
+fi
+
+# 3. a plain mpirun ends the job: rank 0 writes the summary of what finished
+out=$S/killed-plain
+kill_rank1 "$out"
+[ "$RC" != 0 ] || fail "mpirun reported success although rank 1 was killed"
+[ -s "$out/summary.csv" ] || fail "no summary after the job was ended"
+grep -qE ',(interrupted|failed),' "$out/summary.csv" || fail "summary does not list the unfinished scans"
+ok "plain mpirun: job ended (status $RC), summary written"
+resume_and_check "$out"
+
+# ---- 4. refusal --------------------------------------------------------------------------------------
+stat -c '%i %Y' "$S/mpi2"/* > "$S/mpi2.stat"
+mpi 2 "$MR" batch "$S/in" -o "$S/mpi2" "${BATCH[@]}" -q > "$S/refuse.log" 2>&1
+rc=$?
+cat "$S/refuse.log"
+expect_rc 2 $rc "non-empty OUTDIR without --resume over MPI"
+grep -q 'not empty' "$S/refuse.log" || fail "no reason given"
+stat -c '%i %Y' "$S/mpi2"/* | cmp -s - "$S/mpi2.stat" || fail "the refused run touched OUTDIR"
+ok "refused, OUTDIR untouched"
+
+echo "mpi_batch: all checks passed in $((SECONDS - t0)) s"
