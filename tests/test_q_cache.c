@@ -115,13 +115,19 @@ static int64_t file_size(const char *path)
     return stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
 }
 
+/* A cache in dir (default limit) and its store; NULL (a failed check) when it cannot be opened. */
+static mr_q_store *open_store(const char *dir, mr_q_cache **c)
+{
+    CHECK_OK(mr_q_cache_open(c, dir, 0));
+    return mr_q_cache_store(*c);
+}
+
 static void hits_and_misses(const char *dir)
 {
     mr_q_cache *c = NULL;
-    CHECK_OK(mr_q_cache_open(&c, dir, 0));
-    if (!c)
+    mr_q_store *s = open_store(dir, &c);
+    if (!s)
         return;
-    mr_q_store *s = mr_q_cache_store(c);
     test_key t;
     make_key(&t, 14, 9, 501, "test engine a");
     CHECK(load_key(s, &t) == 0);
@@ -186,10 +192,9 @@ static void hits_and_misses(const char *dir)
 static void large_entry(const char *dir)
 {
     mr_q_cache *c = NULL;
-    CHECK_OK(mr_q_cache_open(&c, dir, 0));
-    if (!c)
+    mr_q_store *s = open_store(dir, &c);
+    if (!s)
         return;
-    mr_q_store *s = mr_q_cache_store(c);
     test_key t;
     make_key(&t, 640, 640, 3001, "large"); /* Q: 1280 x 1280 complex floats, 13 MB: 4 pieces of Q */
     CHECK(store_key(s, &t) == 0);
@@ -259,10 +264,9 @@ static void *second_load(void *p)
 static void threads(const char *dir)
 {
     mr_q_cache *c = NULL;
-    CHECK_OK(mr_q_cache_open(&c, dir, 0));
-    if (!c)
+    mr_q_store *s = open_store(dir, &c);
+    if (!s)
         return;
-    mr_q_store *s = mr_q_cache_store(c);
     test_key t;
     make_key(&t, 30, 22, 700, "threads");
     float *out = malloc((size_t)t.nq * 2 * sizeof(float));
