@@ -1309,9 +1309,8 @@ mr_status mr_ismrmrd_open_path(const char *path, const mr_read_opts *opts, mr_is
         o = *opts;
     else
         mr_read_opts_default(&o);
-    /* prewhitening is our arithmetic, not libhdf5's, and runs OpenMP, whose thread pool does not
-     * survive fork (the child hangs in it); without it the child accepts whatever the parent does */
-    o.prewhiten = 0;
+    /* (the reader does no prewhitening, recon/volumes.c does: no OpenMP in the child, whose thread
+     * pool would not survive fork) */
     mr_status st = mr_h5_check_isolated(path, open_and_read_all, &o);
     if (st != MR_OK)
         return st;

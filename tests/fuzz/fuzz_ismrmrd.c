@@ -98,7 +98,6 @@ int mr_fuzz_one(const uint8_t *data, size_t size)
         if (accepted) {
             opts.averages = MR_AVERAGES_SEPARATE;
             opts.space = MR_SPACE_RECON;
-            opts.prewhiten = 0;
             opts.traj_sign = -1;
             opts.traj_units = (mr_traj_units)(1 + size % (MR_UNITS_COUNT - 1)); /* cycles .. per-m */
             (void)read_all(file, &opts);
