@@ -39,7 +39,6 @@ typedef struct {
 typedef struct mr_report {
     const char *input; /* the scan file as given */
     int64_t matrix[3];
-    float fov_mm[3]; /* the scan's field of view per axis in mm, 0 when unknown */
     int64_t nsamples, ncoils;
     char traj_kind[64], phantom[64];
     double noise_sigma;          /* < 0 unknown */
