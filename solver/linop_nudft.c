@@ -25,6 +25,8 @@ void mr_nudft_opts_default(mr_nudft_opts *o)
     o->fast_normal = 1;
     o->exact_trig = 0;
     o->progress = NULL;
+    o->sums.fn = NULL;
+    o->sums.ctx = NULL;
 }
 
 /* ---- the Toeplitz normal ----------------------------------------------------------------------- */
@@ -92,10 +94,11 @@ typedef struct {
     int64_t matrix[3], n, m, c;
     int threads, exact_trig;
     const mr_progress *progress; /* borrowed, may be NULL */
-    float *traj; /* host [M][3] (host backend) */
+    float *traj; /* host [M][3] (host backend, or a sums provider) */
     float *s;    /* [M] sqrt(w) Phi / N, in the backend's memory */
     float *a;    /* [M][2] adjoint weights, in the backend's memory */
     mr_linop *tp; /* the Toeplitz normal (fast_normal), or NULL */
+    mr_nudft_sums sums; /* the sums provider (mr_nudft_opts.sums), or fn NULL */
 } nudft_data;
 
 static void nudft_destroy(void *p)
@@ -114,6 +117,54 @@ static void nudft_destroy(void *p)
 }
 
 static mr_gpu_variant nudft_variant(const nudft_data *d) { return d->exact_trig ? MR_GPU_CONSTANT : MR_GPU_BEST; }
+
+/* ---- the sums provider (mr_nudft_opts.sums): out (backend memory) = the sum over g with the host
+ * weights a (real [M] or complex [M][2]); on a GPU backend the result goes through a host copy. */
+static mr_status provider_sum(const nudft_data *d, const mr_grid *g, const float *a, int real_weights, float *out,
+                              const mr_progress *p, const char *stage)
+{
+    const int64_t n = mr_grid_size(g);
+    float *h = d->gctx ? malloc((size_t)n * 2 * sizeof *h) : out;
+    if (!h)
+        return mr_error(MR_ENOMEM, "operator: out of memory for %s on %lld voxels", stage, (long long)n);
+    mr_progress_report(p, stage, 0, 1);
+    mr_status st = d->sums.fn(d->sums.ctx, g, d->traj, a, real_weights, d->m, h);
+    if (st == MR_OK && d->gctx) {
+        const mr_vecops *v = mr_backend_vecops(d->be);
+        st = v->from_host(v->ctx, n, out, h);
+    }
+    if (d->gctx)
+        free(h);
+    if (st == MR_OK)
+        mr_progress_report(p, stage, 1, 1);
+    return st;
+}
+
+/* F^H d of one coil through the provider: a = s y_c (y_c in the backend's memory). */
+static mr_status provider_adjoint(const nudft_data *d, const mr_grid *g, const float *yc, float *xc,
+                                  const mr_progress *p)
+{
+    float *a = malloc((size_t)d->m * 2 * sizeof *a);
+    if (!a)
+        return mr_error(MR_ENOMEM, "operator: out of memory for %lld samples", (long long)d->m);
+    mr_status st = MR_OK;
+    if (d->gctx) { /* scaled on the device, then brought to the host */
+        const mr_vecops *v = mr_backend_vecops(d->be);
+        st = mr_gpu_scale_rows(d->gctx, d->m, 1, d->s, yc, d->a);
+        if (st == MR_OK)
+            st = v->to_host(v->ctx, d->m, a, d->a);
+    } else {
+        for (int64_t k = 0; k < d->m; k++) {
+            a[2 * k] = d->s[k] * yc[2 * k];
+            a[2 * k + 1] = d->s[k] * yc[2 * k + 1];
+        }
+    }
+    if (st == MR_OK)
+        st = provider_sum(d, g, a, 0, xc, p, "F^H d");
+    free(a);
+    return st;
+}
+/* ---- end of the sums provider */
 
 static mr_status nudft_forward(void *p, const float *x, float *y)
 {
@@ -147,7 +198,9 @@ static mr_status nudft_adjoint(void *p, const float *y, float *x)
         mr_progress_part part;
         const mr_progress coil = mr_progress_part_of(&part, d->progress, c, d->c);
         mr_status st;
-        if (d->gctx) {
+        if (d->sums.fn) {
+            st = provider_adjoint(d, &g, yc, xc, &coil);
+        } else if (d->gctx) {
             mr_progress_report(&coil, "F^H d", 0, 1);
             st = mr_gpu_scale_rows(d->gctx, d->m, 1, d->s, yc, d->a);
             if (st == MR_OK)
@@ -216,7 +269,9 @@ static mr_status make_normal(nudft_data *d, const float *qw, mr_nudft_info *info
         return MR_ENOMEM;
     mr_status st = MR_OK;
     const double t0 = mr_now();
-    if (d->gctx) {
+    if (d->sums.fn) {
+        st = provider_sum(d, &gq, qw, 1, q, d->progress, "Q");
+    } else if (d->gctx) {
         mr_progress_report(d->progress, "Q", 0, 1);
         dqw = mr_backend_upload(d->be, d->m, qw);
         st = dqw ? mr_gpu_nudft_adjoint_dev(d->gn, d->gctx, &gq, dqw, 1, q, nudft_variant(d)) : MR_ENOMEM;
@@ -270,6 +325,7 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     d->threads = mr_backend_threads(be);
     d->exact_trig = o.exact_trig;
     d->progress = o.progress;
+    d->sums = o.sums;
     const double inv_n = 1.0 / (double)d->n;
     for (int64_t k = 0; k < m; k++) {
         double phi = 1.0;
@@ -285,6 +341,10 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
         st = mr_gpu_nudft_create(&d->gn, mr_backend_gpu_index(be), traj, m);
         if (st == MR_OK && (!(d->s = mr_backend_upload(be, m, s)) || !(d->a = mr_backend_alloc(be, m))))
             st = MR_ENOMEM;
+        if (st == MR_OK && d->sums.fn && !(d->traj = malloc((size_t)m * 3 * sizeof(float))))
+            st = mr_error(MR_ENOMEM, "operator: out of memory for %lld samples", (long long)m);
+        if (st == MR_OK && d->traj) /* the sums provider takes the trajectory from the host */
+            memcpy(d->traj, traj, (size_t)m * 3 * sizeof(float));
     } else {
         d->s = s;
         s = NULL;

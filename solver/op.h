@@ -34,6 +34,7 @@ typedef struct {
     int fast_normal;       /* 1 (default): compute Q and apply the normal by Toeplitz embedding;
                               0: normal = adjoint(forward(x)) */
     int exact_trig;        /* GPU: 1 = accurate sincosf instead of the SFU (accuracy comparison) */
+    mr_nudft_sums sums;    /* Q and F^H d from this provider (solver/linop.h); default none */
 } mr_op_opts;
 
 void mr_op_opts_default(mr_op_opts *o);
