@@ -4,11 +4,15 @@
  * F^H d (complex weights, the image grid). The provider here is the CPU kernel itself, so on the
  * host every result must be bit-identical; on a GPU backend (when one is usable) the provider's CPU
  * sums go through host copies and the results agree within float32 rounding (relative L2 1e-4). A
- * failing provider fails create and adjoint with its message. */
+ * failing provider fails create and adjoint with its message. Then the provider of `mpirun mrirecon
+ * recon` (recon/mpi_recon.h) on a one-process communicator: F^H d bit-identical, Q within float32
+ * rounding (its mirrored slabs use longer rows: relative L2 <= 1e-6), the normal's result too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "recon/mpi_comm.h"
+#include "recon/mpi_recon.h"
 #include "solver/linop.h"
 #include "solver/nudft.h"
 #include "test_op_random.h"
@@ -106,8 +110,63 @@ static void check_backend(mr_backend *be, const int64_t matrix[3], int64_t m, in
     free(y);
 }
 
+/* The MPI reconstruction's provider in one process against the operator's own kernels. */
+static void check_mpi_provider(mr_backend *be, const int64_t matrix[3], int64_t m, int64_t nc, uint64_t *rng)
+{
+    const int64_t n = matrix[0] * matrix[1] * matrix[2];
+    float *traj = test_random_traj(rng, matrix, m), *w = test_random_weights(rng, m);
+    float *x = test_random_normal(rng, 2 * n * nc), *y = test_random_normal(rng, 2 * m * nc);
+    float *r[2][2] = {{NULL, NULL}, {NULL, NULL}};
+    mr_comm *comm = NULL;
+    mr_mpi_recon *mp = NULL;
+    mr_split_opts so;
+    mr_split_opts_default(&so);
+    so.threads = 2;
+    CHECK_OK(mr_comm_init(&comm));
+    if (comm)
+        CHECK_OK(mr_mpi_recon_create(comm, &so, &mp));
+    for (int k = 0; k < 2 && mp; k++) {
+        mr_nudft_opts o;
+        mr_nudft_opts_default(&o);
+        if (k) {
+            o.sums.fn = mr_mpi_recon_sums;
+            o.sums.ctx = mp;
+        }
+        mr_linop *f = NULL;
+        CHECK_OK(mr_linop_nudft_create(&f, be, matrix, traj, m, w, nc, &o, NULL));
+        for (int j = 0; j < 2 && f; j++) {
+            r[k][j] = malloc((size_t)n * nc * 2 * sizeof(float));
+            CHECK_OK(j ? mr_linop_normal(f, x, r[k][j]) : mr_linop_adjoint(f, y, r[k][j]));
+        }
+        mr_linop_free(f);
+    }
+    for (int j = 0; j < 2; j++)
+        if (r[0][j] && r[1][j]) {
+            const double e = test_rel_l2_ff(r[1][j], r[0][j], n * nc);
+            printf("mpi_recon provider, one process, %lldx%lldx%lld, %lld coils, %s: relative L2 %.3g (%s)\n",
+                   (long long)matrix[0], (long long)matrix[1], (long long)matrix[2], (long long)nc,
+                   j ? "normal (Q)" : "adjoint (F^H d)", e, j ? "bound 1e-6" : "must be 0");
+            CHECK(j ? e <= 1e-6 : memcmp(r[0][j], r[1][j], (size_t)n * nc * 2 * sizeof(float)) == 0);
+        }
+    if (mp)
+        CHECK_OK(mr_mpi_recon_end(mp, 0)); /* nobody to tell */
+    mr_mpi_recon_free(mp);
+    mr_comm_finalize(comm);
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 2; j++)
+            free(r[k][j]);
+    free(traj);
+    free(w);
+    free(x);
+    free(y);
+}
+
 int main(void)
 {
+    if (mr_comm_launcher_size() > 0) {
+        fprintf(stderr, "test_nudft_sums: started by an MPI launcher; this test is for one process\n");
+        return TEST_SKIP;
+    }
     uint64_t rng = test_seed();
     const int64_t m2[3] = {20, 15, 1}, m3[3] = {8, 7, 6};
     const mr_device_sel sels[2] = {{MR_DEVICE_CPU, -1}, {MR_DEVICE_GPU, -1}};
@@ -121,6 +180,10 @@ int main(void)
         }
         check_backend(be, m2, 333, 1, &rng);
         check_backend(be, m3, 257, 3, &rng);
+        if (s == 0) {
+            check_mpi_provider(be, m2, 301, 1, &rng);
+            check_mpi_provider(be, m3, 211, 2, &rng);
+        }
         mr_backend_free(be);
     }
     return test_finish("test_nudft_sums");
