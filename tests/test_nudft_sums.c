@@ -39,6 +39,18 @@ static mr_status sums(void *ctx, const mr_grid *g, const float *traj, const floa
     return mr_nudft_adjoint(g, traj, a, real_weights, m, out, 1);
 }
 
+/* The results [own, provider][adjoint, normal] and the random inputs of one check. */
+static void free_inputs(float *r[2][2], float *traj, float *w, float *x, float *y)
+{
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 2; j++)
+            free(r[k][j]);
+    free(traj);
+    free(w);
+    free(x);
+    free(y);
+}
+
 static void check_backend(mr_backend *be, const int64_t matrix[3], int64_t m, int64_t nc, uint64_t *rng)
 {
     const int64_t n = matrix[0] * matrix[1] * matrix[2];
@@ -101,13 +113,7 @@ static void check_backend(mr_backend *be, const int64_t matrix[3], int64_t m, in
     v->release(v->ctx, dx);
     v->release(v->ctx, dy);
     v->release(v->ctx, dout);
-    for (int k = 0; k < 2; k++)
-        for (int j = 0; j < 2; j++)
-            free(r[k][j]);
-    free(traj);
-    free(w);
-    free(x);
-    free(y);
+    free_inputs(r, traj, w, x, y);
 }
 
 /* The MPI reconstruction's provider in one process against the operator's own kernels. */
@@ -152,13 +158,7 @@ static void check_mpi_provider(mr_backend *be, const int64_t matrix[3], int64_t 
         CHECK_OK(mr_mpi_recon_end(mp, 0)); /* nobody to tell */
     mr_mpi_recon_free(mp);
     mr_comm_finalize(comm);
-    for (int k = 0; k < 2; k++)
-        for (int j = 0; j < 2; j++)
-            free(r[k][j]);
-    free(traj);
-    free(w);
-    free(x);
-    free(y);
+    free_inputs(r, traj, w, x, y);
 }
 
 int main(void)
