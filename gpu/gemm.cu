@@ -40,6 +40,7 @@
 #define MR_AFRAG (MR_BM / 16 * MR_BK / 8 * 32) /* float4 per A tile (hi or lo): [m16 tile][k8][lane] */
 #define MR_THREADS 256
 #define MR_KPAD_ALIGN 32
+static_assert(MR_BN == MR_GEMM_ROW_ALIGN && MR_KPAD_ALIGN == MR_GEMM_SAMPLE_ALIGN, "mr_gemm_table_bytes (gemm.h)");
 
 static size_t mr_mma_smem_bytes(int db)
 {
@@ -802,24 +803,38 @@ struct mr_gemm_plan {
     double last_ms;
 };
 
-void mr_gemm_destroy(mr_gemm_plan *p)
+static void mr_free_buffers(mr_gemm_plan *p)
+{
+    for (int i = 0; i < 2; i++) {
+        mr_dbuf_free(&p->tab[i].T);
+        mr_dbuf_free(&p->tab[i].Ay);
+        mr_dbuf_free(&p->tab[i].Bz);
+        p->tab[i].valid = 0;
+    }
+    for (int i = 0; i < MR_WS_COUNT; i++)
+        mr_dbuf_free(&p->ws[i]);
+}
+
+void mr_gemm_release(mr_gemm_plan *p)
 {
     if (!p)
         return;
     (void)cudaSetDevice(p->o.device);
     if (p->s)
         (void)cudaStreamSynchronize(p->s);
-    for (int i = 0; i < 2; i++) {
-        mr_dbuf_free(&p->tab[i].T);
-        mr_dbuf_free(&p->tab[i].Ay);
-        mr_dbuf_free(&p->tab[i].Bz);
-    }
-    for (int i = 0; i < MR_WS_COUNT; i++)
-        mr_dbuf_free(&p->ws[i]);
+    mr_free_buffers(p);
+    (void)cudaGetLastError();
+}
+
+void mr_gemm_destroy(mr_gemm_plan *p)
+{
+    if (!p)
+        return;
+    mr_gemm_release(p);
     if (p->d_traj)
         (void)cudaFree(p->d_traj);
     if (p->cb)
-        (void)cublasDestroy(p->cb);
+        (void)mr_cb.destroy(p->cb);
     if (p->ev0)
         (void)cudaEventDestroy(p->ev0);
     if (p->ev1)
@@ -855,6 +870,9 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
     }
     if (o->device < 0 || o->device >= n)
         return mr_error(MR_ENODEV, "GPU %d is not usable (%d CUDA devices found)", o->device, n);
+    mr_status st = mr_gemm_load();
+    if (st != MR_OK)
+        return st;
     mr_gemm_plan *p = (mr_gemm_plan *)calloc(1, sizeof *p);
     if (!p)
         return mr_error(MR_ENOMEM, "mr_gemm_create: out of host memory");
@@ -865,24 +883,32 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
         p->o.split_samples = def.split_samples;
     p->m = m;
     p->kpad = (m + MR_KPAD_ALIGN - 1) / MR_KPAD_ALIGN * MR_KPAD_ALIGN;
-    mr_status st;
     if ((st = MR_CU(cudaSetDevice(o->device))) != MR_OK ||
         (st = MR_CU(cudaStreamCreateWithFlags(&p->own, cudaStreamNonBlocking))) != MR_OK ||
         (st = MR_CU(cudaEventCreate(&p->ev0))) != MR_OK || (st = MR_CU(cudaEventCreate(&p->ev1))) != MR_OK ||
         (st = MR_CU(cudaMalloc((void **)&p->d_traj, (size_t)m * 3 * sizeof(float)))) != MR_OK ||
         (st = MR_CU(cudaMemcpy(p->d_traj, traj, (size_t)m * 3 * sizeof(float), cudaMemcpyHostToDevice))) != MR_OK ||
-        (st = MR_CB(cublasCreate(&p->cb))) != MR_OK ||
         (st = mr_mma_attributes()) != MR_OK) {
         mr_gemm_destroy(p);
         return st;
     }
     p->s = p->own;
-    if ((st = MR_CB(cublasSetStream(p->cb, p->s))) != MR_OK) {
-        mr_gemm_destroy(p);
-        return st;
-    }
     *out = p;
     return MR_OK;
+}
+
+/* The cuBLAS handle, made on first use: the MMA adjoint of complex weights (F^H d) needs none, so a run
+ * that takes Q from the cache never creates one. */
+static mr_status mr_handle(mr_gemm_plan *p)
+{
+    mr_status st = MR_OK;
+    if (!p->cb && (st = MR_CB(mr_cb.create(&p->cb))) != MR_OK)
+        p->cb = NULL;
+    if (st == MR_OK && (st = MR_CB(mr_cb.set_stream(p->cb, p->s))) != MR_OK) {
+        (void)mr_cb.destroy(p->cb);
+        p->cb = NULL;
+    }
+    return st;
 }
 
 mr_status mr_gemm_set_stream(mr_gemm_plan *p, void *stream)
@@ -893,7 +919,7 @@ mr_status mr_gemm_set_stream(mr_gemm_plan *p, void *stream)
     if (st != MR_OK)
         return st;
     p->s = stream ? (cudaStream_t)stream : p->own;
-    return MR_CB(cublasSetStream(p->cb, p->s));
+    return p->cb ? MR_CB(mr_cb.set_stream(p->cb, p->s)) : MR_OK;
 }
 
 double mr_gemm_last_ms(const mr_gemm_plan *p) { return p ? p->last_ms : 0.0; }
@@ -1226,6 +1252,9 @@ static mr_status mr_adjoint_cublas(mr_gemm_plan *p, const mr_grid *g, const mr_t
     const int64_t ncols = cp->ntiles * MR_BC;
     const int nrows = t->nrows;
     const size_t es = dbl ? sizeof(double) : sizeof(float);
+    mr_status st = mr_handle(p);
+    if (st != MR_OK)
+        return st;
     /* per column: D (double) rows; per (column, sample): L (1 or 2 copies) */
     int64_t pc = mr_pass_columns(p, (size_t)t->nrows_pad * 2 * sizeof(double) + (size_t)2 * 8192 * es * (dbl ? 1 : 2),
                                  0, ncols);
@@ -1234,7 +1263,6 @@ static mr_status mr_adjoint_cublas(mr_gemm_plan *p, const mr_grid *g, const mr_t
     int64_t kc = mr_chunk_samples(p, per_sample, dbl ? 8192 : 4096);
     if (!dbl)
         kc = kc < MR_CUBLAS_SUB ? MR_CUBLAS_SUB : kc / MR_CUBLAS_SUB * MR_CUBLAS_SUB;
-    mr_status st;
     if ((st = mr_dbuf_reserve(&p->ws[MR_WS_ACC], (size_t)pc * 2 * t->nrows_pad * sizeof(double))) != MR_OK ||
         (st = mr_dbuf_reserve(&p->ws[MR_WS_L], (size_t)2 * pc * kc * es)) != MR_OK)
         return st;
@@ -1257,7 +1285,7 @@ static mr_status mr_adjoint_cublas(mr_gemm_plan *p, const mr_grid *g, const mr_t
                                                              dcols + c0, p->kpad, k0, kn, kn,
                                                              (double *)p->ws[MR_WS_L].p, NULL);
                 const double one = 1.0, beta = k0 == 0 ? 0.0 : 1.0;
-                st = MR_CB(cublasDgemm(p->cb, CUBLAS_OP_T, CUBLAS_OP_N, ld, nrows, kn, &one,
+                st = MR_CB(mr_cb.dgemm(p->cb, CUBLAS_OP_T, CUBLAS_OP_N, ld, nrows, kn, &one,
                                        (const double *)p->ws[MR_WS_L].p, kn, (const double *)t->T.p + k0,
                                        (int)p->kpad, &beta, D, ld));
             } else {
@@ -1275,13 +1303,13 @@ static mr_status mr_adjoint_cublas(mr_gemm_plan *p, const mr_grid *g, const mr_t
                 const char *A[3] = {Ll, Lh, Lh}, *B[3] = {Th, Tl, Th};
                 float *slots = (float *)p->ws[MR_WS_SLOTS].p;
                 for (int i = 0; i < 3 && st == MR_OK && nfull > 0; i++)
-                    st = MR_CB(cublasGemmStridedBatchedEx(
+                    st = MR_CB(mr_cb.gemm_strided_batched_ex(
                         p->cb, CUBLAS_OP_T, CUBLAS_OP_N, ld, nrows, MR_CUBLAS_SUB, &one, A[i], CUDA_R_32F, kn,
                         MR_CUBLAS_SUB, B[i], CUDA_R_32F, kn, MR_CUBLAS_SUB, i ? &one : &zero, slots, CUDA_R_32F, ld,
                         sc, nfull, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
                 const size_t off = (size_t)nfull * MR_CUBLAS_SUB * sizeof(float);
                 for (int i = 0; i < 3 && st == MR_OK && rem > 0; i++)
-                    st = MR_CB(cublasGemmEx(p->cb, CUBLAS_OP_T, CUBLAS_OP_N, ld, nrows, rem, &one, A[i] + off,
+                    st = MR_CB(mr_cb.gemm_ex(p->cb, CUBLAS_OP_T, CUBLAS_OP_N, ld, nrows, rem, &one, A[i] + off,
                                             CUDA_R_32F, kn, B[i] + off, CUDA_R_32F, kn, i ? &one : &zero,
                                             slots + (size_t)nfull * sc, CUDA_R_32F, ld, CUBLAS_COMPUTE_32F_FAST_TF32,
                                             CUBLAS_GEMM_DEFAULT));
@@ -1304,13 +1332,16 @@ static mr_status mr_adjoint_edge(mr_gemm_plan *p, const mr_grid *g, const float 
 {
     if (cp->nedge_x == 0 || cp->necols == 0)
         return MR_OK;
+    mr_status st = mr_handle(p);
+    if (st != MR_OK)
+        return st;
     const int ny = (int)g->n[1], nq = cp->nq;
     int *qz = (int *)malloc((size_t)nq * sizeof(int));
     if (!qz)
         return mr_error(MR_ENOMEM, "GPU GEMM: out of host memory");
     for (int i = 0; i < nq; i++)
         qz[i] = (int)planes[cp->qslot[i]];
-    mr_status st = mr_upload(p, MR_WS_EQ, qz, (size_t)nq * sizeof(int));
+    st = mr_upload(p, MR_WS_EQ, qz, (size_t)nq * sizeof(int));
     free(qz);
     if (st != MR_OK || (st = mr_upload(p, MR_WS_ECOLS, cp->ecols, (size_t)cp->necols * sizeof(int4))) != MR_OK)
         return st;
@@ -1331,7 +1362,7 @@ static mr_status mr_adjoint_edge(mr_gemm_plan *p, const mr_grid *g, const float 
                 return st;
             const cuDoubleComplex one = make_cuDoubleComplex(1.0, 0.0),
                                   beta = make_cuDoubleComplex(k0 == 0 ? 0.0 : 1.0, 0.0);
-            if ((st = MR_CB(cublasZgemm(p->cb, CUBLAS_OP_T, CUBLAS_OP_N, ny, nq, kn, &one,
+            if ((st = MR_CB(mr_cb.zgemm(p->cb, CUBLAS_OP_T, CUBLAS_OP_N, ny, nq, kn, &one,
                                         (const cuDoubleComplex *)p->ws[MR_WS_EA].p, kn,
                                         (const cuDoubleComplex *)p->ws[MR_WS_EW].p, kn, &beta,
                                         (cuDoubleComplex *)p->ws[MR_WS_EC].p, ny))) != MR_OK)
@@ -1452,7 +1483,7 @@ mr_status mr_gemm_forward_dev(mr_gemm_plan *p, const mr_grid *g, mr_gemm_precisi
     if (m0 < 0 || m1 <= m0 || m1 > p->m)
         return mr_error(MR_EINVAL, "mr_gemm_forward: samples [%lld, %lld) outside [0, %lld)", (long long)m0,
                         (long long)m1, (long long)p->m);
-    if ((st = mr_begin(p)) != MR_OK)
+    if ((st = mr_begin(p)) != MR_OK || (st = mr_handle(p)) != MR_OK)
         return st;
     const int dbl = prec == MR_GEMM_FP64;
     mr_tables *t = NULL;
@@ -1509,7 +1540,7 @@ mr_status mr_gemm_forward_dev(mr_gemm_plan *p, const mr_grid *g, mr_gemm_precisi
             /* G (kn x 2nc, column-major, ld kn) = T[k0.., rows] . F^T */
             if (dbl) {
                 const double one = 1.0, zero = 0.0;
-                st = MR_CB(cublasDgemm(p->cb, CUBLAS_OP_N, CUBLAS_OP_N, kn, 2 * nc, nrows, &one,
+                st = MR_CB(mr_cb.dgemm(p->cb, CUBLAS_OP_N, CUBLAS_OP_N, kn, 2 * nc, nrows, &one,
                                        (const double *)t->T.p + k0, (int)p->kpad, (const double *)p->ws[MR_WS_L].p,
                                        ldf, &zero, (double *)p->ws[MR_WS_SLOTS].p, kn));
             } else {
@@ -1519,7 +1550,7 @@ mr_status mr_gemm_forward_dev(mr_gemm_plan *p, const mr_grid *g, mr_gemm_precisi
                 const void *A[3] = {p->ws[MR_WS_T2].p, p->ws[MR_WS_T1].p, p->ws[MR_WS_T1].p};
                 const void *B[3] = {p->ws[MR_WS_L].p, p->ws[MR_WS_L2].p, p->ws[MR_WS_L].p};
                 for (int i = 0; i < 3 && st == MR_OK; i++)
-                    st = MR_CB(cublasGemmEx(p->cb, CUBLAS_OP_N, CUBLAS_OP_N, kn, 2 * nc, nrows, &one, A[i], CUDA_R_32F,
+                    st = MR_CB(mr_cb.gemm_ex(p->cb, CUBLAS_OP_N, CUBLAS_OP_N, kn, 2 * nc, nrows, &one, A[i], CUDA_R_32F,
                                             kn, B[i], CUDA_R_32F, ldf, i ? &one : &zero, p->ws[MR_WS_SLOTS].p,
                                             CUDA_R_32F, kn, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
             }

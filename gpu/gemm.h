@@ -61,6 +61,18 @@ typedef struct mr_gemm_plan mr_gemm_plan;
 
 void mr_gemm_opts_default(mr_gemm_opts *o);
 
+/* Load cuBLAS (once per process, thread-safe; later calls return at once): MR_OK, or MR_ENODEV naming
+ * the library and why it could not be loaded (it is loaded at run time, docs/GPU.md "Linking cuBLAS").
+ * mr_gemm_create calls it. */
+mr_status mr_gemm_load(void);
+
+/* Device memory the tables of grid g take for M samples (the plan keeps them per grid, two grids):
+ * (ceil(nx / MR_GEMM_ROW_ALIGN) MR_GEMM_ROW_ALIGN + 2 ny + 2 nz) * ceil(M / MR_GEMM_SAMPLE_ALIGN)
+ * MR_GEMM_SAMPLE_ALIGN values of 4 (tf32x3) or 8 (fp64) bytes. Plain arithmetic: also without CUDA. */
+#define MR_GEMM_ROW_ALIGN 128
+#define MR_GEMM_SAMPLE_ALIGN 32
+int64_t mr_gemm_table_bytes(const mr_grid *g, int64_t m, mr_gemm_precision prec);
+
 /* "tf32x3" / "fp64"; parse returns MR_EINVAL naming the text. */
 const char *mr_gemm_precision_name(mr_gemm_precision p);
 mr_status mr_gemm_precision_parse(const char *text, mr_gemm_precision *p);
@@ -70,6 +82,10 @@ mr_status mr_gemm_precision_parse(const char *text, mr_gemm_precision *p);
  * kept) are allocated by the calls. o NULL: defaults. *out owned by the caller (mr_gemm_destroy). */
 mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const mr_gemm_opts *o);
 void mr_gemm_destroy(mr_gemm_plan *p);
+
+/* Free the tables and the work space the plan keeps (the next call rebuilds what it needs), e.g. once Q
+ * is done and only the image grid is used from then on. */
+void mr_gemm_release(mr_gemm_plan *p);
 
 /* Run the plan's work on this stream (a cudaStream_t of the plan's device; NULL: the plan's own). */
 mr_status mr_gemm_set_stream(mr_gemm_plan *p, void *stream);

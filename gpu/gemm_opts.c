@@ -1,7 +1,13 @@
-/* The option helpers of gpu/gemm.h: plain C, built with and without CUDA. */
+/* The option helpers of gpu/gemm.h and gpu/sums.h: plain C, built with and without CUDA. */
 #include <string.h>
 
 #include "gemm.h"
+#include "sums.h"
+
+const char *mr_sums_engine_name(mr_sums_engine e)
+{
+    return e == MR_SUMS_TF32X3 ? "tf32x3" : e == MR_SUMS_FP64 ? "fp64" : "sfu";
+}
 
 void mr_gemm_opts_default(mr_gemm_opts *o)
 {
@@ -27,4 +33,11 @@ mr_status mr_gemm_precision_parse(const char *text, mr_gemm_precision *p)
         return MR_OK;
     }
     return mr_error(MR_EINVAL, "precision '%s': expected tf32x3 or fp64", text ? text : "(null)");
+}
+
+int64_t mr_gemm_table_bytes(const mr_grid *g, int64_t m, mr_gemm_precision prec)
+{
+    const int64_t rows = (g->n[0] + MR_GEMM_ROW_ALIGN - 1) / MR_GEMM_ROW_ALIGN * MR_GEMM_ROW_ALIGN;
+    const int64_t kpad = (m + MR_GEMM_SAMPLE_ALIGN - 1) / MR_GEMM_SAMPLE_ALIGN * MR_GEMM_SAMPLE_ALIGN;
+    return (rows + 2 * g->n[1] + 2 * g->n[2]) * kpad * (prec == MR_GEMM_FP64 ? 8 : 4);
 }

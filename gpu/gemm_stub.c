@@ -16,6 +16,10 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
 
 void mr_gemm_destroy(mr_gemm_plan *p) { (void)p; }
 
+mr_status mr_gemm_load(void) { return gemm_nocuda(); }
+
+void mr_gemm_release(mr_gemm_plan *p) { (void)p; }
+
 mr_status mr_gemm_set_stream(mr_gemm_plan *p, void *stream)
 {
     (void)p;

@@ -79,6 +79,12 @@ mr_status mr_gpu_config_get(int i, mr_gpu_config *cfg);
 /* The configuration a ladder variant runs for real (Q) or complex (F^H d) weights. */
 void mr_gpu_variant_config(mr_gpu_variant variant, int real_weights, mr_gpu_config *cfg);
 
+/* The rung the operator runs on grid g of `device` (issue 10: by size, because the multi-voxel rung has
+ * one thread per 32 voxels and leaves most SMs idle on small grids, e.g. 3.4x slower than the SFU rung
+ * on 2D 128^2): MR_GPU_MULTIVOXEL when its threads give every SM a block, else MR_GPU_TUNED (one thread
+ * per 4 voxels) when its threads do, else MR_GPU_SFU (one thread per voxel). MR_GPU_BEST without CUDA. */
+mr_gpu_variant mr_gpu_variant_for_grid(int device, const mr_grid *g, int real_weights);
+
 /* mr_gpu_nudft_adjoint with an explicit configuration (one of mr_gpu_config_get's); MR_EINVAL when
  * it was not compiled. */
 mr_status mr_gpu_nudft_adjoint_config(mr_gpu_nudft *p, const mr_grid *g, const float *a, int real_weights,

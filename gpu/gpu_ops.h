@@ -80,6 +80,16 @@ typedef struct mr_gpu_toeplitz mr_gpu_toeplitz;
  * library and why it could not be loaded. The backend does this when it chooses a GPU, so that a GPU
  * without cuFFT counts as unusable up front. */
 mr_status mr_gpu_fft_load(void);
+/* Start loading cuFFT and cuBLAS (gpu/gemm.h) in a background thread (once per process; later calls
+ * return at once), so that the libraries (hundreds of MB) are mapped while the CUDA context is made and
+ * the scan is read. mr_gpu_fft_load / mr_gemm_load then wait for it and give its outcome. The thread is
+ * joined at exit and before a fork (pthread_atfork), so no library is half-loaded then. The backend
+ * calls it as soon as it picks a GPU (solver/backend.c). Without CUDA it does nothing. */
+void mr_gpu_preload_libraries(void);
+/* Copy nfloats floats of device memory of `device` to the host on a stream of its own, from any host
+ * thread (e.g. a background thread while the main thread keeps using the device): the Q cache's copy of
+ * Q is made this way. Returns when complete. */
+mr_status mr_gpu_fetch(int device, float *host_dst, const float *dev_src, int64_t nfloats);
 /* q: device, [mr_grid_size(mr_grid_q(matrix))][2], borrowed for the call. *out belongs to the caller
  * and borrows c (destroy it first). */
 mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int64_t matrix[3], const float *q);

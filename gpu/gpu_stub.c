@@ -49,6 +49,12 @@ mr_status mr_gpu_config_get(int i, mr_gpu_config *cfg)
     return mr_error(MR_ENODEV, "this mrirecon was built without CUDA");
 }
 
+mr_gpu_variant mr_gpu_variant_for_grid(int device, const mr_grid *g, int real_weights)
+{
+    (void)device, (void)g, (void)real_weights;
+    return MR_GPU_BEST;
+}
+
 void mr_gpu_variant_config(mr_gpu_variant variant, int real_weights, mr_gpu_config *cfg)
 {
     (void)variant;
@@ -204,3 +210,11 @@ void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t) { (void)t; }
 double mr_gpu_toeplitz_plan_seconds(const mr_gpu_toeplitz *t) { return (void)t, 0.0; }
 
 mr_status mr_gpu_fft_load(void) { return no_cuda(); }
+
+void mr_gpu_preload_libraries(void) {}
+
+mr_status mr_gpu_fetch(int device, float *host_dst, const float *dev_src, int64_t nfloats)
+{
+    (void)device, (void)host_dst, (void)dev_src, (void)nfloats;
+    return no_cuda();
+}

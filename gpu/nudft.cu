@@ -402,6 +402,24 @@ void mr_gpu_variant_config(mr_gpu_variant variant, int real_weights, mr_gpu_conf
     }
 }
 
+mr_gpu_variant mr_gpu_variant_for_grid(int device, const mr_grid *g, int real_weights)
+{
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) {
+        (void)cudaGetLastError();
+        return MR_GPU_BEST;
+    }
+    const double voxels = (double)mr_grid_size(g);
+    const mr_gpu_variant rungs[2] = {MR_GPU_MULTIVOXEL, MR_GPU_TUNED};
+    for (int i = 0; i < 2; i++) {
+        mr_gpu_config cfg;
+        mr_gpu_variant_config(rungs[i], real_weights, &cfg);
+        if (voxels / ((double)cfg.voxels * cfg.threads) >= sms) /* a block of its threads for every SM */
+            return rungs[i];
+    }
+    return MR_GPU_SFU;
+}
+
 void mr_gpu_nudft_destroy(mr_gpu_nudft *p)
 {
     if (!p)

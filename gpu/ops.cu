@@ -506,3 +506,18 @@ mr_status mr_gpu_fd_normal(mr_gpu_ctx *c, const int64_t matrix[3], const float *
     k_fd_normal<<<mr_gpu_blocks(geo.total), MR_GPU_THREADS, 0, c->s>>>(geo, (const float2 *)x, (float2 *)y);
     return mr_gpu_ctx_launched(c, "finite differences normal");
 }
+
+mr_status mr_gpu_fetch(int device, float *host_dst, const float *dev_src, int64_t nfloats)
+{
+    cudaStream_t s = NULL;
+    mr_status st = MR_CU(cudaSetDevice(device));
+    if (st == MR_OK)
+        st = MR_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    if (st == MR_OK)
+        st = MR_CU(cudaMemcpyAsync(host_dst, dev_src, (size_t)nfloats * sizeof(float), cudaMemcpyDeviceToHost, s));
+    if (st == MR_OK)
+        st = MR_CU(cudaStreamSynchronize(s));
+    if (s)
+        (void)cudaStreamDestroy(s);
+    return st;
+}

@@ -9,7 +9,6 @@
  * cuFFT is loaded at run time with dlopen (the library the build found, then the usual sonames), so
  * the program links no cuFFT and starts where it is missing; the GPU Toeplitz then fails with
  * MR_ENODEV naming the library. The four entry points used are looked up once. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,8 @@
 
 #include "../base/log.h"
 #include "cuda_check.h"
+#include "dl.h"
+#include "gemm.h"
 #include "gpu_internal.h"
 
 #ifndef MR_CUFFT_LIBRARY
@@ -33,47 +34,67 @@ typedef cufftResult (*set_stream_fn)(cufftHandle, cudaStream_t);
 typedef cufftResult (*exec_fn)(cufftHandle, cufftComplex *, cufftComplex *, int);
 typedef cufftResult (*destroy_fn)(cufftHandle);
 
-static struct {
-    pthread_mutex_t lock;
-    int tried;
-    void *lib;
-    char why[512];
-    plan_many_fn plan_many;
-    set_stream_fn set_stream;
-    exec_fn exec;
-    destroy_fn destroy;
-} cufft = {PTHREAD_MUTEX_INITIALIZER, 0, NULL, "", NULL, NULL, NULL, NULL};
+static const char *const cufft_names[] = {MR_CUFFT_LIBRARY, MR_CUFFT_SONAME, "libcufft.so.12", "libcufft.so.13",
+                                          "libcufft.so.11", "libcufft.so", NULL};
+static const char *const cufft_symbols[] = {"cufftPlanMany", "cufftSetStream", "cufftExecC2C", "cufftDestroy", NULL};
+static void *cufft_fns[4];
+static mr_dl_lib cufft_lib = {"cuFFT", cufft_names, cufft_symbols, cufft_fns, MR_DL_STATE};
+#define CUFFT_PLAN_MANY ((plan_many_fn)cufft_fns[0])
+#define CUFFT_SET_STREAM ((set_stream_fn)cufft_fns[1])
+#define CUFFT_EXEC ((exec_fn)cufft_fns[2])
+#define CUFFT_DESTROY ((destroy_fn)cufft_fns[3])
 
 mr_status mr_gpu_fft_load(void)
 {
-    pthread_mutex_lock(&cufft.lock);
-    if (!cufft.tried) {
-        cufft.tried = 1;
-        const char *names[] = {MR_CUFFT_LIBRARY, MR_CUFFT_SONAME, "libcufft.so.12", "libcufft.so.13", "libcufft.so.11",
-                               "libcufft.so"};
-        for (size_t i = 0; i < sizeof names / sizeof names[0] && !cufft.lib; i++) {
-            cufft.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-            if (!cufft.lib && i == 0)
-                snprintf(cufft.why, sizeof cufft.why, "%s", dlerror());
-        }
-        if (cufft.lib) {
-            cufft.plan_many = (plan_many_fn)dlsym(cufft.lib, "cufftPlanMany");
-            cufft.set_stream = (set_stream_fn)dlsym(cufft.lib, "cufftSetStream");
-            cufft.exec = (exec_fn)dlsym(cufft.lib, "cufftExecC2C");
-            cufft.destroy = (destroy_fn)dlsym(cufft.lib, "cufftDestroy");
-            if (!cufft.plan_many || !cufft.set_stream || !cufft.exec || !cufft.destroy) {
-                snprintf(cufft.why, sizeof cufft.why, "a cuFFT entry point is missing (%s)", dlerror());
-                dlclose(cufft.lib);
-                cufft.lib = NULL;
-            }
-        }
-    }
-    const int ok = cufft.lib != NULL;
-    pthread_mutex_unlock(&cufft.lock);
-    if (ok)
+    mr_status st = mr_dl_load(&cufft_lib);
+    if (st == MR_OK)
         return MR_OK;
-    return mr_error(MR_ENODEV, "GPU Toeplitz operator: cannot load cuFFT (%s, or %s): %s", MR_CUFFT_LIBRARY,
-                    MR_CUFFT_SONAME, cufft.why);
+    char why[768];
+    snprintf(why, sizeof why, "%s", mr_last_error());
+    return mr_error(st, "GPU Toeplitz operator: %s", why);
+}
+
+/* ---- loading cuFFT and cuBLAS in the background (mr_gpu_preload_libraries) ---------------------------- */
+
+static pthread_mutex_t preload_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t preload_thread;
+static int preload_running; /* a thread to join */
+
+static void *preload(void *arg)
+{
+    (void)arg;
+    if (mr_gpu_fft_load() != MR_OK) /* the outcome stays with the library; the callers ask again */
+        mr_clear_error();
+    if (mr_gemm_load() != MR_OK)
+        mr_clear_error();
+    return NULL;
+}
+
+/* Wait for the loading thread: at exit (no library is being mapped while the process ends) and before a
+ * fork (the child gets the libraries' state whole, never a loader's mutex held by a thread it lacks). */
+static void preload_join(void)
+{
+    pthread_mutex_lock(&preload_mu);
+    if (preload_running) {
+        pthread_join(preload_thread, NULL);
+        preload_running = 0;
+    }
+    pthread_mutex_unlock(&preload_mu);
+}
+
+static void start_preload(void)
+{
+    if (atexit(preload_join) != 0 || pthread_atfork(preload_join, NULL, NULL) != 0)
+        return; /* without a way to join it, no thread: the first use loads them */
+    pthread_mutex_lock(&preload_mu);
+    preload_running = pthread_create(&preload_thread, NULL, preload, NULL) == 0;
+    pthread_mutex_unlock(&preload_mu);
+}
+
+void mr_gpu_preload_libraries(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    (void)pthread_once(&once, start_preload);
 }
 
 static mr_status cufft_check(cufftResult r, const char *what)
@@ -175,7 +196,7 @@ void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t)
     if (!t)
         return;
     if (t->have_plan)
-        (void)cufft.destroy(t->plan);
+        (void)CUFFT_DESTROY(t->plan);
     mr_gpu_free(t->c, t->work);
     mr_gpu_free(t->c, t->h);
     free(t);
@@ -188,7 +209,7 @@ static mr_status transform(mr_gpu_toeplitz *t, int sign)
 {
     if (!t->have_plan)
         return MR_OK; /* a 1x1x1 grid */
-    return cufft_check(cufft.exec(t->plan, (cufftComplex *)t->work, (cufftComplex *)t->work, sign),
+    return cufft_check(CUFFT_EXEC(t->plan, (cufftComplex *)t->work, (cufftComplex *)t->work, sign),
                        sign == CUFFT_FORWARD ? "forward transform" : "inverse transform");
 }
 
@@ -216,10 +237,10 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
     if (st == MR_OK && (!(t->work = (float2 *)mr_gpu_alloc(c, 2 * t->pp)) || !(t->h = mr_gpu_alloc(c, t->pp))))
         st = MR_ENOMEM;
     if (st == MR_OK && rank > 0) {
-        st = cufft_check(cufft.plan_many(&t->plan, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, 1), "planning");
+        st = cufft_check(CUFFT_PLAN_MANY(&t->plan, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, 1), "planning");
         t->have_plan = st == MR_OK;
         if (st == MR_OK)
-            st = cufft_check(cufft.set_stream(t->plan, mr_gpu_ctx_stream(c)), "setting the stream");
+            st = cufft_check(CUFFT_SET_STREAM(t->plan, mr_gpu_ctx_stream(c)), "setting the stream");
     }
     if (st == MR_OK) { /* the kernel spectrum */
         const mr_tp_geom g = geom_of(t);

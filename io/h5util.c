@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../base/log.h"
 #include "fsutil.h"
 
 void mr_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
@@ -168,20 +169,26 @@ static mr_status open_and_read(const char *path, mr_h5_reader reader, void *ctx)
 
 mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
 {
+    mr_status st = mr_h5_check_isolated(path, reader, ctx);
+    return st == MR_OK ? open_and_read(path, reader, ctx) : st;
+}
+
+mr_status mr_h5_check_isolated(const char *path, mr_h5_reader reader, void *ctx)
+{
     struct stat sb;
     /* CPU time for the child: generous for a healthy file, finite for a looping libhdf5 */
     const double gib = stat(path, &sb) == 0 ? (double)sb.st_size / (double)(1 << 30) : 0;
     const rlim_t cpu_s = (rlim_t)(120 + 60 * gib);
     int fds[2];
     if (pipe(fds) != 0)
-        return open_and_read(path, reader, ctx);
+        return MR_OK; /* the caller reads in this process only */
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return open_and_read(path, reader, ctx);
+        return MR_OK;
     }
     if (pid == 0) {
         close(fds[0]);
@@ -194,6 +201,8 @@ mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
             fputs("1000", adj);
             fclose(adj);
         }
+        /* the parent reads the file again and says what there is to say about it */
+        mr_log_set_level(MR_LOG_ERROR);
         child_report rep;
         memset(&rep, 0, sizeof rep);
         rep.status = (int)open_and_read(path, reader, ctx);
@@ -242,7 +251,7 @@ mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
     if (rep.status != MR_OK)
         return mr_error(rep.status > 0 && rep.status < MR_STATUS_COUNT ? (mr_status)rep.status : MR_EFORMAT, "%s",
                         rep.message);
-    return open_and_read(path, reader, ctx);
+    return MR_OK;
 }
 /* Files are built in memory (HDF5's core driver without a backing store) and written out by
  * mr_h5_close_commit with plain stdio: HDF5 itself never writes to the disk. A write that fails on

@@ -114,6 +114,26 @@ static mr_status check_units_apply(const mr_input *in)
     return MR_OK;
 }
 
+mr_status mr_input_h5_format(hid_t file, const char *label, mr_input_format *format)
+{
+    char group[256];
+    int k = mr_h5_exists(file, label, "/kspace");
+    int m = k == 0 ? mr_ismrmrd_detect(file, label, group, sizeof group) : 0;
+    if (k < 0 || m < 0)
+        return MR_EIO;
+    if (k > 0)
+        *format = MR_INPUT_MRIRECON;
+    else if (m > 0)
+        *format = MR_INPUT_ISMRMRD;
+    else
+        return mr_error(MR_EFORMAT, "%s: an HDF5 file, but neither a mrirecon k-space file (no /kspace group) nor "
+                                    "ISMRMRD (no /dataset with xml and data)",
+                        label);
+    return MR_OK;
+}
+
+static mr_status h5_format(hid_t file, const char *path, void *format) { return mr_input_h5_format(file, path, format); }
+
 mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **out)
 {
     *out = NULL;
@@ -140,29 +160,19 @@ mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **o
     if (bart) {
         in->format = MR_INPUT_BART;
     } else {
-        /* HDF5: the usual checks and messages (missing, empty, not HDF5, truncated) */
+        /* HDF5: the usual checks and messages (missing, empty, not HDF5, truncated); the format is
+         * looked for in a child process first, which takes a crash of libhdf5 on a damaged file */
         hid_t file;
-        if ((st = mr_h5_open_read(path, &file)) != MR_OK) {
+        if ((st = mr_h5_check_isolated(path, h5_format, &in->format)) != MR_OK ||
+            (st = mr_h5_open_read(path, &file)) != MR_OK) {
             free(in);
             return st;
         }
-        char group[256];
-        int k = mr_h5_exists(file, path, "/kspace");
-        int m = k == 0 ? mr_ismrmrd_detect(file, path, group, sizeof group) : 0;
+        st = mr_input_h5_format(file, path, &in->format);
         H5Fclose(file);
-        if (k < 0 || m < 0) {
+        if (st != MR_OK) {
             free(in);
-            return MR_EIO;
-        }
-        if (k > 0)
-            in->format = MR_INPUT_MRIRECON;
-        else if (m > 0)
-            in->format = MR_INPUT_ISMRMRD;
-        else {
-            free(in);
-            return mr_error(MR_EFORMAT, "%s: an HDF5 file, but neither a mrirecon k-space file (no /kspace group) nor "
-                                        "ISMRMRD (no /dataset with xml and data)",
-                            path);
+            return st;
         }
     }
     if ((st = check_units_apply(in)) == MR_OK && in->format == MR_INPUT_ISMRMRD)

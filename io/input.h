@@ -37,6 +37,11 @@ typedef struct mr_input mr_input;
  * format, or malformed: for ISMRMRD every header, trajectory and noise scan is validated here). */
 mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **out);
 
+/* The format of an open HDF5 file (mr_h5_open_read, mr_h5_open_memory), as mr_input_open decides it:
+ * MRIRECON with a /kspace group, else ISMRMRD (mr_ismrmrd_detect); `label` names the file in
+ * messages. Errors: MR_EIO (HDF5 failed), MR_EFORMAT (neither). */
+mr_status mr_input_h5_format(hid_t file, const char *label, mr_input_format *format);
+
 mr_input_format mr_input_get_format(const mr_input *in);
 const char *mr_input_path(const mr_input *in);
 int mr_input_nvolumes(const mr_input *in);

@@ -1137,6 +1137,7 @@ static mr_status fill_volume_info(mr_ismrmrd *r)
 typedef struct {
     char first[256];
     int count;
+    const char *label;
 } group_scan;
 
 static herr_t scan_group(hid_t loc, const char *name, const H5L_info_t *info, void *ud)
@@ -1152,10 +1153,11 @@ static herr_t scan_group(hid_t loc, const char *name, const H5L_info_t *info, vo
     if (grp < 0)
         return 0;
     H5Gclose(grp);
-    if (H5Lexists(loc, p, H5P_DEFAULT) <= 0)
+    /* hard links only (mr_h5_lookup): a soft or external "data" would be followed when opened */
+    if (mr_h5_exists(loc, g->label, p) <= 0)
         return 0;
     snprintf(p, sizeof p, "/%s/data", name);
-    if (H5Lexists(loc, p, H5P_DEFAULT) <= 0)
+    if (mr_h5_exists(loc, g->label, p) <= 0)
         return 0;
     if (g->count++ == 0)
         snprintf(g->first, sizeof g->first, "/%s", name);
@@ -1172,7 +1174,7 @@ int mr_ismrmrd_detect(hid_t file, const char *label, char *group, size_t size)
         snprintf(group, size, "/dataset");
         return 1;
     }
-    group_scan g = {{0}, 0};
+    group_scan g = {{0}, 0, label};
     if (H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, NULL, scan_group, &g) < 0) {
         mr_error(MR_EIO, "%s: cannot list the root group", label);
         return -1;
@@ -1228,7 +1230,10 @@ static mr_status open_dataset(mr_ismrmrd *r)
     mr_h5_close(&dcpl);
     mr_h5_close(&space);
     mr_h5_close(&ftype);
-    if (st != MR_OK)
+    /* the storage holds what the dataspace declares (every unfiltered chunk present at its size:
+     * libhdf5 fills a missing one from the fill value, read past its end when the fill value is
+     * smaller than a record), no external storage, no virtual dataset, no unknown filter */
+    if (st != MR_OK || (st = mr_h5_dataset_check(r->dset, r->label, name, NULL)) != MR_OK)
         return st;
     r->t_head = make_head_type();
     r->t_rec_head = make_rec_type(r->t_head, sizeof(rec_head), -1, -1);
@@ -1279,11 +1284,37 @@ mr_status mr_ismrmrd_open(hid_t file, const char *label, const mr_read_opts *opt
     return MR_OK;
 }
 
+/* The child's read (mr_h5_check_isolated): the whole open, then every volume, so that libhdf5 decodes
+ * every structure and every variable-length sequence of the file once there. Only the open decides:
+ * a volume this reader refuses is refused again when it is read here (other volumes stay usable). */
+static mr_status open_and_read_all(hid_t file, const char *path, void *ctx)
+{
+    mr_ismrmrd *r = NULL;
+    mr_status st = mr_ismrmrd_open(file, path, ctx, &r);
+    for (int v = 0; st == MR_OK && v < r->nvol; v++) {
+        mr_kspace *ks = NULL;
+        if (mr_ismrmrd_read_volume(r, v, &ks) == MR_OK)
+            mr_kspace_free(ks);
+    }
+    mr_ismrmrd_close(r);
+    return st;
+}
+
 mr_status mr_ismrmrd_open_path(const char *path, const mr_read_opts *opts, mr_ismrmrd **out)
 {
     *out = NULL;
     hid_t file;
-    mr_status st = mr_h5_open_read(path, &file);
+    mr_read_opts o;
+    if (opts)
+        o = *opts;
+    else
+        mr_read_opts_default(&o);
+    /* (the reader does no prewhitening, recon/volumes.c does: no OpenMP in the child, whose thread
+     * pool would not survive fork) */
+    mr_status st = mr_h5_check_isolated(path, open_and_read_all, &o);
+    if (st != MR_OK)
+        return st;
+    st = mr_h5_open_read(path, &file);
     if (st != MR_OK)
         return st;
     st = mr_ismrmrd_open(file, path, opts, out);

@@ -105,7 +105,9 @@ int mr_ismrmrd_detect(hid_t file, const char *label, char *group, size_t size);
 
 /* Open and index the dataset (the three passes above). `label` names the file in messages. */
 mr_status mr_ismrmrd_open(hid_t file, const char *label, const mr_read_opts *opts, mr_ismrmrd **out);
-/* The same for a path (mr_h5_open_read's checks first); the handle owns the file. */
+/* The same for a path (mr_h5_open_read's checks first); the handle owns the file. The file is first
+ * opened and every volume read in a child process (mr_h5_check_isolated), which takes the crash or
+ * hang of libhdf5 on a damaged file (docs/FUZZING.md): a file that is accepted is read twice. */
 mr_status mr_ismrmrd_open_path(const char *path, const mr_read_opts *opts, mr_ismrmrd **out);
 
 const mr_ismrmrd_summary *mr_ismrmrd_summary_get(const mr_ismrmrd *r);

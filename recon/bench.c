@@ -11,8 +11,11 @@
 
 #include "../gpu/gemm.h"
 #include "../gpu/gpu.h"
+#include "../gpu/gpu_ops.h"
+#include "../gpu/sums.h"
 #include "../io/fsutil.h"
 #include "../io/kspace_h5.h"
+#include "../io/q_cache.h"
 #include "../base/log.h"
 #include "../phantoms/noise.h"
 #include "../phantoms/scan.h"
@@ -30,7 +33,7 @@ static const char *const impl_names[IMPL_COUNT] = {"cpu", "gpu naive", "gpu +con
 typedef struct {
     char kernel[8];   /* "Q" or "FHd" */
     char impl[48];
-    char config[64];  /* GPU kernel configuration; for the CPU the kernel level (avx512, avx2, portable) */
+    char config[MR_DEVICE_TEXT]; /* GPU kernel configuration; for the CPU the kernel level (avx512, avx2, portable) */
     double ms;        /* median time of the timed part */
     double scale;     /* whole-grid time = ms * scale (1 when the whole grid was timed) */
     double pairs;     /* pairs of the whole grid */
@@ -47,11 +50,14 @@ typedef struct {
     char device_desc[256];
     bench_row rows[BENCH_MAX_ROWS];
     int nrows;
-    /* end-to-end */
-    int have_e2e[2];
-    double e2e_total[2], e2e_q[2], e2e_fhd[2], e2e_solve[2], e2e_psnr[2], e2e_psnr_bl[2];
-    char e2e_backend[2][128];
+    /* end-to-end: BENCH_E2E_RUNS runs (cold Q cache, warm Q cache, accurate trig) */
+    int have_e2e[3];
+    double e2e_total[3], e2e_q[3], e2e_fhd[3], e2e_solve[3], e2e_psnr[3], e2e_psnr_bl[3];
+    char e2e_backend[3][128], e2e_sums[3][128], e2e_q_source[3][32];
 } bench_ctx;
+
+#define BENCH_E2E_RUNS 3
+static const char *const e2e_labels[BENCH_E2E_RUNS] = {"cold Q cache", "warm Q cache", "accurate trig"};
 
 void mr_bench_opts_default(mr_bench_opts *o)
 {
@@ -528,6 +534,129 @@ static mr_status bench_sweep(bench_ctx *c)
     return st;
 }
 
+/* The engine --precision asks for (all: the default) where the runs are on a GPU. */
+static mr_precision bench_precision(const bench_ctx *c)
+{
+    mr_precision p = MR_PRECISION_AUTO;
+    if (c->gpu && strcmp(c->o->precision, "all") != 0 && mr_precision_parse(c->o->precision, &p) != MR_OK)
+        mr_clear_error();
+    return p;
+}
+
+/* ---- Q (and F^H d) through the operator's engine on one GPU and on several (--what q) ----------------- */
+
+/* Median wall time of reps calls after one warm-up (which builds the tables), in ms. */
+static mr_status time_sums(bench_ctx *c, mr_gpu_sums *s, const mr_grid *g, const float *d_a, int real, float *d_out,
+                           double *ms)
+{
+    double *t = malloc((size_t)(c->o->reps + 1) * sizeof(double));
+    if (!t)
+        return mr_error(MR_ENOMEM, "bench: out of memory");
+    mr_status st = MR_OK;
+    for (int i = 0; i <= c->o->reps && st == MR_OK; i++) {
+        const double t0 = mr_now();
+        st = mr_gpu_sums_adjoint(s, g, d_a, real, d_out, MR_GEMM_F32);
+        t[i] = (mr_now() - t0) * 1e3;
+    }
+    if (st == MR_OK)
+        *ms = median(t + 1, c->o->reps);
+    free(t);
+    return st;
+}
+
+static mr_status bench_q(bench_ctx *c)
+{
+    const mr_bench_opts *o = c->o;
+    int gpus[MR_DEVICE_MAX_GPUS], ngpus = 0;
+    mr_status st = mr_device_resolve_gpus(o->device, gpus, &ngpus);
+    if (st != MR_OK)
+        return st;
+    if (ngpus == 0)
+        return mr_error(MR_ENODEV, "bench --what q times the GPU sums: it needs --device gpu, gpu:all or gpu:N,M,...");
+    mr_gpu_ctx *ctx = NULL;
+    if ((st = mr_gpu_ctx_create(&ctx, gpus[0])) != MR_OK)
+        return st;
+    const mr_grid gq = mr_grid_q(c->matrix), gi = mr_grid_image(c->matrix);
+    const int64_t nq = mr_grid_size(&gq), ni = mr_grid_size(&gi);
+    float *dw = mr_gpu_alloc(ctx, c->m), *da = mr_gpu_alloc(ctx, 2 * c->m);
+    float *dq1 = mr_gpu_alloc(ctx, 2 * nq), *dq = mr_gpu_alloc(ctx, 2 * nq), *df = mr_gpu_alloc(ctx, 2 * ni);
+    float *h1 = malloc((size_t)nq * 2 * sizeof(float)), *h2 = malloc((size_t)nq * 2 * sizeof(float));
+    if (!dw || !da || !dq1 || !dq || !df || !h1 || !h2)
+        st = mr_error(MR_ENOMEM, "bench: no memory for the Q grid (%lld points) and its copies", (long long)nq);
+    if (st == MR_OK && (st = mr_gpu_upload(ctx, dw, c->wreal, c->m)) == MR_OK)
+        st = mr_gpu_upload(ctx, da, c->wcplx, 2 * c->m);
+    char list[MR_DEVICE_TEXT];
+    mr_device_format(o->device, list, sizeof list);
+    fprintf(c->out, "\nQ (%lldx%lldx%lld grid) and F^H d through the operator's engine (gpu/sums.h) on 1 GPU and on "
+                    "%d (%s); wall time per call, median of %d after a warm-up; rel_L2 of the split Q against "
+                    "the one-GPU Q\n",
+            (long long)gq.n[0], (long long)gq.n[1], (long long)gq.n[2], ngpus, list, o->reps);
+    fprintf(c->out, "%-4s %-17s %12s %10s %10s %9s  %s\n", "sum", "engine", "time_ms", "pairs/s", "GFLOP/s", "rel_L2",
+            "gpus");
+    static const mr_sums_engine engines[3] = {MR_SUMS_SFU, MR_SUMS_TF32X3, MR_SUMS_FP64};
+    for (int e = 0; e < 3 && st == MR_OK; e++) {
+        if (strcmp(o->precision, "all") != 0 && strcmp(o->precision, mr_sums_engine_name(engines[e])) != 0)
+            continue;
+        double q_one = 0;
+        for (int split = 0; split < (ngpus > 1 ? 2 : 1) && st == MR_OK; split++) {
+            mr_gpu_sums_opts so;
+            memset(&so, 0, sizeof so);
+            so.engine = engines[e];
+            so.devices = gpus;
+            so.ndevices = split ? ngpus : 1;
+            mr_gpu_sums *s = NULL;
+            if ((st = mr_gpu_sums_create(&s, ctx, c->traj, c->m, &so)) != MR_OK)
+                break;
+            double ms[2] = {0, 0};
+            st = time_sums(c, s, &gq, dw, 1, split ? dq : dq1, &ms[0]);
+            mr_gpu_sums_trim(s);
+            if (st == MR_OK)
+                st = time_sums(c, s, &gi, da, 0, df, &ms[1]);
+            double rel = NAN;
+            if (st == MR_OK && split && (st = mr_gpu_download(ctx, h1, dq1, 2 * nq)) == MR_OK &&
+                (st = mr_gpu_download(ctx, h2, dq, 2 * nq)) == MR_OK) {
+                double num = 0, den = 0;
+                for (int64_t i = 0; i < 2 * nq; i++) {
+                    num += ((double)h2[i] - h1[i]) * ((double)h2[i] - h1[i]);
+                    den += (double)h1[i] * h1[i];
+                }
+                rel = den > 0 ? sqrt(num / den) : 0;
+            }
+            for (int k = 0; k < 2 && st == MR_OK && c->nrows < BENCH_MAX_ROWS; k++) {
+                bench_row *r = &c->rows[c->nrows++];
+                memset(r, 0, sizeof *r);
+                snprintf(r->kernel, sizeof r->kernel, "%s", k ? "FHd" : "Q");
+                snprintf(r->impl, sizeof r->impl, "sums %s x%d", mr_sums_engine_name(engines[e]), split ? ngpus : 1);
+                if (split)
+                    snprintf(r->config, sizeof r->config, "%s", list);
+                else
+                    snprintf(r->config, sizeof r->config, "gpu:%d", gpus[0]);
+                r->ms = ms[k];
+                r->scale = 1.0;
+                r->pairs = (double)(k ? ni : nq) * (double)c->m;
+                r->rel_l2 = k == 0 && split ? rel : NAN;
+                print_row(c->out, r);
+            }
+            if (st == MR_OK && !split)
+                q_one = ms[0];
+            if (st == MR_OK && split)
+                fprintf(c->out, "     Q %s: %.2fx one GPU on %d GPUs\n", mr_sums_engine_name(engines[e]), q_one / ms[0],
+                        ngpus);
+            fflush(c->out);
+            mr_gpu_sums_destroy(s);
+        }
+    }
+    mr_gpu_free(ctx, dw);
+    mr_gpu_free(ctx, da);
+    mr_gpu_free(ctx, dq1);
+    mr_gpu_free(ctx, dq);
+    mr_gpu_free(ctx, df);
+    free(h1);
+    free(h2);
+    mr_gpu_ctx_destroy(ctx);
+    return st;
+}
+
 /* ---- end to end -------------------------------------------------------------------------------- */
 
 static void e2e_capture(void *ctx, const mr_report *r)
@@ -545,6 +674,8 @@ static void e2e_capture(void *ctx, const mr_report *r)
                             ? r->m[0].metrics[MR_TRUTH_BANDLIMITED].psnr_db
                             : NAN;
     snprintf(c->e2e_backend[k], sizeof c->e2e_backend[k], "%s", r->backend);
+    snprintf(c->e2e_sums[k], sizeof c->e2e_sums[k], "%s", r->sums);
+    snprintf(c->e2e_q_source[k], sizeof c->e2e_q_source[k], "%s", r->q_source ? r->q_source : "");
 }
 
 static mr_status bench_e2e(bench_ctx *c)
@@ -581,37 +712,46 @@ static mr_status bench_e2e(bench_ctx *c)
     mr_kspace_free(ks);
     if (st != MR_OK)
         return st;
-    const int nruns = c->gpu ? 2 : 1;
+    /* runs 0 and 1: the default engine (or --precision), Q computed into an emptied cache and read back;
+     * run 2 (GPU only): the SFU kernels with accurate sincosf, no cache */
+    char qdir[1100];
+    if ((st = mr_path_join(qdir, sizeof qdir, dir, "qcache")) != MR_OK)
+        return st;
+    mr_q_cache_clear(qdir);
+    const int nruns = c->gpu ? BENCH_E2E_RUNS : 2;
     for (int k = 0; k < nruns && st == MR_OK; k++) {
         mr_recon_opts ro;
         mr_recon_opts_default(&ro);
         ro.iters = o->iters;
         ro.method = "cg";
+        mr_op_opts_set_device(&ro.op, o->device);
         ro.op.device = c->gpu ? MR_DEVICE_GPU : MR_DEVICE_CPU;
         ro.op.gpu_index = c->gpu ? c->gpu_index : -1;
         ro.op.threads = o->threads;
-        ro.op.exact_trig = k == 1; /* run 0: SFU trig (the default), run 1: accurate sincosf */
-        ro.force = 1;              /* the bench's own scratch folder: a re-run replaces the files */
+        ro.op.exact_trig = k == 2;
+        ro.op.precision = k == 2 ? MR_PRECISION_AUTO : bench_precision(c);
+        ro.q_cache = k == 2 ? "off" : qdir;
+        ro.force = 1; /* the bench's own scratch folder: a re-run replaces the files */
         ro.progress = o->progress;
         void *ctx[2] = {c, &k};
         ro.on_report = e2e_capture;
         ro.on_report_ctx = ctx;
-        if ((st = mr_path_join(outdir, sizeof outdir, dir, k ? "recon-libm" : "recon-sfu")) != MR_OK)
+        char name[32];
+        snprintf(name, sizeof name, "recon-%d", k);
+        if ((st = mr_path_join(outdir, sizeof outdir, dir, name)) != MR_OK)
             break;
-        /* the trig of the GPU kernels; the CPU kernels have one kind (exact phase reduction, polynomial) */
-        const char *label = !c->gpu ? "cpu kernels" : k ? "accurate trig" : "SFU trig";
-        mr_log(MR_LOG_INFO, "bench: end-to-end reconstruction (%s) into %s", label, outdir);
-        t0 = mr_now();
+        mr_log(MR_LOG_INFO, "bench: end-to-end reconstruction (%s) into %s", e2e_labels[k], outdir);
         st = mr_recon_run(scan, outdir, &ro);
         if (st == MR_OK && c->have_e2e[k])
             fprintf(c->out,
-                    "  %-14s %s: total %.2f s (Q %.2f s, F^H d %.2f s, %d CG iterations %.2f s), PSNR %.2f dB "
+                    "  %-14s %s, %s: total %.3f s (Q %.3f s %s, F^H d %.3f s, %d CG iterations %.3f s), PSNR %.2f dB "
                     "(band-limited truth %.2f dB)\n",
-                    label, c->e2e_backend[k], c->e2e_total[k], c->e2e_q[k],
-                    c->e2e_fhd[k], o->iters, c->e2e_solve[k], c->e2e_psnr[k], c->e2e_psnr_bl[k]);
+                    e2e_labels[k], c->e2e_backend[k], c->e2e_sums[k], c->e2e_total[k], c->e2e_q[k],
+                    c->e2e_q_source[k], c->e2e_fhd[k], o->iters, c->e2e_solve[k], c->e2e_psnr[k], c->e2e_psnr_bl[k]);
     }
-    if (st == MR_OK && c->have_e2e[0] && c->have_e2e[1])
-        fprintf(c->out, "  PSNR SFU - accurate trig: %+.4f dB (image truth)\n", c->e2e_psnr[0] - c->e2e_psnr[1]);
+    if (st == MR_OK && c->have_e2e[0] && c->have_e2e[2])
+        fprintf(c->out, "  PSNR %s - accurate trig: %+.4f dB (image truth)\n", c->e2e_sums[0],
+                c->e2e_psnr[0] - c->e2e_psnr[2]);
     return st;
 }
 
@@ -652,11 +792,11 @@ static mr_status bench_json(const bench_ctx *c, const char *path)
     }
     fprintf(f, "\n  ],\n  \"e2e\": [");
     int first = 1;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < BENCH_E2E_RUNS; k++) {
         if (!c->have_e2e[k])
             continue;
-        fprintf(f, "%s\n    {\"trig\": \"%s\", \"backend\": \"%s\"", first ? "" : ",", !c->gpu ? "cpu" : k ? "accurate" : "sfu",
-                c->e2e_backend[k]);
+        fprintf(f, "%s\n    {\"run\": \"%s\", \"backend\": \"%s\", \"sums\": \"%s\", \"q_source\": \"%s\"",
+                first ? "" : ",", e2e_labels[k], c->e2e_backend[k], c->e2e_sums[k], c->e2e_q_source[k]);
         json_num(f, "total_s", c->e2e_total[k]);
         json_num(f, "q_s", c->e2e_q[k]);
         json_num(f, "fhd_s", c->e2e_fhd[k]);
@@ -699,12 +839,14 @@ mr_status mr_bench_run(const mr_bench_opts *o, FILE *out)
     if (!o->rows || (strcmp(o->rows, "all") != 0 && strcmp(o->rows, "ladder") != 0 && strcmp(o->rows, "gemm") != 0))
         return mr_error(MR_EINVAL, "--rows '%s': expected all, ladder or gemm", o->rows ? o->rows : "");
     if (!o->precision || (strcmp(o->precision, "all") != 0 && strcmp(o->precision, "tf32x3") != 0 &&
-                          strcmp(o->precision, "fp64") != 0))
-        return mr_error(MR_EINVAL, "--precision '%s': expected all, tf32x3 or fp64", o->precision ? o->precision : "");
+                          strcmp(o->precision, "fp64") != 0 && strcmp(o->precision, "sfu") != 0))
+        return mr_error(MR_EINVAL, "--precision '%s': expected all, sfu, tf32x3 or fp64",
+                        o->precision ? o->precision : "");
     const int kernels = strcmp(o->what, "kernels") == 0 || strcmp(o->what, "all") == 0;
     const int e2e = strcmp(o->what, "e2e") == 0 || strcmp(o->what, "all") == 0;
-    if (!kernels && !e2e)
-        return mr_error(MR_EINVAL, "--what '%s': expected kernels, e2e or all", o->what);
+    const int qsplit = strcmp(o->what, "q") == 0;
+    if (!kernels && !e2e && !qsplit)
+        return mr_error(MR_EINVAL, "--what '%s': expected kernels, e2e, q or all", o->what);
 
     fprintf(out, "mrirecon bench: problem %s (%lldx%lldx%lld voxels, %lld samples; Q on the %lldx%lldx%lld grid), "
                  "device %s\n",
@@ -720,6 +862,8 @@ mr_status mr_bench_run(const mr_bench_opts *o, FILE *out)
     if ((st = bench_problem(&c)) == MR_OK) {
         if (o->sweep)
             st = bench_sweep(&c);
+        else if (qsplit)
+            st = bench_q(&c);
         else if (kernels)
             st = bench_ladder(&c);
     }

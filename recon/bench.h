@@ -24,7 +24,8 @@
 typedef struct {
     const char *problem;  /* "book" (128^3, 284592 samples), "2d" (128^2, 32768), "NX,NY,NZ:M" */
     mr_device_sel device; /* cpu: CPU rows only; gpu[:N]: CPU and GPU rows; auto: gpu if usable */
-    const char *what;     /* "kernels", "e2e", "all" */
+    const char *what;     /* "kernels", "e2e", "all", or "q": Q and F^H d through the operator's engine
+                             (gpu/sums.h) on one GPU and on the GPUs of `device` (gpu:all, gpu:N,M,...) */
     int reps;             /* timed runs per row (median), after one warm-up; >= 1 */
     int threads;          /* CPU threads, 0 = all cores */
     double cpu_pairs;     /* CPU rows: time a subset of voxel rows of about this many pairs per run
@@ -38,7 +39,8 @@ typedef struct {
     const char *json;     /* write results here (NULL: no JSON) */
     uint64_t seed;        /* random trajectory and weights */
     const char *rows;     /* "all": CPU, GPU ladder and GEMM rows; "ladder": without the GEMM rows; "gemm": only them */
-    const char *precision;/* GEMM rows: "all", "tf32x3" or "fp64" */
+    const char *precision;/* "all", "sfu", "tf32x3" or "fp64": the GEMM rows of the ladder (sfu: none), the engines
+                             of --what q, and the engine of the end-to-end runs (all: the default, auto) */
     int gemm_cublas;      /* 1: also the tf32x3 row with the cuBLAS engine */
     int gemm_variant;     /* MMA kernel variant of the tf32x3 rows (mr_gemm_opts.variant) */
     const mr_progress *progress; /* the timed runs of each row and the end-to-end run report here (NULL: none) */

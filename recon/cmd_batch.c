@@ -118,7 +118,7 @@ int mr_cmd_batch(int argc, char **argv)
     const char *outdir = NULL;
     mr_cg_cli cg;
     mr_cg_cli_init(&cg, &ctx.recon);
-    mr_device_sel device = {MR_DEVICE_AUTO, -1};
+    mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
     int jobs = 0, threads = 0, resume = 0, force = 0, verbose = 0, quiet = 0;
     double timeout = 0, rank_timeout = 60;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
@@ -134,8 +134,10 @@ int mr_cmd_batch(int argc, char **argv)
     const mr_opt opts[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output folder (required)", NULL, 0, -1},
         {"method", 'm', MR_OPT_CHOICE, &ctx.recon.method, "M", "reconstruction method", methods, 0, -1},
-        {"device", 0, MR_OPT_DEVICE, &device, "D", "where the operator runs (gpu:N: every worker on GPU N)", NULL, 0,
-         -1},
+        {"device", 0, MR_OPT_DEVICE, &device, "D",
+         "where the operator runs (gpu or gpu:all: one worker per GPU; gpu:N: every worker on GPU N; a list "
+         "gpu:N,M,... counts as its first GPU: each scan runs on one GPU)",
+         NULL, 0, -1},
         {"jobs", 'j', MR_OPT_INT, &jobs, "J", "scans reconstructed at once (0 = auto)", NULL, 0, 1024},
         {"threads", 't', MR_OPT_INT, &threads, "T", "CPU threads per worker (0 = max(1, cores/jobs))", NULL, 0, 4096},
         {"resume", 0, MR_OPT_FLAG, &resume, NULL, "finish an earlier batch in OUTDIR: redo only unfinished or changed scans",
@@ -148,6 +150,11 @@ int mr_cmd_batch(int argc, char **argv)
          0, 1},
         MR_CG_CLI_OPTS(&cg),
         {"dcf", 0, MR_OPT_CHOICE, &ctx.recon.dcf, "D", "gridding density compensation", dcfs, 0, -1},
+        {"precision", 0, MR_OPT_PRECISION, &ctx.recon.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
+        {"q-cache", 0, MR_OPT_STRING, &ctx.recon.q_cache, "DIR",
+         "directory of the Q cache shared by the workers: scans with one trajectory compute Q once (default: "
+         "$MRIRECON_CACHE_DIR/q, else ~/.cache/mrirecon/q; off: none; docs/RECON.md)",
+         NULL, 0, -1},
         {"rank-timeout", 0, MR_OPT_DOUBLE, &rank_timeout, "SEC",
          "under mpirun: a rank silent this long is declared lost (its scans fail)", NULL, 1, 1e9},
         {"sens", 0, MR_OPT_CHOICE, &ctx.recon.sens, "S",
@@ -274,10 +281,11 @@ int mr_cmd_batch(int argc, char **argv)
     char fingerprint[1024];
     snprintf(fingerprint, sizeof fingerprint,
              "method=%s iters=%d tol=%.17g lambda=%.17g lambda_rel=%.17g reg=%s dcf=%s basis=%s sens=%s volume=%d "
-             "nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s",
+             "nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s",
              ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.lambda_rel, ctx.recon.reg,
              ctx.recon.dcf, cg.basis, ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign,
-             rdc.prewhiten, rdc.space, rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-");
+             rdc.prewhiten, rdc.space, rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-",
+             mr_precision_name(ctx.recon.op.precision));
 
     mr_batch_config cfg = {outdir,  resume ? MR_BATCH_RESUME : (force ? MR_BATCH_FORCE : MR_BATCH_FRESH),
                            jobs,    gpus,

@@ -14,15 +14,20 @@ int mr_cmd_bench(int argc, char **argv)
     mr_bench_opts o;
     mr_bench_opts_default(&o);
     int verbose = 0, quiet = 0, seed = 1, sweep_m = (int)o.sweep_m;
-    static const char *const whats[] = {"kernels", "e2e", "all", NULL};
+    static const char *const whats[] = {"kernels", "e2e", "all", "q", NULL};
     static const char *const rowsets[] = {"all", "ladder", "gemm", NULL};
-    static const char *const precisions[] = {"all", "tf32x3", "fp64", NULL};
+    static const char *const precisions[] = {"all", "sfu", "tf32x3", "fp64", NULL};
     const mr_opt table[] = {
         {"problem", 'p', MR_OPT_STRING, &o.problem, "P",
          "book (128^3 voxels, 284592 samples), 2d (128^2, 32768) or NX,NY,NZ:M", NULL, 0, -1},
         {"device", 0, MR_OPT_DEVICE, &o.device, "D",
-         "cpu: CPU rows only; gpu or gpu:N: CPU and GPU rows; auto: gpu when one is usable", NULL, 0, -1},
-        {"what", 0, MR_OPT_CHOICE, &o.what, "W", "kernels (the ladder), e2e (file to image) or all", whats, 0, -1},
+         "cpu: CPU rows only; gpu or gpu:N: CPU and GPU rows; auto: gpu when one is usable; gpu:all or gpu:N,M,...: "
+         "--what q compares one GPU with those, the end-to-end runs split the sums across them",
+         NULL, 0, -1},
+        {"what", 0, MR_OPT_CHOICE, &o.what, "W",
+         "kernels (the ladder), e2e (file to image: cold and warm Q cache, accurate trig), all (both), or q (Q and "
+         "F^H d through the operator's engine on 1 GPU and on the GPUs of --device)",
+         whats, 0, -1},
         {"reps", 'r', MR_OPT_INT, &o.reps, "N", "timed runs per row (median), after one warm-up", NULL, 1, 1000},
         {"threads", 0, MR_OPT_INT, &o.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
         {"cpu-pairs", 0, MR_OPT_DOUBLE, &o.cpu_pairs, "X",
@@ -39,7 +44,9 @@ int mr_cmd_bench(int argc, char **argv)
         {"rows", 0, MR_OPT_CHOICE, &o.rows, "R",
          "all: CPU, GPU ladder and tensor-core GEMM rows; ladder: without the GEMM rows; gemm: only the GEMM rows",
          rowsets, 0, -1},
-        {"precision", 0, MR_OPT_CHOICE, &o.precision, "P", "GEMM rows: all, tf32x3 (split TF32) or fp64 (DGEMM)",
+        {"precision", 0, MR_OPT_CHOICE, &o.precision, "P",
+         "GEMM rows of the ladder (sfu: none), engines of --what q, engine of the end-to-end runs (all: every row, "
+         "the default engine)",
          precisions, 0, -1},
         {"gemm-cublas", 0, MR_OPT_FLAG, &o.gemm_cublas, NULL,
          "also time tf32x3 with the cuBLAS engine (GemmEx, operands materialised) next to our mma.sync kernel", NULL,
@@ -65,12 +72,15 @@ int mr_cmd_bench(int argc, char **argv)
         "relative L2 error against the float64 reference. Slow rows time a band of voxel rows and\n"
         "extrapolate (marked). With --what\n"
         "e2e|all it also simulates the phantom scan (the book's kooshball for 3D problems) and runs the\n"
-        "whole reconstruction (Q, F^H d, CG, PNG, report) with SFU and with accurate trig.\n"
+        "whole reconstruction (Q, F^H d, CG, PNG, report) three times: the default engine with an emptied Q cache,\n"
+        "again with the cache warm, and the SFU kernels with accurate trig. --what q times Q and F^H d through\n"
+        "the operator's engine on one GPU and split across the GPUs of --device (gpu:all, gpu:0,1).\n"
         "Examples:\n"
         "  mrirecon bench --device gpu --problem book --json bench.json\n"
         "  mrirecon bench --device cpu --problem 2d --what kernels --threads 2\n"
         "  mrirecon bench --device gpu --sweep --reps 3\n"
-        "  mrirecon bench --device gpu --problem book --what kernels --rows gemm --gemm-cublas",
+        "  mrirecon bench --device gpu --problem book --what kernels --rows gemm --gemm-cublas\n"
+        "  mrirecon bench --device gpu:all --problem book --what q --precision tf32x3",
         table,
         (int)(sizeof table / sizeof table[0]),
         0,

@@ -112,7 +112,7 @@ int mr_cmd_recon(int argc, char **argv)
     const char *outdir = NULL;
     mr_cg_cli cg;
     mr_cg_cli_init(&cg, &o);
-    mr_device_sel device = {MR_DEVICE_AUTO, -1};
+    mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
     int verbose = 0, quiet = 0;
     static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
@@ -127,7 +127,9 @@ int mr_cmd_recon(int argc, char **argv)
         {"tol", 0, MR_OPT_DOUBLE, &o.tol, "T", "stop CG when ||r_k||/||r_0|| <= T (0: run all iterations)", NULL, 0,
          1},
         MR_CG_CLI_OPTS(&cg),
-        {"device", 0, MR_OPT_DEVICE, &device, "D", "where the reconstruction runs (auto: a GPU when one is usable)", NULL, 0, -1},
+        {"device", 0, MR_OPT_DEVICE, &device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
+        {"precision", 0, MR_OPT_PRECISION, &o.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
+        {"q-cache", 0, MR_OPT_STRING, &o.q_cache, "DIR", MR_OPT_HELP_Q_CACHE, NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
         {"sens", 0, MR_OPT_CHOICE, &o.sens, "S",
          "coils: file = SENSE with coil maps (the scan's /kspace/sens or --sens-maps), estimate = SENSE with maps "
@@ -196,6 +198,9 @@ int mr_cmd_recon(int argc, char **argv)
         return mr_opts_usage(&spec, "missing -o OUTDIR");
     if (o.sens_maps && (!strcmp(o.sens, "rss") || !strcmp(o.sens, "estimate")))
         return mr_opts_usage(&spec, "--sens-maps %s and --sens %s exclude each other", o.sens_maps, o.sens);
+    if (o.op.precision != MR_PRECISION_AUTO && device.kind == MR_DEVICE_CPU)
+        return mr_opts_usage(&spec, "--precision %s runs on a GPU; with --device cpu only auto",
+                             mr_precision_name(o.op.precision));
     if ((rc = mr_cg_cli_apply(&spec, &cg, &o)) != MR_EXIT_OK)
         return rc;
     if (mr_read_cli_apply(&rdc, &o.read, &o.prewhiten) != MR_OK)

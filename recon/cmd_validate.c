@@ -16,7 +16,7 @@ int mr_cmd_validate(int argc, char **argv)
     mr_recon_opts_default(&cg_opts);
     mr_cg_cli cg;
     mr_cg_cli_init(&cg, &cg_opts);
-    mr_device_sel device = {MR_DEVICE_AUTO, -1};
+    mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
     int verbose = 0, quiet = 0, seed = 1;
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     const mr_opt table[] = {
@@ -28,7 +28,8 @@ int mr_cmd_validate(int argc, char **argv)
         {"iters", 0, MR_OPT_INT, &o.iters, "N", "CG iterations", NULL, 1, 100000},
         {"snr", 0, MR_OPT_DOUBLE, &o.snr_db, "DB", "SNR of the noisy scan in dB", NULL, -50, 200},
         {"seed", 0, MR_OPT_INT, &seed, "S", "noise seed", NULL, 0, 1000000000},
-        {"device", 0, MR_OPT_DEVICE, &device, "D", "where the reconstruction runs (auto: a GPU when one is usable)", NULL, 0, -1},
+        {"device", 0, MR_OPT_DEVICE, &device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
+        {"precision", 0, MR_OPT_PRECISION, &o.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
         MR_CG_CLI_OPTS(&cg),
         {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation (file: the scan's analytic weights)",

@@ -110,6 +110,10 @@ static int set_value(const mr_cmd_spec *s, const mr_opt *o, const char *val)
         if (mr_device_parse(val, o->dest) != MR_OK)
             return usage_error(s, "--%s: %s", o->name, mr_last_error());
         return 0;
+    case MR_OPT_PRECISION:
+        if (mr_precision_parse(val, o->dest) != MR_OK)
+            return usage_error(s, "--%s: %s", o->name, mr_last_error());
+        return 0;
     case MR_OPT_LIST: {
         mr_opt_list *l = o->dest;
         const char **items = realloc(l->items, (size_t)(l->count + 1) * sizeof *items);
@@ -220,11 +224,14 @@ static void print_default(const mr_opt *o, FILE *out)
         break;
     }
     case MR_OPT_DEVICE: {
-        char v[32];
+        char v[MR_DEVICE_TEXT];
         mr_device_format(*(const mr_device_sel *)o->dest, v, sizeof v);
         fprintf(out, " (default %s)", v);
         break;
     }
+    case MR_OPT_PRECISION:
+        fprintf(out, " (default %s)", mr_precision_name(*(const mr_precision *)o->dest));
+        break;
     default:
         break;
     }
@@ -249,7 +256,9 @@ void mr_opts_help(const mr_cmd_spec *s, FILE *out)
             snprintf(lhs + n, sizeof lhs - (size_t)n, " %s", o->metavar);
         fprintf(out, "%-30s %s", lhs, o->help);
         if (o->type == MR_OPT_DEVICE)
-            fprintf(out, " [auto|cpu|gpu|gpu:N]");
+            fprintf(out, " [auto|cpu|gpu|gpu:N|gpu:N,M,...|gpu:all]");
+        if (o->type == MR_OPT_PRECISION)
+            fprintf(out, " [auto|sfu|tf32x3|fp64]");
         if (o->type == MR_OPT_CHOICE) {
             fprintf(out, " [");
             for (const char *const *c = o->choices; *c; c++)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "../solver/backend.h"
+#include "../solver/linop.h"
 
 #define MR_EXIT_OK 0
 #define MR_EXIT_FAILURE 1
@@ -20,8 +21,21 @@ typedef enum {
     MR_OPT_STRING, /* const char**: points into argv */
     MR_OPT_CHOICE, /* const char**: must be one of `choices` (NULL-terminated) */
     MR_OPT_LIST,   /* mr_opt_list*: repeatable string option */
-    MR_OPT_DEVICE  /* mr_device_sel*: auto, cpu, gpu or gpu:N (solver/backend.h) */
+    MR_OPT_DEVICE, /* mr_device_sel*: auto, cpu, gpu, gpu:N, gpu:N,M,... or gpu:all (solver/backend.h) */
+    MR_OPT_PRECISION /* mr_precision*: auto, sfu, tf32x3 or fp64 (solver/linop.h) */
 } mr_opt_type;
+
+/* Help texts of options several commands share (one wording). */
+#define MR_OPT_HELP_PRECISION                                                                                     \
+    "engine of the exact sums Q and F^H d on a GPU: tf32x3 = tensor cores in split TF32, fp64 = tensor-core "     \
+    "DGEMM (the sums in float64), sfu = the CUDA-core kernels; auto = tf32x3, or sfu where the GEMM does not "     \
+    "fit or pay (docs/GPU.md); on the CPU only auto (its own kernels)"
+#define MR_OPT_HELP_DEVICE                                                                                        \
+    "where the reconstruction runs (auto: a GPU when one is usable; gpu:all or gpu:0,1: Q and F^H d split across " \
+    "those GPUs, CG on the first)"
+#define MR_OPT_HELP_Q_CACHE                                                                                       \
+    "directory of the Q cache (Q is kept per trajectory, weights, grid, basis and precision), or off (default: "  \
+    "$MRIRECON_CACHE_DIR/q, else ~/.cache/mrirecon/q; docs/RECON.md)"
 
 typedef struct {
     const char **items; /* points into argv; owned by the parser (freed with mr_opts_free) */

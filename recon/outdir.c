@@ -342,3 +342,64 @@ mr_status mr_outdir_commit(mr_outdir *od)
     od->stage[0] = '\0';
     return MR_OK;
 }
+
+/* 1 when dir holds only regular files that are reconstruction outputs (and at least one), else 0. */
+static int only_outputs(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int ok = 1, any = 0;
+    struct dirent *e;
+    char path[MR_OUTDIR_PATH + 256];
+    while (ok && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        struct stat sb;
+        ok = mr_outdir_is_output(e->d_name) &&
+             snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path && lstat(path, &sb) == 0 &&
+             S_ISREG(sb.st_mode);
+        any = 1;
+    }
+    closedir(d);
+    return ok && any;
+}
+
+mr_status mr_outdir_prune(const char *outdir, const char *const *keep, int nkeep, int top_files)
+{
+    DIR *d = opendir(outdir);
+    if (!d)
+        return mr_error(MR_EIO, "output folder %s cannot be read: %s", outdir, strerror(errno));
+    mr_status st = MR_OK;
+    struct dirent *e;
+    char path[MR_OUTDIR_PATH + 256];
+    while (st == MR_OK && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || snprintf(path, sizeof path, "%s/%s", outdir, e->d_name) >= (int)sizeof path)
+            continue;
+        struct stat sb;
+        if (lstat(path, &sb) != 0)
+            continue;
+        if (S_ISREG(sb.st_mode)) {
+            if (!top_files && mr_outdir_is_output(e->d_name) && strcmp(e->d_name, "metrics.csv") != 0) {
+                if (unlink(path) != 0)
+                    st = mr_error(MR_EIO, "--force: cannot remove %s: %s", path, strerror(errno));
+                else
+                    mr_log(MR_LOG_INFO, "--force: removed %s (an earlier run's)", path);
+            }
+            continue;
+        }
+        int kept = 0;
+        for (int i = 0; i < nkeep && !kept; i++)
+            kept = strcmp(e->d_name, keep[i]) == 0;
+        if (kept || !S_ISDIR(sb.st_mode) || !only_outputs(path))
+            continue;
+        if ((st = clear_outputs(path)) == MR_OK) {
+            if (rmdir(path) != 0)
+                st = mr_error(MR_EIO, "--force: cannot remove %s: %s", path, strerror(errno));
+            else
+                mr_log(MR_LOG_INFO, "--force: removed %s/ (an earlier run's volume)", path);
+        }
+    }
+    closedir(d);
+    return st;
+}

@@ -47,4 +47,11 @@ mr_status mr_outdir_fail(mr_outdir *od, mr_status st);
 /* Remove the staging folder, its files and the parents begin created. */
 void mr_outdir_abort(mr_outdir *od);
 
+/* After a successful --force run into outdir: remove what an earlier run with another volume layout
+ * left there. Sub-folders (not hidden, not named in keep[0..nkeep)) that hold nothing but
+ * reconstruction outputs (mr_outdir_is_output) are removed with their files; folders holding anything
+ * else are left alone. top_files 0: the reconstruction outputs directly in outdir are removed too,
+ * except metrics.csv (a multi-volume run writes only that one there). */
+mr_status mr_outdir_prune(const char *outdir, const char *const *keep, int nkeep, int top_files);
+
 #endif

@@ -14,6 +14,7 @@
 #include "../base/log.h"
 #include "../io/fsutil.h"
 #include "../io/input.h"
+#include "../io/q_cache.h"
 #include "../io/sens_h5.h"
 #include "../solver/backend.h"
 #include "../solver/cg.h"
@@ -49,6 +50,7 @@ void mr_recon_opts_default(mr_recon_opts *o)
     o->dcf = "pipe";
     o->oversample = 2.0;
     o->kernel_width = 6;
+    o->q_cache = NULL;
     mr_read_opts_default(&o->read);
     o->prewhiten = 1;
     o->volume = -1;
@@ -112,6 +114,8 @@ typedef struct {
     float *weights;
     double *hist; /* per-coil CG: the combined residual history */
     mr_cg_result cg;
+    mr_q_cache *qcache; /* open from the operator's creation until the results are written */
+    char qcache_dir[4096]; /* its directory (the report's) */
 } run_state;
 
 static void free_state(run_state *s)
@@ -123,6 +127,8 @@ static void free_state(run_state *s)
     free(s->weights);
     free(s->hist);
     mr_cg_result_free(&s->cg);
+    mr_q_cache_close(s->qcache);
+    s->qcache = NULL;
 }
 
 /* Which coil handling, and the maps it uses. */
@@ -340,8 +346,9 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
     double t0 = mr_now();
     /* the device resolved at the start; an explicit request stays explicit, auto may still take the
      * host if the GPU turns out unusable (no cuFFT) */
-    const mr_device_sel sel = {s->gpu < 0 ? MR_DEVICE_CPU : o->op.device == MR_DEVICE_GPU ? MR_DEVICE_GPU : MR_DEVICE_AUTO,
-                               s->gpu};
+    mr_device_sel sel = mr_op_opts_device(&o->op); /* keeps a list of GPUs for the sums */
+    sel.kind = s->gpu < 0 ? MR_DEVICE_CPU : o->op.device == MR_DEVICE_GPU ? MR_DEVICE_GPU : MR_DEVICE_AUTO;
+    sel.index = s->gpu;
     if (s->gpu >= 0)
         t0 -= s->t_resolve; /* the operator's setup includes choosing the device */
     mr_status st = mr_backend_create(&c.be, sel, o->op.threads);
@@ -353,6 +360,13 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
 
     mr_nudft_opts no;
     mr_op_opts_nudft(&o->op, &no);
+    if (!s->qcache && (st = mr_q_cache_open(&s->qcache, o->q_cache, 0)) != MR_OK) {
+        mr_log(MR_LOG_WARN, "%s; Q is computed without the cache", mr_last_error());
+        mr_clear_error();
+    }
+    no.q_store = mr_q_cache_store(s->qcache);
+    snprintf(s->qcache_dir, sizeof s->qcache_dir, "%s", s->qcache ? mr_q_cache_dir(s->qcache) : "off");
+    r->q_cache = s->qcache_dir;
     no.progress = o->progress;
     mr_nudft_info info;
     st = mr_linop_nudft_create(&c.f, c.be, ks->matrix, ks->traj, M, NULL, s->maps ? ncoils : 1, &no, &info);
@@ -366,8 +380,11 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
     if (st != MR_OK)
         goto done;
     r->t_q = info.q_seconds;
+    r->q_source = info.q_source;
+    snprintf(r->sums, sizeof r->sums, "%s", info.engine_name);
     r->t_plan = info.plan_seconds;
     r->t_fft_plan = info.fft_plan_seconds;
+    r->t_sums_setup = info.engine_seconds;
     c.d = mr_backend_upload(c.be, 2 * M * ncoils, ks->data); /* the data go to the backend once */
     c.b = mr_backend_alloc(c.be, n);
     c.x = mr_backend_alloc(c.be, n);
@@ -377,8 +394,9 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
         goto done;
     }
     r->t_op_create = mr_now() - t0;
-    mr_log(MR_LOG_INFO, "operator: %s, Q in %.3f s, setup %.3f s (device %.3f s, FFT plans %.3f s)", r->backend,
-           info.q_seconds, r->t_op_create, r->t_device_init, info.fft_plan_seconds);
+    mr_log(MR_LOG_INFO, "operator: %s, sums %s, Q in %.3f s (%s), setup %.3f s (device %.3f s, FFT plans %.3f s)",
+           r->backend, info.engine_name, info.q_seconds, info.q_source, r->t_op_create, r->t_device_init,
+           info.fft_plan_seconds);
     if ((st = normal_diag(&c, ks->matrix, &r->normal_diag)) != MR_OK)
         goto done;
 
@@ -736,7 +754,7 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, double t_
 
     mr_report r;
     memset(&r, 0, sizeof r);
-    char device[32];
+    char device[MR_DEVICE_TEXT];
     mr_device_format(mr_op_opts_device(&o.op), device, sizeof device);
     r.input = scan;
     r.method = o.method ? o.method : "cg";
@@ -752,6 +770,7 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, double t_
     r.oversample = o.oversample;
     r.kernel_width = o.kernel_width;
     r.threads = o.op.threads > 0 ? o.op.threads : omp_get_max_threads();
+    r.precision = mr_precision_name(o.op.precision);
     r.normal_diag = NAN;
     r.error_gain = MR_RECON_ERROR_GAIN;
     snprintf(r.backend, sizeof r.backend, "cpu (%d threads)", r.threads);
@@ -793,6 +812,8 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, double t_
         mr_outdir_fail(&od, st);
         goto fail;
     }
+    mr_q_cache_close(s.qcache); /* its background write (a new Q) is complete: part of the run's time */
+    s.qcache = NULL;
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r.peak_rss_kib = ru.ru_maxrss;
@@ -839,6 +860,16 @@ static mr_status recon_volumes(const run_setup *u, mr_input *in, double t_open, 
     }
     if (st == MR_OK)
         st = mr_volumes_write_metrics(outdir, (const char(*)[MR_VOLUME_LABEL_MAX])labels, nvol);
+    if (st == MR_OK && u->o.force) { /* an earlier run's single-volume files and other volumes go */
+        const char **keep = malloc((size_t)nvol * sizeof *keep);
+        if (!keep)
+            st = mr_error(MR_ENOMEM, "out of memory for %d volume names", nvol);
+        for (int v = 0; keep && v < nvol; v++)
+            keep[v] = labels[v];
+        if (keep)
+            st = mr_outdir_prune(outdir, keep, nvol, 0);
+        free(keep);
+    }
     free(labels);
     return st;
 }
@@ -876,9 +907,11 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
         st = mr_error(MR_EINVAL,
                       "%s: --volume %d, but the input holds %d volume(s) (0..%d; 'mrirecon info' lists them)", scan,
                       u.o.volume, nvol, nvol - 1);
-    else if (u.o.volume >= 0 || nvol == 1)
+    else if (u.o.volume >= 0 || nvol == 1) {
         st = recon_volume(&u, in, u.o.volume >= 0 ? u.o.volume : 0, t_open, t_start, outdir);
-    else
+        if (st == MR_OK && u.o.force)
+            st = mr_outdir_prune(outdir, NULL, 0, 1); /* an earlier multi-volume run's folders go */
+    } else
         st = recon_volumes(&u, in, t_open, outdir);
     mr_input_close(in);
     return st;

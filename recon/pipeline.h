@@ -71,6 +71,8 @@ typedef struct {
                            "file" (the scan's /kspace/weights), "analytic" (radial only) */
     double oversample;  /* KB gridding grid oversampling, default 2 */
     int kernel_width;   /* KB kernel width in grid cells, default 6 */
+    const char *q_cache; /* directory of the Q cache (io/q_cache.h); NULL (default): the default directory;
+                            "off": Q is always computed */
     mr_read_opts read;  /* how the input is read (io/read_opts.h; default: mr_read_opts_default) */
     int prewhiten;      /* 1 (default): whiten the coils with the input's noise scans (recon/volumes.h) */
     int volume;         /* -1 (default): every volume of the input; >= 0: that one, into outdir itself */

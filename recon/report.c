@@ -164,6 +164,12 @@ static void json_body(FILE *f, const mr_report *r)
     jf_str(&set, "backend", r->backend);
     const char *cpu_kernels = mr_nudft_kernel_name();
     jf_str(&set, "cpu_kernels", cpu_kernels ? cpu_kernels : "none");
+    jf_str(&set, "precision", r->precision ? r->precision : "auto");
+    if (r->sums[0]) {
+        jf_str(&set, "sums", r->sums);
+        jf_str(&set, "q_source", r->q_source ? r->q_source : "");
+        jf_str(&set, "q_cache", r->q_cache ? r->q_cache : "off");
+    }
     jf_str(&set, "sens", r->sens ? r->sens : "none");
     if (r->sens_source)
         jf_str(&set, "sens_maps", r->sens_source);
@@ -188,6 +194,7 @@ static void json_body(FILE *f, const mr_report *r)
     jf_num(&t, "q", r->t_q);
     jf_num(&t, "plan", r->t_plan);
     jf_num(&t, "fft_plan", r->t_fft_plan);
+    jf_num(&t, "sums_setup", r->t_sums_setup);
     jf_num(&t, "device_init", r->t_device_init);
     jf_num(&t, "fhd", r->t_fhd);
     jf_num(&t, "solve", r->t_solve);
@@ -432,6 +439,9 @@ static void md_body(FILE *f, const mr_report *r)
             r->device, r->backend, cpu_kernels ? cpu_kernels : "none", r->threads, r->dcf, r->oversample,
             r->kernel_width, r->sens ? r->sens : "none", r->sens_source ? ": " : "",
             r->sens_source ? r->sens_source : "");
+    if (r->sums[0])
+        fprintf(f, "| precision | %s: %s |\n| Q | %s (cache: %s) |\n", r->precision ? r->precision : "auto", r->sums,
+                r->q_source ? r->q_source : "", r->q_cache ? r->q_cache : "off");
     if (isfinite(r->normal_diag))
         fprintf(f, "| diag(E^H E) at the centre | %.4g (lambda / diag = %.3g) |\n", r->normal_diag,
                 r->lambda / r->normal_diag);

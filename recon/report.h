@@ -50,6 +50,10 @@ typedef struct mr_report {
     int iters, threads, kernel_width;
     double tol, lambda, oversample;
     char backend[128]; /* where CG ran (solver/backend.h), or "cpu" when only gridding ran */
+    const char *precision; /* --precision as asked (solver/linop.h: auto, sfu, tf32x3, fp64) */
+    char sums[128];        /* the engine that computed Q and F^H d (mr_nudft_info.engine_name); "" without CG */
+    const char *q_source;  /* "computed", "computed, stored", "store" (the Q cache); NULL without CG */
+    const char *q_cache;   /* the Q cache directory, or "off"; NULL without CG */
     const char *sens;        /* coil handling: "none" (one coil, no maps), "file" (SENSE with given maps),
                                 "estimate" (SENSE with maps estimated from the data), "rss" */
     const char *sens_source; /* "file": where the maps came from (the scan or --sens-maps FILE); else NULL */
@@ -76,6 +80,7 @@ typedef struct mr_report {
     double t_read, t_op_create, t_q, t_plan, t_fhd, t_solve, t_dcf, t_gridding, t_write, t_total;
     double t_device_init; /* CG on a GPU: making the device usable (CUDA context); part of t_op_create */
     double t_fft_plan;    /* FFT planning (FFTW or cuFFT) and the kernel spectrum; part of t_plan */
+    double t_sums_setup;  /* making the engine of the exact sums (cuBLAS, plans); part of t_plan */
     long peak_rss_kib; /* getrusage ru_maxrss at the end of the run */
 
     /* pictures */

@@ -13,7 +13,9 @@
 # (A^H A + lambda_b I) x = A^H y with A = the unitary NUFFT, mrirecon (E^H E + lambda I) x = E^H d
 # with E = F/N: the same minimiser for lambda_b = N lambda. `-w 1` switches BART's automatic data
 # scaling off (it would change the meaning of lambda). BART's model is a Dirac basis: mrirecon runs
-# with --basis dirac (the same model) and with its default basis.
+# with --basis dirac (the same model, its default) and with --basis box; `-l2` is Tikhonov on the
+# image, so mrirecon runs with --reg identity (its default is the gradient) and the given lambda (not
+# the automatic one). --force: a re-run replaces the earlier run's folders.
 set -eu
 build=${1:-build}
 out=${2:-bart_compare}
@@ -43,7 +45,7 @@ for lam in $lambdas; do
   lb=$(awk -v l="$lam" -v n="$n" 'BEGIN { printf "%.9g", l * n }')
   for basis in dirac box; do
     dir=$out/mrirecon_${basis}_$lam
-    cmd=("$bin" recon "$scan" -o "$dir" --sens file --basis "$basis" --lambda "$lam" --iters "$iters" --threads "$threads" --nifti none -q)
+    cmd=("$bin" recon "$scan" -o "$dir" --sens file --basis "$basis" --reg identity --lambda "$lam" --iters "$iters" --threads "$threads" --nifti none --force -q)
     echo "\$ ${cmd[*]}" >&2
     t0=$(date +%s.%N)
     "${cmd[@]}" >/dev/null

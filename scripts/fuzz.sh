@@ -2,12 +2,13 @@
 # Fuzz the readers of user files with libFuzzer + ASan + UBSan (docs/FUZZING.md).
 #   scripts/fuzz.sh [--ci] [--strict] [SECONDS] [TARGET...]
 # Builds the fuzz targets in build-fuzz/ (clang, MR_FUZZ=ON, MR_SANITIZE=ON, no CUDA), writes the
-# seed corpus (tests/fuzz/seeds.c, tests/test_io_malformed.c, tests/test_io_hostile.c; plus
-# tests/fuzz/regress/), then fuzzes each TARGET (default: every tests/fuzz/fuzz_<target>.c:
-# kspace image) for SECONDS (default 60), one process at a time (libFuzzer -fork=1, which goes on
-# after a finding).
-#   --ci      start from the seeds alone (no corpus kept from earlier runs), and install clang with
-#             apt-get when it is missing (unless MR_SKIP_APT=1).
+# seed corpus (tests/fuzz/seeds.c, whose ISMRMRD seeds need libismrmrd-dev; tests/test_io_malformed.c,
+# tests/test_io_hostile.c; plus tests/fuzz/regress/), then fuzzes each TARGET (default: every
+# tests/fuzz/fuzz_<target>.c: kspace image ismrmrd) for SECONDS (default 60), one process at a time
+# (libFuzzer -fork=1, which goes on after a finding).
+#   --ci      start from the seeds alone (no corpus kept from earlier runs), and install what is
+#             missing of clang, libclang-rt-dev, libomp-dev and libismrmrd-dev with apt-get (as
+#             scripts/setup.sh does; not with MR_SKIP_APT=1).
 #   --strict  also fail on findings inside libhdf5 that the readers contain (see below).
 #   --triage  do not fuzz: triage again every finding kept in build-fuzz/findings/<target>/.
 # Without --ci the corpus grows in build-fuzz/corpus/<target> from run to run.
@@ -36,7 +37,7 @@ for a in "$@"; do
     --ci) ci=1 ;;
     --strict) strict=1 ;;
     --triage) triage_only=1 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     [0-9]*) seconds="$a" ;;
     *) targets+=("$a") ;;
   esac
@@ -59,13 +60,22 @@ have_libfuzzer() {
   rm -rf "$d"
   return $rc
 }
-if ! have_libfuzzer; then
-  if [ "$ci" = 1 ] && [ "${MR_SKIP_APT:-0}" != 1 ]; then
+if [ "$ci" = 1 ] && [ "${MR_SKIP_APT:-0}" != 1 ]; then
+  missing=""
+  for p in clang libclang-rt-dev libomp-dev libismrmrd-dev; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+  done
+  if [ -n "$missing" ]; then
     sudo=""; [ "$(id -u)" != 0 ] && sudo="sudo"
-    echo "fuzz: installing clang, libFuzzer and libomp" >&2
+    echo "fuzz: installing$missing" >&2
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang libclang-rt-dev libomp-dev >&2
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >&2
   fi
+fi
+[ -f /usr/include/ismrmrd/ismrmrd.h ] ||
+  echo "fuzz: libismrmrd-dev is missing: no ISMRMRD seeds (apt-get install libismrmrd-dev)" >&2
+if ! have_libfuzzer; then
   if ! have_libfuzzer; then
     echo "fuzz: clang with libFuzzer is needed (Debian: apt-get install clang libclang-rt-dev libomp-dev)" >&2
     exit 1
@@ -96,6 +106,7 @@ unset ASAN_OPTIONS
 seed_dirs() { # the seeds of target $1: its own files first, then the others' (any HDF5 file helps)
   case "$1" in
     image) echo "$seeds/image tests/fuzz/regress/image $seeds/kspace-valid" ;;
+    ismrmrd) echo "$seeds/ismrmrd tests/fuzz/regress/ismrmrd $seeds/kspace-valid" ;;
     *) echo "$seeds/kspace-valid $seeds/kspace-malformed $seeds/kspace-hostile tests/fuzz/regress/$1 $seeds/image" ;;
   esac
 }

@@ -14,32 +14,62 @@
 struct mr_backend {
     int refs;
     int gpu; /* device index, -1 = host */
+    int gpus[MR_DEVICE_MAX_GPUS], ngpus; /* the GPUs sharing the exact sums (gpus[0] == gpu) */
     int threads;
     mr_vecops ops;
     mr_vecops_cpu_ctx cpu;
     mr_gpu_ctx *ctx;
     double init_seconds;
-    char name[128];
+    char name[160];
 };
+
+static mr_status bad_device(const char *text)
+{
+    return mr_error(MR_EINVAL, "'%s' is not auto, cpu, gpu, gpu:N, gpu:N,M,... or gpu:all (N = 0, 1, ...)", text);
+}
 
 mr_status mr_device_parse(const char *text, mr_device_sel *out)
 {
     if (!text)
-        return mr_error(MR_EINVAL, "missing value (auto, cpu, gpu or gpu:N)");
-    mr_device_sel s = {MR_DEVICE_AUTO, -1};
+        return mr_error(MR_EINVAL, "missing value (auto, cpu, gpu, gpu:N, gpu:N,M,... or gpu:all)");
+    mr_device_sel s;
+    memset(&s, 0, sizeof s);
+    s.kind = MR_DEVICE_AUTO;
+    s.index = -1;
     if (strcmp(text, "cpu") == 0) {
         s.kind = MR_DEVICE_CPU;
     } else if (strcmp(text, "gpu") == 0) {
         s.kind = MR_DEVICE_GPU;
-    } else if (strncmp(text, "gpu:", 4) == 0 && text[4] >= '0' && text[4] <= '9') {
-        char *end = NULL;
-        long v = strtol(text + 4, &end, 10);
-        if (*end != '\0' || v < 0 || v >= 1024)
-            return mr_error(MR_EINVAL, "'%s' is not auto, cpu, gpu or gpu:N (N = 0, 1, ...)", text);
+    } else if (strcmp(text, "gpu:all") == 0) {
         s.kind = MR_DEVICE_GPU;
-        s.index = (int)v;
+        s.all = 1;
+    } else if (strncmp(text, "gpu:", 4) == 0) {
+        int list[MR_DEVICE_MAX_GPUS], n = 0;
+        for (const char *p = text + 4;;) { /* N(,N)*: digits only, no sign, no blanks */
+            if (*p < '0' || *p > '9')
+                return bad_device(text);
+            char *end = NULL;
+            const long v = strtol(p, &end, 10);
+            if (v >= 1024)
+                return bad_device(text);
+            if (n == MR_DEVICE_MAX_GPUS)
+                return mr_error(MR_EINVAL, "'%s': at most %d GPUs can share one reconstruction", text,
+                                MR_DEVICE_MAX_GPUS);
+            list[n++] = (int)v;
+            if (*end == '\0')
+                break;
+            if (*end != ',')
+                return bad_device(text);
+            p = end + 1;
+        }
+        s.kind = MR_DEVICE_GPU;
+        s.index = list[0];
+        if (n > 1) {
+            s.ngpus = n;
+            memcpy(s.gpus, list, (size_t)n * sizeof *list);
+        }
     } else if (strcmp(text, "auto") != 0) {
-        return mr_error(MR_EINVAL, "'%s' is not auto, cpu, gpu or gpu:N (N = 0, 1, ...)", text);
+        return bad_device(text);
     }
     *out = s;
     return MR_OK;
@@ -47,38 +77,68 @@ mr_status mr_device_parse(const char *text, mr_device_sel *out)
 
 void mr_device_format(mr_device_sel sel, char *buf, size_t size)
 {
-    if (sel.kind == MR_DEVICE_GPU && sel.index >= 0)
+    if (sel.kind != MR_DEVICE_GPU) {
+        snprintf(buf, size, "%s", sel.kind == MR_DEVICE_CPU ? "cpu" : "auto");
+    } else if (sel.all) {
+        snprintf(buf, size, "gpu:all");
+    } else if (sel.ngpus > 1) {
+        size_t used = (size_t)snprintf(buf, size, "gpu:");
+        for (int i = 0; i < sel.ngpus && used < size; i++)
+            used += (size_t)snprintf(buf + used, size - used, "%s%d", i ? "," : "", sel.gpus[i]);
+    } else if (sel.index >= 0) {
         snprintf(buf, size, "gpu:%d", sel.index);
-    else
-        snprintf(buf, size, "%s", sel.kind == MR_DEVICE_GPU ? "gpu" : sel.kind == MR_DEVICE_CPU ? "cpu" : "auto");
+    } else {
+        snprintf(buf, size, "gpu");
+    }
 }
 
-mr_status mr_device_resolve(mr_device_sel sel, int *gpu)
+mr_status mr_device_resolve_gpus(mr_device_sel sel, int *gpus, int *n)
 {
-    *gpu = -1;
+    *n = 0;
     if (sel.kind == MR_DEVICE_CPU)
         return MR_OK;
     if (sel.kind != MR_DEVICE_GPU && sel.kind != MR_DEVICE_AUTO)
         return mr_error(MR_EINVAL, "unknown device kind %d", (int)sel.kind);
     const int count = mr_gpu_count();
-    char req[32];
+    char req[MR_DEVICE_TEXT];
     mr_device_format(sel, req, sizeof req);
+    /* the GPUs asked for: the main one first */
+    int want[MR_DEVICE_MAX_GPUS], nw = 0;
+    want[nw++] = sel.index >= 0 ? sel.index : (sel.ngpus > 1 ? sel.gpus[0] : 0);
+    for (int i = 1; i < sel.ngpus && nw < MR_DEVICE_MAX_GPUS; i++)
+        want[nw++] = sel.gpus[i];
+    for (int d = 0; sel.all && d < count && nw < MR_DEVICE_MAX_GPUS; d++)
+        if (d != want[0])
+            want[nw++] = d;
+    int worst = -1;
+    for (int i = 0; i < nw; i++)
+        worst = want[i] > worst ? want[i] : worst;
     if (sel.kind == MR_DEVICE_GPU) {
         if (count <= 0)
             return mr_error(MR_ENODEV, "--device %s: no usable GPU (no CUDA device, no driver, or mrirecon was "
                                        "built without CUDA); use --device cpu or auto",
                             req);
-        if (sel.index >= count)
+        if (worst >= count)
             return mr_error(MR_ENODEV, "--device %s: only %d usable GPU(s) (gpu:0..gpu:%d)", req, count, count - 1);
-    } else if (count <= 0 || sel.index >= count) {
+    } else if (count <= 0 || worst >= count) {
         if (count <= 0)
             mr_log(MR_LOG_INFO, "no usable GPU, running on the CPU");
         else
-            mr_log(MR_LOG_INFO, "gpu:%d is not usable (%d usable GPU(s)), running on the CPU", sel.index, count);
+            mr_log(MR_LOG_INFO, "%s is not usable (%d usable GPU(s)), running on the CPU", req, count);
         return MR_OK;
     }
-    *gpu = sel.index < 0 ? 0 : sel.index;
+    memcpy(gpus, want, (size_t)nw * sizeof *want);
+    *n = nw;
+    mr_gpu_preload_libraries(); /* cuFFT and cuBLAS load while the context is made and the scan is read */
     return MR_OK;
+}
+
+mr_status mr_device_resolve(mr_device_sel sel, int *gpu)
+{
+    int gpus[MR_DEVICE_MAX_GPUS], n = 0;
+    mr_status st = mr_device_resolve_gpus(sel, gpus, &n);
+    *gpu = st == MR_OK && n > 0 ? gpus[0] : -1;
+    return st;
 }
 
 /* ---- the device table: thin adapters from mr_vecops to gpu/gpu_ops.h ------------------------- */
@@ -120,16 +180,19 @@ mr_status mr_backend_create(mr_backend **out, mr_device_sel sel, int threads)
     if (!out)
         return mr_error(MR_EINVAL, "mr_backend_create: no output pointer");
     *out = NULL;
-    int gpu = -1;
+    int gpus[MR_DEVICE_MAX_GPUS], ngpus = 0;
     const double t0 = mr_now();
-    mr_status st = mr_device_resolve(sel, &gpu);
+    mr_status st = mr_device_resolve_gpus(sel, gpus, &ngpus);
     if (st != MR_OK)
         return st;
+    const int gpu = ngpus > 0 ? gpus[0] : -1;
     mr_backend *b = calloc(1, sizeof *b);
     if (!b)
         return mr_error(MR_ENOMEM, "backend: out of memory");
     b->refs = 1;
     b->gpu = gpu;
+    b->ngpus = ngpus;
+    memcpy(b->gpus, gpus, (size_t)ngpus * sizeof *gpus);
     b->threads = threads > 0 ? threads : omp_get_max_threads();
     if (gpu < 0) {
         mr_vecops_cpu_init(&b->ops, &b->cpu, b->threads);
@@ -145,14 +208,14 @@ mr_status mr_backend_create(mr_backend **out, mr_device_sel sel, int threads)
         mr_clear_error();
         mr_gpu_ctx_destroy(b->ctx);
         free(b);
-        const mr_device_sel cpu = {MR_DEVICE_CPU, -1};
+        const mr_device_sel cpu = {.kind = MR_DEVICE_CPU, .index = -1};
         return mr_backend_create(out, cpu, threads);
     }
     if (st != MR_OK) {
         mr_gpu_ctx_destroy(b->ctx);
         free(b);
         if (st == MR_ENODEV && sel.kind == MR_DEVICE_GPU) {
-            char why[512], req[32];
+            char why[512], req[MR_DEVICE_TEXT];
             snprintf(why, sizeof why, "%s", mr_last_error());
             mr_device_format(sel, req, sizeof req);
             return mr_error(st, "--device %s: %s", req, why);
@@ -166,7 +229,9 @@ mr_status mr_backend_create(mr_backend **out, mr_device_sel sel, int threads)
         desc[0] = '\0';
         mr_clear_error();
     }
-    snprintf(b->name, sizeof b->name, "gpu:%d %s", gpu, desc);
+    int used = snprintf(b->name, sizeof b->name, "gpu:%d %s", gpu, desc);
+    for (int i = 0; i < ngpus && ngpus > 1 && used > 0 && (size_t)used < sizeof b->name; i++)
+        used += snprintf(b->name + used, sizeof b->name - (size_t)used, "%s%d", i ? "," : "; sums on gpu:", gpus[i]);
     *out = b;
     return MR_OK;
 }
@@ -188,6 +253,11 @@ void mr_backend_free(mr_backend *b)
 
 int mr_backend_on_gpu(const mr_backend *b) { return b && b->gpu >= 0; }
 int mr_backend_gpu_index(const mr_backend *b) { return b ? b->gpu : -1; }
+const int *mr_backend_gpus(const mr_backend *b, int *n)
+{
+    *n = b ? b->ngpus : 0;
+    return b ? b->gpus : NULL;
+}
 int mr_backend_threads(const mr_backend *b) { return b ? b->threads : 1; }
 const mr_vecops *mr_backend_vecops(const mr_backend *b) { return &b->ops; }
 const char *mr_backend_name(const mr_backend *b) { return b ? b->name : ""; }

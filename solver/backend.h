@@ -26,22 +26,41 @@ extern "C" {
 
 typedef enum { MR_DEVICE_AUTO = 0, MR_DEVICE_CPU = 1, MR_DEVICE_GPU = 2 } mr_device_kind;
 
-/* A device request: the kind and, for the GPU, the index (-1: the first usable one). */
+/* At most this many GPUs share one reconstruction's exact sums (gpu:all takes the first ones). */
+#define MR_DEVICE_MAX_GPUS 16
+/* Room for any mr_device_format text ("gpu:0,1,...", 16 entries). */
+#define MR_DEVICE_TEXT 96
+
+/* A device request: the kind and, for the GPU, the index of the device the operators and CG run on
+ * (-1: the first usable one). One reconstruction may spread the exact sums Q and F^H d over several
+ * GPUs of the host (gpu/sums.h): `gpu:all` (every usable GPU, the first one runs CG) or a list
+ * `gpu:N,M,...` (the first runs CG; a GPU listed twice computes two parts one after the other, which
+ * tests the split on a one-GPU machine). A zero-initialised tail ({kind, index}) is a single device. */
 typedef struct {
     mr_device_kind kind;
-    int index;
+    int index;                    /* the GPU of the operators and CG; a list's first entry; -1: first usable */
+    int all;                      /* gpu:all */
+    int ngpus;                    /* gpu:N,M,...: entries of gpus (>= 2); 0 otherwise */
+    int gpus[MR_DEVICE_MAX_GPUS]; /* the list, in the order given (gpus[0] == index) */
 } mr_device_sel;
 
-/* "auto", "cpu", "gpu", "gpu:N" -> *out; MR_EINVAL with the message
- * "'TEXT' is not auto, cpu, gpu or gpu:N (N = 0, 1, ...)" otherwise (the caller names the option). */
+/* "auto", "cpu", "gpu", "gpu:N", "gpu:N,M,..." (up to MR_DEVICE_MAX_GPUS entries), "gpu:all" -> *out;
+ * MR_EINVAL with the message "'TEXT' is not auto, cpu, gpu, gpu:N, gpu:N,M,... or gpu:all (N = 0, 1,
+ * ...)" otherwise (the caller names the option). */
 mr_status mr_device_parse(const char *text, mr_device_sel *out);
-/* "auto", "cpu", "gpu", "gpu:N" into buf. */
+/* The request as text (the forms above) into buf (MR_DEVICE_TEXT bytes hold any). */
 void mr_device_format(mr_device_sel sel, char *buf, size_t size);
 
 /* Resolve a request without making anything: *gpu = the GPU index to use, or -1 for the host.
- * Explicit GPU requests fail (MR_ENODEV) when no such CUDA device exists; AUTO logs its choice once
- * per call when it takes the host. (Whether cuFFT loads is known only when the backend is made.) */
+ * Explicit GPU requests fail (MR_ENODEV) when no such CUDA device exists (for a list: any entry);
+ * AUTO logs its choice once per call when it takes the host. (Whether cuFFT loads is known only when
+ * the backend is made.) */
 mr_status mr_device_resolve(mr_device_sel sel, int *gpu);
+/* The same, with every GPU that shares the exact sums: gpus[0] = *gpu from mr_device_resolve, then
+ * the other GPUs of gpu:all (ascending) or of the list (in order); *n = 0 for the host, 1 for one
+ * GPU. gpus holds MR_DEVICE_MAX_GPUS entries. When it picks a GPU it starts loading the GPU libraries
+ * (cuFFT, cuBLAS) in the background (gpu/gpu_ops.h mr_gpu_preload_libraries). */
+mr_status mr_device_resolve_gpus(mr_device_sel sel, int *gpus, int *n);
 
 typedef struct mr_backend mr_backend;
 
@@ -52,9 +71,12 @@ void mr_backend_free(mr_backend *b); /* NULL is fine */
 
 int mr_backend_on_gpu(const mr_backend *b); /* 1: vectors in device memory */
 int mr_backend_gpu_index(const mr_backend *b); /* -1 on the host */
+/* The GPUs that share the exact sums of this backend's NUDFT operators (gpus[0] == the backend's GPU);
+ * *n = 0 on the host. Borrowed for the backend's lifetime. */
+const int *mr_backend_gpus(const mr_backend *b, int *n);
 int mr_backend_threads(const mr_backend *b);   /* host threads (resolved, >= 1) */
 const mr_vecops *mr_backend_vecops(const mr_backend *b); /* borrowed for the backend's lifetime */
-/* "cpu (2 threads)" or "gpu:0 NVIDIA H200 (132 SMs, 139 GiB)" */
+/* "cpu (2 threads)" or "gpu:0 NVIDIA H200 (132 SMs, 139 GiB)" (with several GPUs: "...; sums on gpu:0,1") */
 const char *mr_backend_name(const mr_backend *b);
 /* The device context (gpu/gpu_ops.h) of a GPU backend, NULL on the host; borrowed. */
 struct mr_gpu_ctx *mr_backend_gpu_ctx(const mr_backend *b);

@@ -107,11 +107,61 @@ typedef struct {
     mr_nudft_sums_fn fn; /* NULL (default): the operator's own kernels (CPU or GPU) */
     void *ctx;           /* borrowed: must outlive the operator */
 } mr_nudft_sums;
+/* Who computes the exact sums Q, F^H d (and the forward) of the NUDFT operator on a GPU backend
+ * (docs/GPU.md, "The engine of the exact sums"); the host always uses the CPU kernels (solver/nudft.h).
+ * The rest of the pipeline keeps float32 whatever the engine: Q and F^H d are stored as float,
+ * the Toeplitz FFTs and CG run in float32 (with double dot products). */
+typedef enum {
+    MR_PRECISION_AUTO = 0, /* host: the CPU kernels; GPU: the measured default (tf32x3 where it pays) */
+    MR_PRECISION_SFU = 1,  /* GPU: the CUDA-core kernels of the ladder (fixed-point phase, hardware sincos;
+                              rung by grid size: multi-voxel on large grids, the SFU rung on small ones) */
+    MR_PRECISION_TF32X3 = 2, /* GPU: matrix products on the tensor cores in split TF32 (gpu/gemm.h) */
+    MR_PRECISION_FP64 = 3    /* GPU: matrix products in float64 (DGEMM): exact sums in double, rounded to
+                                float once at the end */
+} mr_precision;
+
+/* "auto", "sfu", "tf32x3", "fp64"; parse returns MR_EINVAL naming the text. */
+const char *mr_precision_name(mr_precision p);
+mr_status mr_precision_parse(const char *text, mr_precision *p);
+
+/* What Q is a function of (the cache key): Q(r) = sum_m qw_m e^{+i2pi k_m.r} on mr_grid_q(matrix), and
+ * the bits also depend on who summed. */
+typedef struct {
+    int64_t matrix[3];
+    int64_t m;
+    const float *traj; /* [M][3], borrowed for the call */
+    const float *qw;   /* [M] real weights w Phi^2 / N^2 (they carry the weights, the basis and N); borrowed */
+    mr_basis basis;
+    char engine[96];   /* what computed Q, precisely enough that equal texts give equal bits: "cpu avx2",
+                          "gpu sfu T256 C512 U2 V32rot m3", "gpu tf32x3 mma v0", "gpu fp64 dgemm" */
+} mr_q_key;
+
+/* A store for Q across runs (io/q_cache.h implements it on disk). The operator calls load before it
+ * computes Q and, after a miss, save with what it computed: between the two the store may hold a lock
+ * (so that another process waiting for the same Q takes it from the store instead of computing it too),
+ * so every miss is followed by exactly one save, possibly from another thread (the GPU operator saves
+ * from a background thread); a store used by several threads makes load and save thread-safe. */
+typedef struct mr_q_store mr_q_store;
+struct mr_q_store {
+    /* 1 and q ([mr_grid_size(mr_grid_q(matrix))][2] host floats) filled on a hit; 0 on a miss (a broken
+     * entry is a miss, with a warning). */
+    int (*load)(mr_q_store *s, const mr_q_key *key, float *q);
+    /* After a miss: q is a malloc'd host copy of Q, now owned by the store (it may be written in the
+     * background); NULL when Q could not be computed (nothing is stored, the lock is released). Never
+     * fails the operator: problems are warnings. */
+    void (*save)(mr_q_store *s, const mr_q_key *key, float *q);
+};
 
 typedef struct {
     mr_basis basis;  /* default MR_BASIS_BOX */
     int fast_normal; /* 1 (default): Q and the Toeplitz normal; 0: normal = adjoint(forward) */
-    int exact_trig;  /* GPU: accurate sincosf instead of the SFU (accuracy comparison); default 0 */
+    int exact_trig;  /* GPU: accurate sincosf instead of the SFU (accuracy comparison); with AUTO precision
+                        it selects the SFU engine's constant-memory rung; ignored by the GEMM engines,
+                        whose tables are exact anyway. Default 0 */
+    mr_precision precision; /* default MR_PRECISION_AUTO; a GPU precision on a host backend is MR_EINVAL */
+    mr_q_store *q_store;    /* NULL (default): Q is always computed. Borrowed until the operator is freed:
+                               on a GPU a computed Q is copied back and saved from a background thread
+                               that mr_linop_free joins */
     const mr_progress *progress; /* stages "Q" (create) and "F^H d" (adjoint) are reported here (CPU: per
                                     row; GPU: per stage); NULL (default): none. Borrowed: must outlive
                                     the operator */
@@ -122,10 +172,14 @@ typedef struct {
 void mr_nudft_opts_default(mr_nudft_opts *o);
 
 typedef struct {
-    double q_seconds;    /* computing Q (0 without fast_normal) */
+    double q_seconds;    /* obtaining Q: computed, or read from the store (0 without fast_normal) */
     double plan_seconds; /* everything else in create: copies, uploads, Phi, the kernel spectrum, FFT plans */
     double fft_plan_seconds; /* of which: FFT planning (FFTW or cuFFT) */
+    double engine_seconds;   /* of which: making the engine of the sums (GPU: loading cuBLAS, plans, peer access) */
     int64_t q_pairs;     /* (voxel, sample) pairs of the Q sum */
+    mr_precision engine; /* the engine that ran (AUTO resolved; AUTO itself on the host) */
+    char engine_name[128]; /* "cpu avx2 kernels", "gpu tf32x3 (tensor-core GEMM, split TF32)", ... */
+    const char *q_source;  /* "computed", "computed, stored" (a store missed), "store" (a hit); "" without Q */
 } mr_nudft_info;
 
 /* E: coil images {Nx,Ny,Nz,C} -> k-space {M,1,1,C}, the same operator for each of the C coils:

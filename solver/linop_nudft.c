@@ -1,20 +1,27 @@
 /* The exact NUDFT operator and the Toeplitz normal of linop.h, on the host (solver/nudft.h,
- * solver/toeplitz.h) or on the device (gpu/gpu.h, gpu/gpu_ops.h).
+ * solver/toeplitz.h) or on the device (gpu/sums.h: the engine of the exact sums, on one GPU or
+ * several; gpu/gpu_ops.h).
  *
  * Per coil c, with s_m = sqrt(w_m) Phi_m / N (real):
  *   forward  y_c = s * nudft_forward(x_c)          (sum over the image grid, then scaled per sample)
  *   adjoint  x_c = nudft_adjoint(s * y_c)          (complex weights a_m = s_m y_c,m)
  *   normal   Toeplitz with Q = nudft_adjoint(w Phi^2 / N^2) on mr_grid_q   (real weights)
- * On a GPU backend every vector and Q stay on the device; only the trajectory and the per-sample
- * factors are uploaded, once. */
+ * The sums are raw (solver/nudft.h conventions) whatever computes them: the scaling by s is applied
+ * here. On a GPU backend every vector and Q stay on the device; only the trajectory and the per-sample
+ * factors are uploaded, once. With a Q store (opts.q_store) Q is taken from it when it holds Q for this
+ * key (trajectory, Q weights, grid, basis, engine) and given to it after it was computed; on a GPU the
+ * copy of a computed Q back to the host and the store's save run in a background thread (q_saver) while
+ * the reconstruction goes on, joined when the operator is freed. */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../base/grid.h"
 #include "../base/log.h"
-#include "../gpu/gpu.h"
 #include "../gpu/gpu_ops.h"
+#include "../gpu/sums.h"
 #include "linop.h"
 #include "nudft.h"
 #include "toeplitz.h"
@@ -24,9 +31,28 @@ void mr_nudft_opts_default(mr_nudft_opts *o)
     o->basis = MR_BASIS_BOX;
     o->fast_normal = 1;
     o->exact_trig = 0;
+    o->precision = MR_PRECISION_AUTO;
+    o->q_store = NULL;
     o->progress = NULL;
     o->sums.fn = NULL;
     o->sums.ctx = NULL;
+}
+
+static const char *const precision_names[] = {"auto", "sfu", "tf32x3", "fp64"};
+
+const char *mr_precision_name(mr_precision p)
+{
+    return p >= MR_PRECISION_AUTO && p <= MR_PRECISION_FP64 ? precision_names[p] : "unknown";
+}
+
+mr_status mr_precision_parse(const char *text, mr_precision *p)
+{
+    for (int i = 0; text && i <= MR_PRECISION_FP64; i++)
+        if (strcmp(text, precision_names[i]) == 0) {
+            *p = (mr_precision)i;
+            return MR_OK;
+        }
+    return mr_error(MR_EINVAL, "precision '%s' is not auto, sfu, tf32x3 or fp64", text ? text : "(null)");
 }
 
 /* ---- the Toeplitz normal ----------------------------------------------------------------------- */
@@ -87,18 +113,47 @@ mr_status mr_linop_toeplitz_create(mr_linop **out, mr_backend *be, const int64_t
 
 /* ---- the NUDFT --------------------------------------------------------------------------------- */
 
+/* A computed Q handed to the store from a background thread: the device-to-host copy (134 MB on the book
+ * problem) and the store's write overlap F^H d and CG instead of delaying them. */
+typedef struct {
+    mr_q_store *store;
+    mr_q_key key;     /* traj and qw point to the copies below */
+    float *traj, *qw; /* owned copies of the key's data (the caller's arrays are borrowed for create only) */
+    float *host;      /* owned, [nq][2]: handed to the store */
+    const float *dq;  /* the device Q, kept by the operator until the thread is joined */
+    int device;
+    int64_t nq;
+    pthread_t thread;
+} q_saver;
+
+static void *q_saver_run(void *arg)
+{
+    q_saver *sv = arg;
+    mr_status st = mr_gpu_fetch(sv->device, sv->host, sv->dq, 2 * sv->nq);
+    if (st != MR_OK) {
+        mr_log(MR_LOG_WARN, "Q store: cannot copy Q from GPU %d (%s); Q is not stored", sv->device, mr_last_error());
+        free(sv->host);
+        sv->host = NULL;
+    }
+    sv->store->save(sv->store, &sv->key, sv->host); /* the store owns it now */
+    sv->host = NULL;
+    return NULL;
+}
+
 typedef struct {
     mr_backend *be;
     struct mr_gpu_ctx *gctx; /* NULL on the host */
-    mr_gpu_nudft *gn;
+    mr_gpu_sums *sums;       /* the GPU's engine of the exact sums */
+    q_saver *saver;          /* a background save of Q to the store, joined by destroy */
+    float *qkeep;            /* the device Q the saver reads */
     int64_t matrix[3], n, m, c;
-    int threads, exact_trig;
+    int threads;
     const mr_progress *progress; /* borrowed, may be NULL */
     float *traj; /* host [M][3] (host backend, or a sums provider) */
+    mr_nudft_sums provider; /* mr_nudft_opts.sums: Q and F^H d from it when set */
     float *s;    /* [M] sqrt(w) Phi / N, in the backend's memory */
     float *a;    /* [M][2] adjoint weights, in the backend's memory */
     mr_linop *tp; /* the Toeplitz normal (fast_normal), or NULL */
-    mr_nudft_sums sums; /* the sums provider (mr_nudft_opts.sums), or fn NULL */
 } nudft_data;
 
 static void nudft_destroy(void *p)
@@ -107,16 +162,21 @@ static void nudft_destroy(void *p)
     if (!d)
         return;
     const mr_vecops *v = mr_backend_vecops(d->be);
+    if (d->saver) {
+        pthread_join(d->saver->thread, NULL);
+        free(d->saver->traj);
+        free(d->saver->qw);
+        free(d->saver);
+    }
+    v->release(v->ctx, d->qkeep);
     mr_linop_free(d->tp);
-    mr_gpu_nudft_destroy(d->gn);
+    mr_gpu_sums_destroy(d->sums);
     v->release(v->ctx, d->s);
     v->release(v->ctx, d->a);
     free(d->traj);
     mr_backend_free(d->be);
     free(d);
 }
-
-static mr_gpu_variant nudft_variant(const nudft_data *d) { return d->exact_trig ? MR_GPU_CONSTANT : MR_GPU_BEST; }
 
 /* ---- the sums provider (mr_nudft_opts.sums): out (backend memory) = the sum over g with the host
  * weights a (real [M] or complex [M][2]); on a GPU backend the result goes through a host copy. */
@@ -128,7 +188,7 @@ static mr_status provider_sum(const nudft_data *d, const mr_grid *g, const float
     if (!h)
         return mr_error(MR_ENOMEM, "operator: out of memory for %s on %lld voxels", stage, (long long)n);
     mr_progress_report(p, stage, 0, 1);
-    mr_status st = d->sums.fn(d->sums.ctx, g, d->traj, a, real_weights, d->m, h);
+    mr_status st = d->provider.fn(d->provider.ctx, g, d->traj, a, real_weights, d->m, h);
     if (st == MR_OK && d->gctx) {
         const mr_vecops *v = mr_backend_vecops(d->be);
         st = v->from_host(v->ctx, n, out, h);
@@ -173,7 +233,7 @@ static mr_status nudft_forward(void *p, const float *x, float *y)
     for (int64_t c = 0; c < d->c; c++) {
         const float *xc = x + 2 * c * d->n;
         float *yc = y + 2 * c * d->m;
-        mr_status st = d->gctx ? mr_gpu_nudft_forward_dev(d->gn, d->gctx, &g, xc, yc, d->exact_trig)
+        mr_status st = d->gctx ? mr_gpu_sums_forward(d->sums, &g, xc, yc)
                                : mr_nudft_forward(&g, d->traj, xc, d->m, yc, d->threads);
         if (st != MR_OK)
             return st;
@@ -198,13 +258,13 @@ static mr_status nudft_adjoint(void *p, const float *y, float *x)
         mr_progress_part part;
         const mr_progress coil = mr_progress_part_of(&part, d->progress, c, d->c);
         mr_status st;
-        if (d->sums.fn) {
+        if (d->provider.fn) {
             st = provider_adjoint(d, &g, yc, xc, &coil);
         } else if (d->gctx) {
             mr_progress_report(&coil, "F^H d", 0, 1);
             st = mr_gpu_scale_rows(d->gctx, d->m, 1, d->s, yc, d->a);
             if (st == MR_OK)
-                st = mr_gpu_nudft_adjoint_dev(d->gn, d->gctx, &g, d->a, 0, xc, nudft_variant(d));
+                st = mr_gpu_sums_adjoint(d->sums, &g, d->a, 0, xc, MR_GEMM_F32);
             if (st == MR_OK)
                 mr_progress_report(&coil, "F^H d", 1, 1);
         } else {
@@ -258,33 +318,177 @@ static mr_status check_input(const int64_t matrix[3], const float *traj, int64_t
     return MR_OK;
 }
 
-/* Q on the backend, then the Toeplitz operator. qw: host [M] real weights w Phi^2 / N^2. */
-static mr_status make_normal(nudft_data *d, const float *qw, mr_nudft_info *info)
+/* Who computes the sums (info->engine, engine_name), and on a GPU backend the engine object. */
+static mr_status make_engine(nudft_data *d, const float *traj, const mr_nudft_opts *o, mr_nudft_info *info)
+{
+    if (!d->gctx) {
+        if (o->precision != MR_PRECISION_AUTO)
+            return mr_error(MR_EINVAL, "precision %s runs on a GPU, but this operator runs on %s (use --device gpu, or "
+                                       "--precision auto for the CPU kernels)",
+                            mr_precision_name(o->precision), mr_backend_name(d->be));
+        const char *level = mr_nudft_kernel_name();
+        info->engine = MR_PRECISION_AUTO;
+        snprintf(info->engine_name, sizeof info->engine_name, "cpu %s kernels", level ? level : "(unavailable)");
+        return MR_OK;
+    }
+    int ngpus = 0;
+    const int *gpus = mr_backend_gpus(d->be, &ngpus);
+    mr_gpu_sums_opts so;
+    memset(&so, 0, sizeof so);
+    so.exact_trig = o->exact_trig;
+    so.devices = gpus;
+    so.ndevices = ngpus;
+    char why[512] = "";
+    switch (o->precision) {
+    case MR_PRECISION_SFU:
+        so.engine = MR_SUMS_SFU;
+        break;
+    case MR_PRECISION_TF32X3:
+        so.engine = MR_SUMS_TF32X3;
+        break;
+    case MR_PRECISION_FP64:
+        so.engine = MR_SUMS_FP64;
+        break;
+    case MR_PRECISION_AUTO:
+    default:
+        so.engine = o->exact_trig ? MR_SUMS_SFU
+                                  : mr_gpu_sums_choose(mr_backend_gpu_index(d->be), d->matrix, d->m, why, sizeof why);
+        break;
+    }
+    info->engine = so.engine == MR_SUMS_SFU ? MR_PRECISION_SFU
+                   : so.engine == MR_SUMS_FP64 ? MR_PRECISION_FP64 : MR_PRECISION_TF32X3;
+    static const char *const what[] = {"CUDA-core kernels, rung by grid size", "tensor-core GEMM, split TF32",
+                                       "tensor-core DGEMM, float64"};
+    const int n = snprintf(info->engine_name, sizeof info->engine_name, "gpu %s (%s)", mr_sums_engine_name(so.engine),
+                           so.engine == MR_SUMS_SFU && o->exact_trig ? "constant-memory kernel, accurate sincosf"
+                                                                      : what[so.engine]);
+    if (ngpus > 1 && n > 0 && (size_t)n < sizeof info->engine_name)
+        snprintf(info->engine_name + n, sizeof info->engine_name - (size_t)n, " on %d GPUs", ngpus);
+    if (why[0])
+        mr_log(MR_LOG_DEBUG, "exact sums: precision auto chose %s", why);
+    return mr_gpu_sums_create(&d->sums, d->gctx, traj, d->m, &so);
+}
+
+/* Q (on mr_grid_q, real weights qw = w Phi^2 / N^2) into q, in the backend's memory. */
+static mr_status compute_q(nudft_data *d, const float *qw, float *q)
+{
+    const mr_grid gq = mr_grid_q(d->matrix);
+    if (!d->gctx)
+        return mr_nudft_adjoint_progress(&gq, d->traj, qw, 1, d->m, q, d->threads, d->progress, "Q");
+    const mr_vecops *v = mr_backend_vecops(d->be);
+    mr_progress_report(d->progress, "Q", 0, 1);
+    float *dqw = mr_backend_upload(d->be, d->m, qw);
+    mr_status st = dqw ? mr_gpu_sums_adjoint(d->sums, &gq, dqw, 1, q, MR_GEMM_F32) : MR_ENOMEM;
+    v->release(v->ctx, dqw);
+    if (st == MR_OK)
+        mr_progress_report(d->progress, "Q", 1, 1);
+    mr_gpu_sums_trim(d->sums); /* the Q grid's tables are not needed again */
+    return st;
+}
+
+/* Hand the device Q to the store from a background thread (the key's data copied, host takes the copy of Q,
+ * q stays alive as d->qkeep until destroy joins the thread). MR_OK when the thread runs. */
+static mr_status start_saver(nudft_data *d, mr_q_store *store, const mr_q_key *key, float *host, float *q)
+{
+    q_saver *sv = calloc(1, sizeof *sv);
+    if (sv) {
+        sv->traj = malloc((size_t)d->m * 3 * sizeof(float));
+        sv->qw = malloc((size_t)d->m * sizeof(float));
+    }
+    if (!sv || !sv->traj || !sv->qw) {
+        if (sv) {
+            free(sv->traj);
+            free(sv->qw);
+        }
+        free(sv);
+        return MR_ENOMEM;
+    }
+    memcpy(sv->traj, key->traj, (size_t)d->m * 3 * sizeof(float));
+    memcpy(sv->qw, key->qw, (size_t)d->m * sizeof(float));
+    sv->store = store;
+    sv->key = *key;
+    sv->key.traj = sv->traj;
+    sv->key.qw = sv->qw;
+    sv->host = host;
+    sv->dq = q;
+    sv->device = mr_backend_gpu_index(d->be);
+    const mr_grid gq = mr_grid_q(d->matrix);
+    sv->nq = mr_grid_size(&gq);
+    if (mr_gpu_ctx_sync(d->gctx) != MR_OK || pthread_create(&sv->thread, NULL, q_saver_run, sv) != 0) {
+        mr_clear_error();
+        free(sv->traj);
+        free(sv->qw);
+        free(sv);
+        return MR_EINTERNAL;
+    }
+    d->saver = sv;
+    d->qkeep = q;
+    return MR_OK;
+}
+
+/* Q on the backend (from the store when it has it), then the Toeplitz operator. qw: host [M]. */
+static mr_status make_normal(nudft_data *d, const float *traj, const float *qw, const mr_nudft_opts *o,
+                             mr_nudft_info *info)
 {
     const mr_grid gq = mr_grid_q(d->matrix);
     const int64_t nq = mr_grid_size(&gq);
     const mr_vecops *v = mr_backend_vecops(d->be);
-    float *q = mr_backend_alloc(d->be, nq), *dqw = NULL;
+    float *q = mr_backend_alloc(d->be, nq);
     if (!q)
         return MR_ENOMEM;
-    mr_status st = MR_OK;
+    mr_q_key key;
+    memset(&key, 0, sizeof key);
+    memcpy(key.matrix, d->matrix, sizeof key.matrix);
+    key.m = d->m;
+    key.traj = traj;
+    key.qw = qw;
+    key.basis = o->basis;
+    if (d->provider.fn) /* its bits are its own (e.g. the MPI split: recon/mpi_recon.h) */
+        snprintf(key.engine, sizeof key.engine, "sums provider");
+    else if (d->sums)
+        mr_gpu_sums_describe(d->sums, &gq, 1, key.engine, sizeof key.engine);
+    else
+        snprintf(key.engine, sizeof key.engine, "cpu %s", mr_nudft_kernel_name() ? mr_nudft_kernel_name() : "-");
     const double t0 = mr_now();
-    if (d->sums.fn) {
-        st = provider_sum(d, &gq, qw, 1, q, d->progress, "Q");
-    } else if (d->gctx) {
-        mr_progress_report(d->progress, "Q", 0, 1);
-        dqw = mr_backend_upload(d->be, d->m, qw);
-        st = dqw ? mr_gpu_nudft_adjoint_dev(d->gn, d->gctx, &gq, dqw, 1, q, nudft_variant(d)) : MR_ENOMEM;
-        if (st == MR_OK)
-            mr_progress_report(d->progress, "Q", 1, 1);
+    mr_q_store *store = o->q_store;
+    /* the store reads into host memory: the host backend's q itself, or a copy for the device */
+    float *hq = store ? (d->gctx ? malloc((size_t)nq * 2 * sizeof(float)) : q) : NULL;
+    if (store && !hq)
+        mr_log(MR_LOG_WARN, "Q store: no host memory for a %lld-point Q, computing Q without it", (long long)nq);
+    mr_status st = MR_OK;
+    if (hq && store->load(store, &key, hq)) {
+        st = d->gctx ? v->from_host(v->ctx, nq, q, hq) : MR_OK;
+        info->q_source = "store";
     } else {
-        st = mr_nudft_adjoint_progress(&gq, d->traj, qw, 1, d->m, q, d->threads, d->progress, "Q");
+        st = d->provider.fn ? provider_sum(d, &gq, qw, 1, q, d->progress, "Q") : compute_q(d, qw, q);
+        info->q_source = "computed";
+        if (hq) { /* after the miss: the store gets a host copy of Q that it owns, or NULL */
+            float *own = NULL;
+            if (st == MR_OK && d->gctx) {
+                if (start_saver(d, store, &key, hq, q) == MR_OK) {
+                    hq = NULL;
+                    q = NULL; /* kept for the saver (d->qkeep) */
+                    info->q_source = "computed, stored";
+                } else if ((st = v->to_host(v->ctx, nq, hq, q)) == MR_OK) { /* no thread: here and now */
+                    own = hq;
+                    hq = NULL;
+                }
+            } else if (st == MR_OK && (own = malloc((size_t)nq * 2 * sizeof(float)))) {
+                memcpy(own, q, (size_t)nq * 2 * sizeof(float));
+            }
+            if (own)
+                info->q_source = "computed, stored";
+            if (q) /* not handed to a saver */
+                store->save(store, &key, own);
+        }
     }
+    if (d->gctx)
+        free(hq);
     info->q_seconds = mr_now() - t0;
     info->q_pairs = nq > INT64_MAX / d->m ? INT64_MAX : nq * d->m;
-    v->release(v->ctx, dqw);
+    const float *qq = q ? q : d->qkeep;
     if (st == MR_OK)
-        st = mr_linop_toeplitz_create(&d->tp, d->be, d->matrix, q, d->c, &info->fft_plan_seconds);
+        st = mr_linop_toeplitz_create(&d->tp, d->be, d->matrix, qq, d->c, &info->fft_plan_seconds);
     v->release(v->ctx, q);
     return st;
 }
@@ -302,6 +506,7 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     if (!info)
         info = &dummy;
     memset(info, 0, sizeof *info);
+    info->q_source = "";
     if (!be)
         return mr_error(MR_EINVAL, "operator: no backend");
     mr_status st = check_input(matrix, traj, m, weights, ncoils, &o);
@@ -323,9 +528,8 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     d->m = m;
     d->c = ncoils;
     d->threads = mr_backend_threads(be);
-    d->exact_trig = o.exact_trig;
     d->progress = o.progress;
-    d->sums = o.sums;
+    d->provider = o.sums;
     const double inv_n = 1.0 / (double)d->n;
     for (int64_t k = 0; k < m; k++) {
         double phi = 1.0;
@@ -337,11 +541,14 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
         s[k] = (float)(sqrt(w) * phi * inv_n);
         qw[k] = (float)(w * phi * phi * inv_n * inv_n);
     }
-    if (d->gctx) {
-        st = mr_gpu_nudft_create(&d->gn, mr_backend_gpu_index(be), traj, m);
-        if (st == MR_OK && (!(d->s = mr_backend_upload(be, m, s)) || !(d->a = mr_backend_alloc(be, m))))
+    const double t_engine = mr_now();
+    st = make_engine(d, traj, &o, info);
+    info->engine_seconds = mr_now() - t_engine;
+    if (st != MR_OK) {
+    } else if (d->gctx) {
+        if (!(d->s = mr_backend_upload(be, m, s)) || !(d->a = mr_backend_alloc(be, m)))
             st = MR_ENOMEM;
-        if (st == MR_OK && d->sums.fn && !(d->traj = malloc((size_t)m * 3 * sizeof(float))))
+        if (st == MR_OK && d->provider.fn && !(d->traj = malloc((size_t)m * 3 * sizeof(float))))
             st = mr_error(MR_ENOMEM, "operator: out of memory for %lld samples", (long long)m);
         if (st == MR_OK && d->traj) /* the sums provider takes the trajectory from the host */
             memcpy(d->traj, traj, (size_t)m * 3 * sizeof(float));
@@ -356,7 +563,7 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
             memcpy(d->traj, traj, (size_t)m * 3 * sizeof(float));
     }
     if (st == MR_OK && o.fast_normal)
-        st = make_normal(d, qw, info);
+        st = make_normal(d, traj, qw, &o, info);
     free(s);
     free(qw);
     if (st != MR_OK) {

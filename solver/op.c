@@ -25,6 +25,10 @@ void mr_op_opts_default(mr_op_opts *o)
     o->exact_trig = 0;
     o->sums.fn = NULL;
     o->sums.ctx = NULL;
+    o->precision = MR_PRECISION_AUTO;
+    o->gpu_all = 0;
+    o->ngpus = 0;
+    memset(o->gpus, 0, sizeof o->gpus);
 }
 
 void mr_op_opts_nudft(const mr_op_opts *o, mr_nudft_opts *out)
@@ -34,6 +38,7 @@ void mr_op_opts_nudft(const mr_op_opts *o, mr_nudft_opts *out)
     out->fast_normal = o->fast_normal;
     out->exact_trig = o->exact_trig;
     out->sums = o->sums;
+    out->precision = o->precision;
 }
 
 void mr_op_destroy(mr_op *op)

@@ -35,6 +35,10 @@ typedef struct {
                               0: normal = adjoint(forward(x)) */
     int exact_trig;        /* GPU: 1 = accurate sincosf instead of the SFU (accuracy comparison) */
     mr_nudft_sums sums;    /* Q and F^H d from this provider (solver/linop.h); default none */
+    mr_precision precision; /* engine of the exact sums (linop.h); default MR_PRECISION_AUTO */
+    int gpu_all;            /* the rest of a device request (backend.h): gpu:all */
+    int ngpus;              /* gpu:N,M,...: the GPUs sharing the exact sums (0: one device) */
+    int gpus[MR_DEVICE_MAX_GPUS];
 } mr_op_opts;
 
 void mr_op_opts_default(mr_op_opts *o);
@@ -42,13 +46,19 @@ void mr_op_opts_default(mr_op_opts *o);
 /* The device request of o, and o's device fields from a request. */
 static inline mr_device_sel mr_op_opts_device(const mr_op_opts *o)
 {
-    mr_device_sel s = {o->device, o->gpu_index};
+    mr_device_sel s = {.kind = o->device, .index = o->gpu_index, .all = o->gpu_all, .ngpus = o->ngpus};
+    for (int i = 0; i < o->ngpus && i < MR_DEVICE_MAX_GPUS; i++)
+        s.gpus[i] = o->gpus[i];
     return s;
 }
 static inline void mr_op_opts_set_device(mr_op_opts *o, mr_device_sel s)
 {
     o->device = s.kind;
     o->gpu_index = s.index;
+    o->gpu_all = s.all;
+    o->ngpus = s.ngpus;
+    for (int i = 0; i < s.ngpus && i < MR_DEVICE_MAX_GPUS; i++)
+        o->gpus[i] = s.gpus[i];
 }
 /* The NUDFT options (solver/linop.h) of o. */
 void mr_op_opts_nudft(const mr_op_opts *o, mr_nudft_opts *out);

@@ -114,7 +114,7 @@ check "the message says why and names --force" grep -q "holds the outputs of ano
 check "A's files unchanged" bash -c 'cksum "$0"/* | cmp -s - "$1"' "$dir/d" "$dir/d.sum"
 echo "notes" >"$dir/d/notes.txt"
 expect 0 "recon B --force into d" -- "$bin" recon "$dir/clean.h5" -o "$dir/d" --iters 5 --force -q
-printf '%s\n' convergence.png image_cg.h5 image_cg.png metrics.csv notes.txt report.json report.md >"$dir/want"
+printf '%s\n' convergence.png image_cg.h5 image_cg.nii image_cg.png metrics.csv notes.txt report.json report.md >"$dir/want"
 check "--force: B's files and the user's file, nothing of A" bash -c 'ls "$0" | cmp -s - "$1"' "$dir/d" "$dir/want"
 check "--force: the report is B's" grep -q "clean.h5" "$dir/d/report.md"
 check "no staging folder left" test -z "$(ls -A "$dir" | grep mrirecon-partial)"

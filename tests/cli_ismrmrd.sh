@@ -114,6 +114,19 @@ for sl in 0 1; do for rep in 0 1 2; do [ -s "$dir/rvol/slice00${sl}_rep00${rep}/
 [ "$(wc -l <"$dir/rvol/metrics.csv")" -eq 7 ] && head -1 "$dir/rvol/metrics.csv" | grep -q "^volume,method," &&
   echo "ok: OUT/metrics.csv: one row per volume" || { echo "FAIL: OUT/metrics.csv"; cat "$dir/rvol/metrics.csv"; fail=1; }
 [ "$(grep -c '^volume ' "$dir/out")" -eq 6 ] && echo "ok: one result table per volume" || { echo "FAIL: stdout"; cat "$dir/out"; fail=1; }
+# --force when the volume layout changes: folders of only recon outputs go, anything else stays
+check "layout: write 2 slices" "$writer" "$dir/radial.h5" "$dir/two.mrd" --units normalized --slices 2
+mkdir -p "$dir/rvol/mine" && echo notes >"$dir/rvol/mine/notes.txt"
+expect 0 "layout: 2 volumes over 6 with --force" -- "$bin" recon "$dir/two.mrd" -o "$dir/rvol" --iters 2 --force -q
+[ "$(ls -d "$dir"/rvol/slice* | wc -l)" -eq 2 ] && [ -d "$dir/rvol/slice000" ] && [ -d "$dir/rvol/slice001" ] &&
+  echo "ok: --force: the 6 old volume folders went, the 2 new ones are there" || { echo "FAIL: layout: $(ls "$dir/rvol")"; fail=1; }
+[ -s "$dir/rvol/mine/notes.txt" ] && echo "ok: --force: a folder with the user's file stays" || { echo "FAIL: mine/ removed"; fail=1; }
+expect 0 "layout: one volume over 2 with --force" -- "$bin" recon "$dir/two.mrd" -o "$dir/rvol" --volume 1 --iters 2 --force -q
+[ -s "$dir/rvol/image_cg.h5" ] && ! ls -d "$dir"/rvol/slice* >/dev/null 2>&1 &&
+  echo "ok: --force: one volume replaces the volume folders" || { echo "FAIL: layout 1: $(ls "$dir/rvol")"; fail=1; }
+expect 0 "layout: 2 volumes over one with --force" -- "$bin" recon "$dir/two.mrd" -o "$dir/rvol" --iters 2 --force -q
+[ ! -e "$dir/rvol/image_cg.h5" ] && [ ! -e "$dir/rvol/report.json" ] && [ -s "$dir/rvol/metrics.csv" ] &&
+  echo "ok: --force: the single-volume files went" || { echo "FAIL: layout 2: $(ls "$dir/rvol")"; fail=1; }
 expect 1 "volumes: recon --volume 6" -- "$bin" recon "$dir/vol.mrd" -o "$dir/rvol6" --volume 6
 [ -e "$dir/rvol6" ] && { echo "FAIL: --volume 6 created its folder"; fail=1; }
 expect 0 "volumes: convert all" -- "$bin" convert "$dir/vol.mrd" "$dir/vol.h5" -q
@@ -135,7 +148,7 @@ expect 0 "averages: convert --averages separate" -- "$bin" convert "$dir/avg.mrd
 mkdir -p "$dir/bin"
 cp "$dir/radial_1c_normalized.mrd" "$dir/bin/scan_a.mrd"
 expect 0 "BART pair for the batch" -- "$bin" convert "$dir/radial_1c_ref.h5" "$dir/bin/scan_b" -q
-expect 0 "batch over .mrd and BART inputs" -- "$bin" batch "$dir/bin" -o "$dir/bout" --iters 5 -q
+expect 0 "batch over .mrd and BART inputs" -- "$bin" batch "$dir/bin" -o "$dir/bout" --iters 5 --lambda 0 -q  # the ISMRMRD noise scans would set an automatic lambda
 for s in scan_a scan_b; do
   [ -s "$dir/bout/$s/image_cg.h5" ] && [ -s "$dir/bout/$s/image_cg.nii" ] && echo "ok: batch: $s reconstructed" || { echo "FAIL: batch: $s: $(ls "$dir/bout")"; fail=1; }
 done

@@ -78,7 +78,7 @@ no_dir "$dir/e6" "--sens-maps with --sens estimate"
 # --device: one message format; an explicit gpu without a GPU fails for every method
 expect 2 "--device foo" -- "$bin" recon "$scan" -o "$dir/d1" --device foo
 check "--device named once" [ "$(grep -o -- '--device' "$dir/err" | wc -l)" -eq 1 ]
-check "--device message" grep -q "mrirecon recon: --device: 'foo' is not auto, cpu, gpu or gpu:N" "$dir/err"
+check "--device message" grep -q "mrirecon recon: --device: 'foo' is not auto, cpu, gpu, gpu:N, gpu:N,M,... or gpu:all" "$dir/err"
 no_dir "$dir/d1" "--device foo"
 expect 2 "bench --device foo" -- "$bin" bench --device foo
 check "bench --device message" grep -q "mrirecon bench: --device: 'foo' is not auto" "$dir/err"

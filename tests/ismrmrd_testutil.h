@@ -423,8 +423,10 @@ static inline int ism_write_corrupt(const char *path, const mr_kspace *ks, const
     mr_kspace_free(scaled);
     if (bad)
         return bad;
-    float *buf = malloc((size_t)(2 * R * C + 3 * R) * sizeof *buf);
-    for (int64_t i = 0; i < 2 * R * C + 3 * R; i++)
+    /* the longest replacement: the data (2 R C) or the too-long trajectory (2 R + 128) */
+    const int64_t nbuf = 2 * R * C + 3 * R + 128;
+    float *buf = malloc((size_t)nbuf * sizeof *buf);
+    for (int64_t i = 0; i < nbuf; i++)
         buf[i] = 0.25f;
     if (!strcmp(name, "xml-syntax"))
         bad = ism_replace_xml(path, "<ismrmrdHeader><encoding><encodedSpace>");

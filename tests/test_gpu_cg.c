@@ -83,7 +83,7 @@ static void cg_agreement(void)
     float *traj = test_random_traj(&rng, matrix, m), *maps = test_random_normal(&rng, 2 * n * nc);
     float *d = test_random_normal(&rng, 2 * m * nc);
     mr_backend *gpu = NULL, *cpu = NULL;
-    const mr_device_sel sg = {MR_DEVICE_GPU, -1}, sc = {MR_DEVICE_CPU, -1};
+    const mr_device_sel sg = {.kind = MR_DEVICE_GPU, .index = -1}, sc = {.kind = MR_DEVICE_CPU, .index = -1};
     CHECK_OK(mr_backend_create(&gpu, sg, 0));
     CHECK_OK(mr_backend_create(&cpu, sc, 0));
     cg_out a = {NULL, 0, NULL}, b = {NULL, 0, NULL};

@@ -222,7 +222,7 @@ int main(void)
     }
     rng = test_seed();
     mr_backend *gpu = NULL, *cpu = NULL;
-    const mr_device_sel sg = {MR_DEVICE_GPU, -1}, sc = {MR_DEVICE_CPU, -1};
+    const mr_device_sel sg = {.kind = MR_DEVICE_GPU, .index = -1}, sc = {.kind = MR_DEVICE_CPU, .index = -1};
     CHECK_OK(mr_backend_create(&gpu, sg, 0));
     CHECK_OK(mr_backend_create(&cpu, sc, 0));
     if (!gpu || !cpu)

@@ -266,7 +266,7 @@ int main(void)
 {
     rng = test_seed();
     mr_backend *be = NULL;
-    const mr_device_sel cpu = {MR_DEVICE_CPU, -1};
+    const mr_device_sel cpu = {.kind = MR_DEVICE_CPU, .index = -1};
     CHECK_OK(mr_backend_create(&be, cpu, 2));
     if (!be)
         return test_finish("test_linop");

@@ -56,7 +56,7 @@ int main(void)
     CHECK(sel.kind == MR_DEVICE_CPU);
     CHECK_OK(mr_device_parse("gpu:3", &sel));
     CHECK(sel.kind == MR_DEVICE_GPU && sel.index == 3);
-    char text[32];
+    char text[MR_DEVICE_TEXT];
     mr_device_format(sel, text, sizeof text);
     CHECK(strcmp(text, "gpu:3") == 0);
     CHECK_OK(mr_device_parse("gpu", &sel));
@@ -64,12 +64,50 @@ int main(void)
     CHECK_OK(mr_device_parse("auto", &sel));
     CHECK(sel.kind == MR_DEVICE_AUTO);
     mr_op_opts_set_device(&o, sel);
-    CHECK(o.device == MR_DEVICE_AUTO && o.gpu_index == -1);
-    const char *bad[] = {"", "GPU", "gpu:", "gpu:-1", "gpu:1x", "cuda", "gpu:99999999999"};
+    CHECK(o.device == MR_DEVICE_AUTO && o.gpu_index == -1 && o.ngpus == 0 && !o.gpu_all);
+    /* several GPUs for one reconstruction: a list (repeats allowed: tests on one GPU) or all */
+    CHECK_OK(mr_device_parse("gpu:1,0,1", &sel));
+    CHECK(sel.kind == MR_DEVICE_GPU && sel.index == 1 && sel.ngpus == 3 && sel.gpus[1] == 0 && sel.gpus[2] == 1);
+    mr_device_format(sel, text, sizeof text);
+    CHECK(strcmp(text, "gpu:1,0,1") == 0);
+    mr_op_opts_set_device(&o, sel);
+    mr_device_sel back = mr_op_opts_device(&o);
+    CHECK(back.ngpus == 3 && back.gpus[2] == 1 && back.index == 1 && !back.all);
+    CHECK_OK(mr_device_parse("gpu:all", &sel));
+    CHECK(sel.kind == MR_DEVICE_GPU && sel.all && sel.index == -1 && sel.ngpus == 0);
+    mr_device_format(sel, text, sizeof text);
+    CHECK(strcmp(text, "gpu:all") == 0);
+    CHECK_OK(mr_device_parse("gpu:0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0", &sel));
+    CHECK(sel.ngpus == MR_DEVICE_MAX_GPUS);
+    CHECK(mr_device_parse("gpu:0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0", &sel) == MR_EINVAL);
+    CHECK(strstr(mr_last_error(), "at most 16 GPUs") != NULL);
+    CHECK_OK(mr_device_parse("auto", &sel));
+    mr_op_opts_set_device(&o, sel);
+    const char *bad[] = {"", "GPU", "gpu:", "gpu:-1", "gpu:1x", "cuda", "gpu:99999999999", "gpu:0,", "gpu:,1",
+                         "gpu:0,,1", "gpu:0, 1", "gpu:al", "gpu:all,0", "gpu:0,-1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(mr_device_parse(bad[i], &sel) == MR_EINVAL);
-        CHECK(strstr(mr_last_error(), "is not auto, cpu, gpu or gpu:N") != NULL);
+        CHECK(strstr(mr_last_error(), "is not auto, cpu, gpu, gpu:N, gpu:N,M,... or gpu:all") != NULL);
         CHECK(strstr(mr_last_error(), "--device") == NULL); /* the caller names the option, once */
+    }
+    /* resolving: the list's GPUs must all exist */
+    int gpus[MR_DEVICE_MAX_GPUS], ng = -1;
+    CHECK_OK(mr_device_parse("cpu", &sel));
+    CHECK_OK(mr_device_resolve_gpus(sel, gpus, &ng));
+    CHECK(ng == 0);
+    char past[32];
+    snprintf(past, sizeof past, "gpu:0,%d", mr_gpu_count());
+    CHECK_OK(mr_device_parse(past, &sel));
+    CHECK(mr_device_resolve_gpus(sel, gpus, &ng) == MR_ENODEV);
+    CHECK(strstr(mr_last_error(), past) != NULL);
+    printf("message: %s\n", mr_last_error());
+    if (mr_gpu_count() > 0) {
+        CHECK_OK(mr_device_parse("gpu:all", &sel));
+        CHECK_OK(mr_device_resolve_gpus(sel, gpus, &ng));
+        CHECK(ng == (mr_gpu_count() < MR_DEVICE_MAX_GPUS ? mr_gpu_count() : MR_DEVICE_MAX_GPUS) && gpus[0] == 0);
+        CHECK_OK(mr_device_parse("gpu:0,0", &sel));
+        CHECK_OK(mr_device_resolve_gpus(sel, gpus, &ng));
+        CHECK(ng == 2 && gpus[0] == 0 && gpus[1] == 0);
     }
 
     const int64_t matrix[3] = {8, 8, 1};

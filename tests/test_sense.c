@@ -127,7 +127,7 @@ static void unit_maps_operators(void)
     const int64_t mat[3] = {48, 48, 1}, n = 48 * 48;
     mr_kspace *ks = test_radial_scan(48, 61, 96, 0);
     mr_backend *be = NULL;
-    const mr_device_sel cpu = {MR_DEVICE_CPU, -1};
+    const mr_device_sel cpu = {.kind = MR_DEVICE_CPU, .index = -1};
     CHECK_OK(mr_backend_create(&be, cpu, 0));
     float *ones = calloc((size_t)n * 2, sizeof(float));
     float *x[2] = {malloc((size_t)n * 2 * sizeof(float)), malloc((size_t)n * 2 * sizeof(float))};

@@ -1,11 +1,13 @@
 /* What every fuzz target shares (fuzz_target.h). */
 #include <hdf5.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/status.h"
 #include "fuzz_target.h"
+#include "io/kspace.h"
 
 void mr_fuzz_require(int cond, const char *what)
 {
@@ -19,11 +21,60 @@ void mr_fuzz_after(int st)
 {
     /* everything the reader opened must be closed again, on success and on failure */
     mr_fuzz_require(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) == 0, "an HDF5 object is left open");
+    mr_fuzz_message(st);
+}
+
+void mr_fuzz_message(int st)
+{
     if (st != MR_OK) {
         const char *msg = mr_last_error();
         mr_fuzz_require(msg[0] != '\0', "a refusal without a message");
         mr_fuzz_require(strstr(msg, MR_FUZZ_INPUT_NAME) != NULL, "a refusal whose message does not name the file");
     }
+}
+
+/* Every float finite; returns their sum so that each element is touched (ASan checks the bounds). */
+static double sum_finite(const float *v, int64_t n, const char *what)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        mr_fuzz_require(isfinite(v[i]), what);
+        s += v[i];
+    }
+    return s;
+}
+
+static volatile double sink; /* keeps the sums, so that every value is read */
+
+void mr_fuzz_check_kspace(const mr_kspace *ks)
+{
+    /* the promises of the scan readers (docs/FORMAT.md, validation) */
+    mr_fuzz_require(ks != NULL, "accepted without a scan");
+    mr_fuzz_require(mr_matrix_check(ks->matrix, "fuzz") == MR_OK, "matrix outside the limits");
+    mr_fuzz_require(ks->nsamples >= 1 && ks->nsamples <= MR_MAX_SAMPLES, "sample count outside the limits");
+    mr_fuzz_require(ks->ncoils >= 1 && ks->ncoils <= MR_MAX_COILS, "coil count outside the limits");
+    const int64_t nvox = mr_kspace_voxels(ks);
+    double s = sum_finite(ks->traj, ks->nsamples * 3, "non-finite trajectory");
+    s += sum_finite(ks->data, ks->nsamples * ks->ncoils * 2, "non-finite data");
+    if (ks->weights) {
+        s += sum_finite(ks->weights, ks->nsamples, "non-finite weight");
+        for (int64_t i = 0; i < ks->nsamples; i++)
+            mr_fuzz_require(ks->weights[i] >= 0, "negative weight");
+    }
+    if (ks->truth)
+        s += sum_finite(ks->truth, nvox, "non-finite truth");
+    if (ks->truth_bl)
+        s += sum_finite(ks->truth_bl, nvox, "non-finite band-limited truth");
+    if (ks->sens)
+        s += sum_finite(ks->sens, nvox * ks->ncoils * 2, "non-finite coil map");
+    sink = s;
+    for (int a = 0; a < 3; a++)
+        mr_fuzz_require(isfinite(ks->fov_mm[a]) && ks->fov_mm[a] >= 0, "fov_mm not finite and >= 0");
+    mr_fuzz_require(memchr(ks->traj_kind, 0, sizeof ks->traj_kind) && memchr(ks->phantom, 0, sizeof ks->phantom),
+                    "unterminated string");
+    mr_fuzz_require(isfinite(ks->noise_sigma) && !isnan(ks->snr_db), "noise attributes not as documented");
+    double worst;
+    (void)mr_kspace_count_outside(ks, &worst);
 }
 
 /* libFuzzer calls this once. libhdf5 keeps freed blocks on its own free lists and hands them out

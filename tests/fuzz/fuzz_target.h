@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/kspace.h"
+
 /* The name the input is given in messages. */
 #define MR_FUZZ_INPUT_NAME "fuzz-input.h5"
 
@@ -32,6 +34,12 @@ void mr_fuzz_require(int cond, const char *what);
 /* The checks every target makes after the reader returned st: no HDF5 object may stay open, and a
  * refusal must name the input in a non-empty message. */
 void mr_fuzz_after(int st);
+/* The second half of that: a refusal names the input in a non-empty message. */
+void mr_fuzz_message(int st);
+
+/* The promises every accepted scan keeps, whichever reader made it (sizes within the limits, every
+ * value finite and read, weights >= 0, strings terminated); abort() when one is broken. */
+void mr_fuzz_check_kspace(const mr_kspace *ks);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,12 @@
  *   weights and truth, several coils, noise attributes, and the same scan stored every way the
  *   reader accepts (chunked, shuffle/deflate/fletcher32 pipelines, big-endian, UTF-8 and
  *   variable-length strings);
- * ROOT/image/ok-*.h5 and bad-*.h5: image files, valid ones in each storage and broken ones.
+ * ROOT/image/ok-*.h5 and bad-*.h5: image files, valid ones in each storage and broken ones;
+ * ROOT/ismrmrd/ok-*.h5 and bad-*.h5 (only when built with libismrmrd, which writes them): ISMRMRD
+ *   files of radial 2D scans with one and several coils and noise scans, 3D kooshball, stack of
+ *   stars, spiral and golden-angle, trajectories in each unit and sign, several slices,
+ *   repetitions and averages, discarded samples, an oversampled readout; and the malformed files
+ *   of tests/test_ismrmrd_malformed.c (ism_corruptions).
  * Every file is read back here with the reader, so the corpus is known to be what its names say. */
 #include <hdf5.h>
 #include <math.h>
@@ -13,14 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "io/h5util.h"
 #include "io/image_h5.h"
+#include "io/input.h"
 #include "io/kspace_h5.h"
 #include "io_testutil.h"
+#include "ismrmrd_testutil.h"
 #include "phantoms/scan.h"
 #include "testutil.h"
 
-static char kdir[512], idir[512];
+static char kdir[512], idir[512], mdir[512];
 static int nwritten;
 
 /* Small sampling of each kind (a few hundred samples at most), so that seeds stay a few KiB. */
@@ -223,6 +231,123 @@ static void write_image_seeds(void)
     keep_image("bad-image-matrix", m3, "d", H5T_IEEE_F32LE, -1);
 }
 
+/* ---- ISMRMRD files ------------------------------------------------------------------------- */
+
+#ifdef MR_HAVE_ISMRMRD
+/* Every volume of path read (1) or the file refused (0). */
+static int ismrmrd_accepted(const char *path)
+{
+    mr_input *in = NULL;
+    mr_status st = mr_input_open(path, NULL, &in);
+    for (int v = 0; st == MR_OK && v < mr_input_nvolumes(in); v++) {
+        mr_kspace *ks = NULL;
+        st = mr_input_read(in, v, &ks);
+        mr_kspace_free(ks);
+    }
+    mr_input_close(in);
+    return st == MR_OK;
+}
+
+/* A small scan of `kind` with `coils` simulated coils (0: one, without maps) and its readout. */
+static mr_kspace *ismrmrd_scan(mr_traj_kind kind, int64_t coils, int64_t *readout)
+{
+    mr_scan_params p;
+    mr_scan_params_default(&p);
+    small_traj(&p.traj, kind);
+    p.truth = p.weights = 0;
+    p.coils = coils;
+    mr_kspace *ks = NULL;
+    CHECK_OK(mr_scan_simulate(&p, &ks));
+    if (!ks)
+        return NULL;
+    /* one acquisition per spoke or interleaf where that divides the samples, else all in one */
+    *readout = p.traj.readout >= 1 && ks->nsamples % p.traj.readout == 0 ? p.traj.readout : ks->nsamples;
+    if (*readout > 1024)
+        for (int64_t r = 1024; r >= 1; r--)
+            if (ks->nsamples % r == 0) {
+                *readout = r;
+                break;
+            }
+    return ks;
+}
+
+typedef struct {
+    const char *name; /* ok-* accepted; bad-*: refused (units ambiguous on these small matrices) */
+    mr_traj_kind kind;
+    int64_t coils;
+    int noise_acqs, slices, repetitions, averages, discard, oversample, sign;
+    mr_traj_units units;
+} ismrmrd_seed;
+
+static void write_ismrmrd_seeds(void)
+{
+    static const ismrmrd_seed seeds[] = {
+        {"ok-radial2d-1coil", MR_TRAJ_RADIAL2D, 0, 0, 1, 1, 1, 0, 1, 1, MR_UNITS_CYCLES},
+        {"ok-radial2d-4coils-noise", MR_TRAJ_RADIAL2D, 4, 3, 1, 1, 1, 0, 1, 1, MR_UNITS_CYCLES},
+        {"ok-radial2d-normalized", MR_TRAJ_RADIAL2D, 2, 2, 1, 1, 1, 0, 1, 1, MR_UNITS_NORMALIZED},
+        {"bad-ambiguous-radial2d-radians", MR_TRAJ_RADIAL2D, 2, 0, 1, 1, 1, 0, 1, 1, MR_UNITS_RADIANS},
+        {"ok-radial2d-per-m", MR_TRAJ_RADIAL2D, 2, 0, 1, 1, 1, 0, 1, 1, MR_UNITS_PER_M},
+        {"ok-radial2d-sign", MR_TRAJ_RADIAL2D, 0, 0, 1, 1, 1, 0, 1, -1, MR_UNITS_CYCLES},
+        {"ok-radial2d-slices-reps", MR_TRAJ_RADIAL2D, 2, 2, 2, 2, 1, 0, 1, 1, MR_UNITS_CYCLES},
+        {"ok-radial2d-averages", MR_TRAJ_RADIAL2D, 0, 0, 1, 1, 2, 0, 1, 1, MR_UNITS_CYCLES},
+        {"ok-radial2d-discard", MR_TRAJ_RADIAL2D, 2, 0, 1, 1, 1, 2, 1, 1, MR_UNITS_NORMALIZED},
+        {"ok-radial2d-oversampled", MR_TRAJ_RADIAL2D, 0, 0, 1, 1, 1, 0, 2, 1, MR_UNITS_CYCLES},
+        {"bad-ambiguous-golden2d-radians", MR_TRAJ_GOLDEN2D, 0, 0, 1, 1, 1, 0, 1, 1, MR_UNITS_RADIANS},
+        {"ok-spiral2d-per-m", MR_TRAJ_SPIRAL2D, 2, 2, 1, 1, 1, 0, 1, 1, MR_UNITS_PER_M},
+        {"bad-ambiguous-kooshball-3d", MR_TRAJ_KOOSHBALL, 2, 2, 1, 1, 1, 0, 1, 1, MR_UNITS_CYCLES},
+        {"ok-kooshball-3d-normalized", MR_TRAJ_KOOSHBALL, 0, 0, 1, 1, 1, 0, 1, 1, MR_UNITS_NORMALIZED},
+        {"ok-stack-of-stars-radians", MR_TRAJ_STACK_OF_STARS, 0, 0, 1, 1, 1, 0, 1, 1, MR_UNITS_RADIANS},
+    };
+    char path[1100];
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        const ismrmrd_seed *e = &seeds[i];
+        int64_t readout = 0;
+        mr_kspace *ks = ismrmrd_scan(e->kind, e->coils, &readout);
+        if (!ks)
+            continue;
+        ism_opts o;
+        ism_opts_default(&o);
+        o.readout = readout;
+        o.noise_acqs = e->noise_acqs;
+        o.noise_rho = 0.3;
+        o.slices = e->slices;
+        o.repetitions = e->repetitions;
+        o.averages = e->averages;
+        o.discard_pre = o.discard_post = e->discard;
+        o.oversample = e->oversample;
+        o.sign = e->sign;
+        o.units = e->units;
+        snprintf(path, sizeof path, "%s/%s.h5", mdir, e->name);
+        CHECK(ism_write(path, ks, &o) == 0);
+        const int want = strncmp(e->name, "ok-", 3) == 0, got = ismrmrd_accepted(path);
+        CHECK(got == want);
+        if (got != want)
+            fprintf(stderr, "%s: %s: %s\n", path, got ? "accepted" : "refused", got ? "" : mr_last_error());
+        nwritten++;
+        mr_kspace_free(ks);
+    }
+    /* the malformed files, from a 3-coil radial scan with noise scans */
+    int64_t readout = 0;
+    mr_kspace *ks = ismrmrd_scan(MR_TRAJ_RADIAL2D, 3, &readout);
+    if (!ks)
+        return;
+    ism_opts o;
+    ism_opts_default(&o);
+    o.readout = readout;
+    o.noise_acqs = 2;
+    for (int k = 0; k < ISM_NCORRUPTIONS; k++) {
+        snprintf(path, sizeof path, "%s/bad-%s.h5", mdir, ism_corruptions[k].name);
+        CHECK(ism_write_corrupt(path, ks, &o, ism_corruptions[k].name) == 0);
+        const int refused = !ismrmrd_accepted(path);
+        CHECK(refused);
+        if (!refused)
+            fprintf(stderr, "%s: accepted\n", path);
+        nwritten++;
+    }
+    mr_kspace_free(ks);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -230,6 +355,7 @@ int main(int argc, char **argv)
         return 2;
     }
     mr_h5_quiet();
+    mr_log_set_level(MR_LOG_ERROR);
     char *args[2] = {argv[0], kdir};
     snprintf(kdir, sizeof kdir, "%s/kspace-valid", argv[1]);
     snprintf(idir, sizeof idir, "%s/image", argv[1]);
@@ -238,7 +364,17 @@ int main(int argc, char **argv)
     io_test_keep_dir(2, args);
     write_kspace_seeds();
     write_image_seeds();
-    printf("fuzz_seeds: %d files in %s and %s\n", nwritten, kdir, idir);
+#ifdef MR_HAVE_ISMRMRD
+    snprintf(mdir, sizeof mdir, "%s/ismrmrd", argv[1]);
+    args[1] = mdir;
+    io_test_keep_dir(2, args);
+    write_ismrmrd_seeds();
+    printf("fuzz_seeds: %d files in %s, %s and %s\n", nwritten, kdir, idir, mdir);
+#else
+    printf("fuzz_seeds: %d files in %s and %s (no ISMRMRD seeds: built without libismrmrd, apt-get install "
+           "libismrmrd-dev)\n",
+           nwritten, kdir, idir);
+#endif
     CHECK_GE("seed files", nwritten, 30);
     return test_finish("fuzz_seeds");
 }

@@ -1,0 +1,97 @@
+/* The exact sums of the NUDFT operator on the GPU, behind one object: which engine computes them (the
+ * CUDA-core kernels of the ladder, gpu/gpu.h, or the tensor-core matrix products, gpu/gemm.h) and on
+ * how many GPUs (issue 10). solver/linop_nudft.c uses it for Q, F^H d and the forward of a GPU backend;
+ * `mrirecon bench --what q` times it on one GPU and on several.
+ *
+ * Same sums as solver/nudft.h (raw: the operator applies its weight scaling):
+ *   adjoint:  out[v] = sum_m a_m exp(+i 2 pi k_m . r_v)  over an mr_grid (real or complex a)
+ *   forward:  out[m] = sum_v x_v exp(-i 2 pi k_m . r_v)
+ *
+ * Several GPUs (docs/GPU.md, "One reconstruction across GPUs"): the adjoint's grid is split into
+ * parts, one per entry of the device list, computed at the same time on different GPUs (one host thread
+ * per distinct GPU; the parts of a GPU listed twice one after the other, which exercises the split on
+ * a one-GPU machine) and gathered into the output on the context's GPU with peer copies (NVLink where
+ * the GPUs can reach each other, else through the host). Parts: the GEMM engines take the balanced
+ * plane lists of mr_gemm_plane_split (for real weights closed under the Hermitian mirror, so every
+ * part keeps the 2x saving); the kernel engine takes z slabs. The forward runs on the context's GPU.
+ *
+ * When mrirecon is built without CUDA, gpu/sums_stub.c provides these functions: they return MR_ENODEV
+ * (mr_gpu_sums_choose returns MR_SUMS_SFU). */
+#ifndef MR_SUMS_H
+#define MR_SUMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/grid.h"
+#include "../base/status.h"
+#include "gemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MR_SUMS_MAX_PARTS 16
+
+typedef enum {
+    MR_SUMS_SFU = 0,    /* the ladder's CUDA-core kernels (fixed-point phase, hardware sincos), the rung chosen by
+                           grid size (mr_gpu_variant_for_grid); with exact_trig the constant-memory rung */
+    MR_SUMS_TF32X3 = 1, /* tensor-core GEMM in split TF32 (our mma.sync kernel; the forward with cuBLAS) */
+    MR_SUMS_FP64 = 2    /* tensor-core DGEMM: the sums in float64 */
+} mr_sums_engine;
+
+typedef struct mr_gpu_ctx mr_gpu_ctx; /* gpu/gpu_ops.h */
+typedef struct mr_gpu_sums mr_gpu_sums;
+
+typedef struct {
+    mr_sums_engine engine;
+    int exact_trig;          /* MR_SUMS_SFU: accurate sincosf (adjoint: MR_GPU_CONSTANT; forward: sincospif) */
+    const int *devices;      /* the GPUs sharing the adjoint; devices[0] must be the context's; repeats allowed.
+                                NULL: the context's GPU alone */
+    int ndevices;            /* entries of devices (1..MR_SUMS_MAX_PARTS) */
+    int64_t gemm_max_columns; /* tests: columns per GEMM pass (mr_gemm_opts.max_columns); 0: from free memory */
+} mr_gpu_sums_opts;
+
+/* "sfu", "tf32x3", "fp64" */
+const char *mr_sums_engine_name(mr_sums_engine e);
+
+/* The engine the operator takes when the user leaves the choice to it, for an image matrix and M samples
+ * on `device`; why (may be NULL) receives the reason in words. MR_SUMS_TF32X3 (faster and more accurate
+ * than the kernels on every measured size, docs/BENCHMARKS.md) unless cuBLAS does not load, the GEMM
+ * tables of the Q grid would take more than a third of the free device memory, or the Q sum is so small
+ * (< MR_SUMS_GEMM_MIN_PAIRS voxel-sample pairs) that loading cuBLAS costs more than it saves. */
+#define MR_SUMS_GEMM_MIN_PAIRS 0.0
+mr_sums_engine mr_gpu_sums_choose(int device, const int64_t matrix[3], int64_t m, char *why, size_t why_size);
+
+/* Upload the trajectory [M][3] (host, cycles/FOV; copied) to every listed GPU and make the engine's
+ * plans there (GEMM: cuBLAS handles; kernels: their buffers; a context and peer access per extra GPU).
+ * c is borrowed (destroy the sums first). *out owned by the caller (mr_gpu_sums_destroy). */
+mr_status mr_gpu_sums_create(mr_gpu_sums **out, mr_gpu_ctx *c, const float *traj, int64_t m,
+                             const mr_gpu_sums_opts *o);
+void mr_gpu_sums_destroy(mr_gpu_sums *s); /* NULL is fine */
+
+/* out = the adjoint sum on grid g. d_a: device memory of c's GPU, complex [M][2] or real [M] (real_weights);
+ * d_out: c's GPU, mr_grid_size(g) complex values of out_type (MR_GEMM_F64 only with the GEMM engines).
+ * Runs after the work queued on c's stream and returns when d_out is complete. */
+mr_status mr_gpu_sums_adjoint(mr_gpu_sums *s, const mr_grid *g, const float *d_a, int real_weights, void *d_out,
+                              mr_gemm_type out_type);
+
+/* out[m] = the forward sum of the image d_x on grid g ([n][2] floats) into d_out ([M][2] floats), both on
+ * c's GPU; runs after the work queued on c's stream, on c's GPU alone. */
+mr_status mr_gpu_sums_forward(mr_gpu_sums *s, const mr_grid *g, const float *d_x, float *d_out);
+
+/* Free the tables and work buffers kept for the grids used so far (e.g. Q's, once Q is done); later
+ * calls make what they need again. */
+void mr_gpu_sums_trim(mr_gpu_sums *s);
+
+/* What computes the adjoint on grid g, precisely enough that equal texts give equal bits on equal GPUs
+ * (the Q cache key): "gpu sfu T256 C512 U2 V32rot m3", "gpu tf32x3 mma v0", "gpu fp64 dgemm". */
+void mr_gpu_sums_describe(const mr_gpu_sums *s, const mr_grid *g, int real_weights, char *buf, size_t size);
+
+/* Parts of an adjoint (the length of the device list). */
+int mr_gpu_sums_parts(const mr_gpu_sums *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,850 @@
+/* io/q_cache.h: the Q cache on disk. */
+#include "q_cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/grid.h"
+#include "../base/log.h"
+#include "fsutil.h"
+
+#ifndef MR_VERSION
+#define MR_VERSION "unknown"
+#endif
+
+#define QC_MAGIC "MRQCACHE"
+#define QC_FORMAT 2 /* 2: the payload checksum is a hash of the hashes of its pieces */
+#define QC_ENDIAN 0x01020304
+#define QC_CHUNK (4u << 20) /* bytes read or hashed at a time */
+#define QC_STALE_TMP_S 3600
+#define QC_THREADS 16 /* at most, reading and checking an entry */
+
+/* ---- a 64-bit streaming hash (the xxHash64 construction: four lanes of multiply-rotate rounds, then an
+ * avalanche), fast enough to check 134 MB in a few tens of milliseconds ------------------------------- */
+
+#define H1 11400714785074694791ULL
+#define H2 14029467366897019727ULL
+#define H3 1609587929392839161ULL
+#define H4 9650029242287828579ULL
+#define H5 2870177450012600261ULL
+
+typedef struct {
+    uint64_t v[4], total;
+    unsigned char buf[32];
+    size_t nbuf;
+    uint64_t seed;
+} qc_hash;
+
+static uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static uint64_t hround(uint64_t acc, uint64_t in) { return rotl64(acc + in * H2, 31) * H1; }
+static uint64_t hmerge(uint64_t acc, uint64_t v) { return (acc ^ hround(0, v)) * H1 + H4; }
+
+static uint64_t read64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static uint32_t read32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static void hash_init(qc_hash *h, uint64_t seed)
+{
+    memset(h, 0, sizeof *h);
+    h->seed = seed;
+    h->v[0] = seed + H1 + H2;
+    h->v[1] = seed + H2;
+    h->v[2] = seed;
+    h->v[3] = seed - H1;
+}
+
+static void hash_blocks(qc_hash *h, const unsigned char *p, size_t n) /* n multiple of 32 */
+{
+    uint64_t v0 = h->v[0], v1 = h->v[1], v2 = h->v[2], v3 = h->v[3];
+    for (size_t i = 0; i < n; i += 32) {
+        v0 = hround(v0, read64(p + i));
+        v1 = hround(v1, read64(p + i + 8));
+        v2 = hround(v2, read64(p + i + 16));
+        v3 = hround(v3, read64(p + i + 24));
+    }
+    h->v[0] = v0;
+    h->v[1] = v1;
+    h->v[2] = v2;
+    h->v[3] = v3;
+}
+
+static void hash_update(qc_hash *h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    h->total += n;
+    if (h->nbuf) {
+        const size_t take = n < 32 - h->nbuf ? n : 32 - h->nbuf;
+        memcpy(h->buf + h->nbuf, p, take);
+        h->nbuf += take;
+        p += take;
+        n -= take;
+        if (h->nbuf < 32)
+            return;
+        hash_blocks(h, h->buf, 32);
+        h->nbuf = 0;
+    }
+    const size_t whole = n / 32 * 32;
+    hash_blocks(h, p, whole);
+    memcpy(h->buf, p + whole, n - whole);
+    h->nbuf = n - whole;
+}
+
+static uint64_t hash_final(const qc_hash *h)
+{
+    uint64_t acc;
+    if (h->total >= 32) {
+        acc = rotl64(h->v[0], 1) + rotl64(h->v[1], 7) + rotl64(h->v[2], 12) + rotl64(h->v[3], 18);
+        for (int i = 0; i < 4; i++)
+            acc = hmerge(acc, h->v[i]);
+    } else {
+        acc = h->seed + H5;
+    }
+    acc += h->total;
+    size_t i = 0;
+    for (; i + 8 <= h->nbuf; i += 8)
+        acc = rotl64(acc ^ hround(0, read64(h->buf + i)), 27) * H1 + H4;
+    if (i + 4 <= h->nbuf) {
+        acc = rotl64(acc ^ (uint64_t)read32(h->buf + i) * H1, 23) * H2 + H3;
+        i += 4;
+    }
+    for (; i < h->nbuf; i++)
+        acc = rotl64(acc ^ h->buf[i] * H5, 11) * H1;
+    acc ^= acc >> 33;
+    acc *= H2;
+    acc ^= acc >> 29;
+    acc *= H3;
+    return acc ^ (acc >> 32);
+}
+
+static uint64_t hash_of(const void *data, size_t n, uint64_t seed)
+{
+    qc_hash h;
+    hash_init(&h, seed);
+    hash_update(&h, data, n);
+    return hash_final(&h);
+}
+
+/* ---- the payload checksum: a hash of the hashes of its pieces (QC_CHUNK bytes each, never across the
+ * boundary of the key data and Q), so that reading and checking run on all cores ------------------------ */
+
+typedef struct {
+    char *mem;    /* where the piece is (or goes) in memory */
+    uint64_t off; /* its offset in the file */
+    size_t n;
+} qc_piece;
+
+/* The pieces of a payload: key data (key_bytes at key_mem) then Q (q_bytes at q_mem), from file offset
+ * base. *pieces malloc'd (NULL when out of memory); returns the count. */
+static int payload_pieces(char *key_mem, size_t key_bytes, char *q_mem, size_t q_bytes, uint64_t base,
+                          qc_piece **pieces)
+{
+    const int n = (int)((key_bytes + QC_CHUNK - 1) / QC_CHUNK + (q_bytes + QC_CHUNK - 1) / QC_CHUNK);
+    qc_piece *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    *pieces = p;
+    if (!p)
+        return 0;
+    int i = 0;
+    char *mem[2] = {key_mem, q_mem};
+    const size_t len[2] = {key_bytes, q_bytes};
+    uint64_t off = base;
+    for (int r = 0; r < 2; r++)
+        for (size_t o = 0; o < len[r]; o += QC_CHUNK, i++) {
+            p[i].mem = mem[r] + o;
+            p[i].off = off + o;
+            p[i].n = len[r] - o < QC_CHUNK ? len[r] - o : QC_CHUNK;
+            if (o + p[i].n == len[r])
+                off += len[r];
+        }
+    return i;
+}
+
+/* Read (or write) all n bytes, through short transfers and EINTR, at file offset off (pread/pwrite), or at
+ * the file position when off < 0: 0, or -1. */
+static int transfer(int fd, void *buf, size_t n, int writing, int64_t off)
+{
+    char *p = buf;
+    while (n > 0) {
+        const size_t step = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        ssize_t r;
+        if (off >= 0)
+            r = writing ? pwrite(fd, p, step, (off_t)off) : pread(fd, p, step, (off_t)off);
+        else
+            r = writing ? write(fd, p, step) : read(fd, p, step);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+        if (off >= 0)
+            off += r;
+    }
+    return 0;
+}
+
+static int read_full(int fd, void *buf, size_t n) { return transfer(fd, buf, n, 0, -1); }
+static int write_full(int fd, const void *buf, size_t n) { return transfer(fd, (void *)buf, n, 1, -1); }
+
+/* The pieces read (fd >= 0: pread at their offsets) and hashed by several threads: a piece index taken
+ * from next at a time. Plain pthreads, not OpenMP: a process forked after using the cache (the workers
+ * of `batch`) must be able to use it again, which GNU OpenMP's thread pool does not survive. */
+typedef struct {
+    const qc_piece *pc;
+    int np, fd;
+    uint64_t *ph;
+    int next, bad; /* atomics */
+} qc_hash_work;
+
+static void *hash_worker(void *arg)
+{
+    qc_hash_work *w = arg;
+    for (;;) {
+        const int i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (i >= w->np || __atomic_load_n(&w->bad, __ATOMIC_RELAXED))
+            return NULL;
+        const qc_piece *p = &w->pc[i];
+        if (w->fd >= 0 && transfer(w->fd, p->mem, p->n, 0, (int64_t)p->off) != 0)
+            __atomic_store_n(&w->bad, 1, __ATOMIC_RELAXED);
+        else
+            w->ph[i] = hash_of(p->mem, p->n, (uint64_t)i);
+    }
+}
+
+/* The payload checksum of np pieces. fd >= 0: each piece is read from the file first, on up to
+ * QC_THREADS threads (a hit waits for this); fd < 0: the pieces are in memory, hashed on this thread
+ * (the background writer). 0 with *out, or -1 when out of memory or a read failed. */
+static int pieces_hash(const qc_piece *pc, int np, int fd, uint64_t *out)
+{
+    qc_hash_work w = {pc, np, fd, malloc((size_t)(np > 0 ? np : 1) * sizeof(uint64_t)), 0, 0};
+    if (!w.ph)
+        return -1;
+    pthread_t th[QC_THREADS];
+    int nth = 0;
+    long cores = fd >= 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    while (nth + 1 < QC_THREADS && nth + 1 < cores && nth + 1 < np && pthread_create(&th[nth], NULL, hash_worker, &w) == 0)
+        nth++;
+    hash_worker(&w);
+    for (int t = 0; t < nth; t++)
+        pthread_join(th[t], NULL);
+    if (!w.bad)
+        *out = hash_of(w.ph, (size_t)np * sizeof *w.ph, 11);
+    free(w.ph);
+    return w.bad ? -1 : 0;
+}
+
+/* ---- the file format ------------------------------------------------------------------------------- */
+
+typedef struct {
+    char magic[8];
+    uint32_t format, header_bytes;
+    uint64_t key_hash[2];
+    int64_t matrix[3], m, nq;
+    int32_t basis, endian;
+    char engine[96];
+    char program[32];
+    uint64_t payload_bytes; /* traj [M][3] + qw [M] + Q [nq][2], floats */
+    uint64_t payload_hash;
+    uint64_t header_hash; /* of every byte above */
+} qc_header;
+
+static int64_t key_nq(const mr_q_key *k)
+{
+    const mr_grid g = mr_grid_q(k->matrix);
+    return mr_grid_size(&g);
+}
+
+static uint64_t payload_bytes(const mr_q_key *k) { return ((uint64_t)k->m * 4 + (uint64_t)key_nq(k) * 2) * 4; }
+
+/* The 128-bit hash naming a key's file: everything a Q depends on, byte for byte. */
+static void key_hash(const mr_q_key *k, uint64_t out[2])
+{
+    for (int s = 0; s < 2; s++) {
+        qc_hash h;
+        hash_init(&h, s ? 0x9e3779b97f4a7c15ULL : 0x51ed27a3c0ffee11ULL);
+        char fixed[160];
+        memset(fixed, 0, sizeof fixed);
+        snprintf(fixed, sizeof fixed, "mrq%d %s %s", QC_FORMAT, MR_VERSION, k->engine);
+        hash_update(&h, fixed, sizeof fixed);
+        const int64_t dims[5] = {k->matrix[0], k->matrix[1], k->matrix[2], k->m, (int64_t)k->basis};
+        hash_update(&h, dims, sizeof dims);
+        hash_update(&h, k->traj, (size_t)k->m * 3 * sizeof(float));
+        hash_update(&h, k->qw, (size_t)k->m * sizeof(float));
+        out[s] = hash_final(&h);
+    }
+}
+
+static void fill_header(qc_header *hd, const mr_q_key *k, const uint64_t kh[2], uint64_t payload_hash)
+{
+    memset(hd, 0, sizeof *hd);
+    memcpy(hd->magic, QC_MAGIC, 8);
+    hd->format = QC_FORMAT;
+    hd->header_bytes = (uint32_t)sizeof *hd;
+    hd->key_hash[0] = kh[0];
+    hd->key_hash[1] = kh[1];
+    memcpy(hd->matrix, k->matrix, sizeof hd->matrix);
+    hd->m = k->m;
+    hd->nq = key_nq(k);
+    hd->basis = (int32_t)k->basis;
+    hd->endian = QC_ENDIAN;
+    snprintf(hd->engine, sizeof hd->engine, "%s", k->engine);
+    snprintf(hd->program, sizeof hd->program, "%s", MR_VERSION);
+    hd->payload_bytes = payload_bytes(k);
+    hd->payload_hash = payload_hash;
+    hd->header_hash = hash_of(hd, offsetof(qc_header, header_hash), 7);
+}
+
+/* ---- the cache object ------------------------------------------------------------------------------- */
+
+typedef struct {
+    char final[4200], tmp[4200], lock_path[4200];
+    qc_header hd;
+    float *key_data; /* traj [M][3] then qw [M], copied */
+    float *q;        /* owned */
+    size_t key_bytes, q_bytes;
+    int lock_fd;
+    int64_t max_bytes;
+    const char *dir;
+    int stored;   /* out: the entry is in place */
+    int64_t evicted;
+} qc_job;
+
+struct mr_q_cache {
+    mr_q_store store; /* first: the interface */
+    pthread_mutex_t mu; /* the object is used from the operator's threads: load, save, stats, close */
+    pthread_cond_t cv;
+    int pending;        /* loads that missed and whose save has not come yet: other loads wait for them */
+    char dir[4096];
+    int64_t max_bytes;
+    int lock_fd;              /* held after a miss until its save */
+    uint64_t lock_hash[2];
+    pthread_t writer;
+    int writing;
+    qc_job *job;
+    mr_q_cache_stats stats;
+};
+
+static void file_name(const mr_q_cache *c, const uint64_t kh[2], const char *suffix, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/q-%016llx%016llx%s", c->dir, (unsigned long long)kh[0], (unsigned long long)kh[1], suffix);
+}
+
+mr_status mr_q_cache_path(const mr_q_cache *c, const mr_q_key *key, char *buf, size_t size)
+{
+    if (!c || !key || !buf)
+        return mr_error(MR_EINVAL, "mr_q_cache_path: NULL argument");
+    uint64_t kh[2];
+    key_hash(key, kh);
+    file_name(c, kh, ".mrq", buf, size);
+    return MR_OK;
+}
+
+mr_status mr_q_cache_default_dir(char *buf, size_t size)
+{
+    const char *root = getenv("MRIRECON_CACHE_DIR");
+    if (root && strcmp(root, "off") == 0) {
+        snprintf(buf, size, "%s", "");
+        return MR_OK;
+    }
+    int n;
+    if (root && root[0]) {
+        n = snprintf(buf, size, "%s/q", root);
+    } else if (getenv("XDG_CACHE_HOME") && getenv("XDG_CACHE_HOME")[0] == '/') {
+        n = snprintf(buf, size, "%s/mrirecon/q", getenv("XDG_CACHE_HOME"));
+    } else if (getenv("HOME") && getenv("HOME")[0]) {
+        n = snprintf(buf, size, "%s/.cache/mrirecon/q", getenv("HOME"));
+    } else {
+        return mr_error(MR_EINVAL, "Q cache: no directory (set MRIRECON_CACHE_DIR, XDG_CACHE_HOME or HOME, or give "
+                                   "--q-cache DIR)");
+    }
+    if (n < 0 || (size_t)n >= size)
+        return mr_error(MR_EINVAL, "Q cache: the directory name is too long");
+    return MR_OK;
+}
+
+/* ---- reading ------------------------------------------------------------------------------------------ */
+
+static int reject(mr_q_cache *c, const char *path, const char *why)
+{
+    mr_log(MR_LOG_WARN, "Q cache: %s: %s; ignored (Q is computed again and the entry replaced)", path, why);
+    c->stats.rejected++;
+    return 0;
+}
+
+/* 1: a whole, valid entry of exactly this key was read into q. 0 otherwise (warned when corrupt).
+ * *seen: the file examined (st_ino 0: none); a file identical to *seen on entry is not examined again,
+ * so that the check after taking the lock does not warn twice about one damaged file. */
+static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], float *q, struct stat *seen)
+{
+    char path[4200];
+    file_name(c, kh, ".mrq", path, sizeof path);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        if (fd >= 0)
+            close(fd);
+        memset(seen, 0, sizeof *seen);
+        return 0;
+    }
+    if (seen->st_ino == sb.st_ino && seen->st_dev == sb.st_dev && seen->st_size == sb.st_size &&
+        seen->st_mtim.tv_sec == sb.st_mtim.tv_sec && seen->st_mtim.tv_nsec == sb.st_mtim.tv_nsec) {
+        close(fd); /* the same file as before: the same verdict */
+        return 0;
+    }
+    *seen = sb;
+    int ok = 0;
+    qc_header hd;
+    const uint64_t want = sizeof hd + payload_bytes(k);
+    unsigned char *chunk = NULL;
+    if ((uint64_t)sb.st_size != want) {
+        char why[160];
+        snprintf(why, sizeof why, "%lld bytes, expected %llu (truncated or not a Q cache file)",
+                 (long long)sb.st_size, (unsigned long long)want);
+        reject(c, path, why);
+        goto done;
+    }
+    if (read_full(fd, &hd, sizeof hd) != 0 || memcmp(hd.magic, QC_MAGIC, 8) != 0 || hd.format != QC_FORMAT ||
+        hd.header_bytes != sizeof hd || hd.endian != QC_ENDIAN ||
+        hd.header_hash != hash_of(&hd, offsetof(qc_header, header_hash), 7)) {
+        reject(c, path, "the header is damaged or of another format");
+        goto done;
+    }
+    if (hd.key_hash[0] != kh[0] || hd.key_hash[1] != kh[1] || hd.m != k->m || hd.nq != key_nq(k) ||
+        memcmp(hd.matrix, k->matrix, sizeof hd.matrix) != 0 || hd.basis != (int32_t)k->basis ||
+        strncmp(hd.engine, k->engine, sizeof hd.engine) != 0 || strncmp(hd.program, MR_VERSION, sizeof hd.program) != 0 ||
+        hd.payload_bytes != payload_bytes(k)) {
+        mr_log(MR_LOG_DEBUG, "Q cache: %s holds another key (hash collision): a miss", path);
+        goto done;
+    }
+    /* the payload read and hashed piece by piece on all cores: the key's data into a buffer (compared in
+     * full below), Q straight into q */
+    const size_t key_bytes = (size_t)k->m * 4 * sizeof(float), qb = (size_t)key_nq(k) * 2 * sizeof(float);
+    chunk = malloc(key_bytes);
+    qc_piece *pc = NULL;
+    const int np = chunk ? payload_pieces((char *)chunk, key_bytes, (char *)q, qb, sizeof hd, &pc) : 0;
+    if (!pc) {
+        mr_log(MR_LOG_WARN, "Q cache: no memory to read %s: a miss", path);
+        goto done;
+    }
+    uint64_t payload_hash = 0;
+    const int bad = pieces_hash(pc, np, fd, &payload_hash);
+    free(pc);
+    if (bad) {
+        reject(c, path, "a read failed or no memory to check it");
+        goto done;
+    }
+    if (payload_hash != hd.payload_hash) {
+        reject(c, path, "the checksum of the data does not match (corrupt)");
+        goto done;
+    }
+    if (memcmp(chunk, k->traj, (size_t)k->m * 3 * sizeof(float)) != 0 ||
+        memcmp((float *)chunk + 3 * k->m, k->qw, (size_t)k->m * sizeof(float)) != 0) {
+        mr_log(MR_LOG_DEBUG, "Q cache: %s holds another trajectory or weights (hash collision): a miss", path);
+        goto done;
+    }
+    ok = 1;
+    (void)futimens(fd, NULL); /* recently used: the eviction keeps it */
+done:
+    free(chunk);
+    close(fd);
+    return ok;
+}
+
+/* ---- locking ------------------------------------------------------------------------------------------ */
+
+static void unlock(int *fd)
+{
+    if (*fd >= 0) {
+        (void)flock(*fd, LOCK_UN);
+        close(*fd);
+    }
+    *fd = -1;
+}
+
+/* The key's lock: 1 when held (fd in *out), 0 when it could not be taken (no lock file, or waited too
+ * long: the caller goes on without it). */
+static int take_lock(mr_q_cache *c, const uint64_t kh[2], int *out)
+{
+    char path[4200];
+    file_name(c, kh, ".lock", path, sizeof path);
+    *out = -1;
+    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return 0;
+    int waited = 0;
+    const double t0 = mr_now();
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            close(fd);
+            return 0;
+        }
+        if (!waited)
+            mr_log(MR_LOG_INFO, "Q cache: another process is computing this Q; waiting for it");
+        waited = 1;
+        if (mr_now() - t0 > MR_Q_CACHE_WAIT_S) {
+            mr_log(MR_LOG_WARN, "Q cache: waited %d s for another process's Q; computing it here", MR_Q_CACHE_WAIT_S);
+            close(fd);
+            return 0;
+        }
+        const struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    *out = fd;
+    return 1;
+}
+
+static void join_writer(mr_q_cache *c);
+
+/* With c->mu held: wait while a Q of this process is being computed (its save may be of this very key,
+ * often from another thread: the NUDFT operator's background saver). A save that never comes (a caller
+ * that broke the load/save contract) is waited for MR_Q_CACHE_WAIT_S seconds, then given up. */
+static void wait_pending(mr_q_cache *c)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += MR_Q_CACHE_WAIT_S;
+    while (c->pending > 0)
+        if (pthread_cond_timedwait(&c->cv, &c->mu, &until) == ETIMEDOUT && c->pending > 0) {
+            mr_log(MR_LOG_WARN, "Q cache: waited %d s for the store of a Q computed in this process; going on",
+                   MR_Q_CACHE_WAIT_S);
+            c->pending = 0;
+        }
+}
+
+static int qc_load(mr_q_store *s, const mr_q_key *k, float *q)
+{
+    mr_q_cache *c = (mr_q_cache *)s;
+    pthread_mutex_lock(&c->mu);
+    wait_pending(c);
+    join_writer(c); /* this process's own last entry is complete (and its lock released) */
+    unlock(&c->lock_fd);
+    uint64_t kh[2];
+    key_hash(k, kh);
+    struct stat seen;
+    memset(&seen, 0, sizeof seen);
+    int fd = -1, hit = read_entry(c, k, kh, q, &seen);
+    if (!hit && take_lock(c, kh, &fd) && read_entry(c, k, kh, q, &seen)) { /* computed meanwhile by the holder */
+        unlock(&fd);
+        hit = 1;
+    }
+    if (hit) {
+        c->stats.hits++;
+    } else {
+        c->lock_fd = fd;
+        c->lock_hash[0] = kh[0];
+        c->lock_hash[1] = kh[1];
+        c->stats.misses++;
+        c->pending++;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return hit;
+}
+
+/* ---- writing ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    char path[4200];
+    int64_t size;
+    time_t mtime;
+} qc_entry;
+
+static int cmp_mtime(const void *a, const void *b)
+{
+    const qc_entry *x = a, *y = b;
+    return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+/* q-<hash>.mrq, q-<hash>.lock, .q-<hash>.tmpXXXXXX */
+static int cache_file(const char *name, int *is_entry, int *is_tmp)
+{
+    const size_t len = strlen(name);
+    *is_entry = strncmp(name, "q-", 2) == 0 && len > 4 && strcmp(name + len - 4, ".mrq") == 0;
+    *is_tmp = strncmp(name, ".q-", 3) == 0 && strstr(name, ".tmp") != NULL;
+    return *is_entry || *is_tmp || (strncmp(name, "q-", 2) == 0 && len > 5 && strcmp(name + len - 5, ".lock") == 0);
+}
+
+int64_t mr_q_cache_clear(const char *dir)
+{
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d)
+        return 0;
+    int64_t removed = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        int entry, tmp;
+        char path[4200];
+        if (!cache_file(de->d_name, &entry, &tmp))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        removed += unlink(path) == 0;
+    }
+    closedir(d);
+    return removed;
+}
+
+/* Remove the least recently used entries until the rest fits in max_bytes (never `keep`), and
+ * temporary files older than QC_STALE_TMP_S. */
+static int64_t evict(const char *dir, int64_t max_bytes, const char *keep)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    qc_entry *e = NULL;
+    size_t n = 0, cap = 0;
+    int64_t total = 0, removed = 0;
+    const time_t now = time(NULL);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        int entry, tmp;
+        if (!cache_file(de->d_name, &entry, &tmp) || (!entry && !tmp))
+            continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        struct stat sb;
+        if (stat(path, &sb) != 0)
+            continue;
+        if (tmp) {
+            if (now - sb.st_mtime > QC_STALE_TMP_S)
+                (void)unlink(path);
+            continue;
+        }
+        total += sb.st_size;
+        if (strcmp(path, keep) == 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            qc_entry *ne = realloc(e, cap * sizeof *e);
+            if (!ne)
+                break;
+            e = ne;
+        }
+        snprintf(e[n].path, sizeof e[n].path, "%s", path);
+        e[n].size = sb.st_size;
+        e[n].mtime = sb.st_mtime;
+        n++;
+    }
+    closedir(d);
+    if (total > max_bytes && n > 0) {
+        qsort(e, n, sizeof *e, cmp_mtime);
+        for (size_t i = 0; i < n && total > max_bytes; i++)
+            if (unlink(e[i].path) == 0) {
+                total -= e[i].size;
+                removed++;
+                mr_log(MR_LOG_DEBUG, "Q cache: removed %s (least recently used)", e[i].path);
+            }
+    }
+    free(e);
+    return removed;
+}
+
+static void *write_job(void *arg)
+{
+    qc_job *j = arg;
+    qc_piece *pc = NULL;
+    const int np = payload_pieces((char *)j->key_data, j->key_bytes, (char *)j->q, j->q_bytes, 0, &pc);
+    const int hashed = pc && pieces_hash(pc, np, -1, &j->hd.payload_hash) == 0;
+    free(pc);
+    j->hd.header_hash = hash_of(&j->hd, offsetof(qc_header, header_hash), 7);
+    if (!hashed)
+        errno = ENOMEM;
+    const int fd = hashed ? mkstemp(j->tmp) : -1;
+    int ok = fd >= 0 && write_full(fd, &j->hd, sizeof j->hd) == 0 && write_full(fd, j->key_data, j->key_bytes) == 0 &&
+             write_full(fd, j->q, j->q_bytes) == 0;
+    if (fd >= 0) {
+        (void)fchmod(fd, 0644);
+        ok = close(fd) == 0 && ok;
+    }
+    if (ok && rename(j->tmp, j->final) == 0) {
+        j->stored = 1;
+        j->evicted = evict(j->dir, j->max_bytes, j->final);
+    } else {
+        mr_log(MR_LOG_WARN, "Q cache: cannot write %s: %s (Q is not cached)", j->final, strerror(errno));
+        if (fd >= 0)
+            (void)unlink(j->tmp);
+    }
+    /* the entry is in place: waiting processes read it now. The lock file goes too (a process that opened
+     * it before still locks the same inode and then finds the entry; one arriving later needs no lock). */
+    if (j->lock_fd >= 0 && j->stored)
+        (void)unlink(j->lock_path);
+    unlock(&j->lock_fd);
+    free(j->q);
+    j->q = NULL;
+    free(j->key_data);
+    j->key_data = NULL;
+    return NULL;
+}
+
+static void join_writer(mr_q_cache *c)
+{
+    if (!c->writing)
+        return;
+    pthread_join(c->writer, NULL);
+    c->writing = 0;
+    c->stats.stores += c->job->stored;
+    c->stats.evicted += c->job->evicted;
+    free(c->job);
+    c->job = NULL;
+}
+
+static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q);
+
+static void qc_save(mr_q_store *s, const mr_q_key *k, float *q)
+{
+    mr_q_cache *c = (mr_q_cache *)s;
+    pthread_mutex_lock(&c->mu);
+    save_locked(c, k, q);
+    if (c->pending > 0)
+        c->pending--;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
+{
+    join_writer(c);
+    uint64_t kh[2];
+    key_hash(k, kh);
+    int lock_fd = -1;
+    if (c->lock_fd >= 0 && c->lock_hash[0] == kh[0] && c->lock_hash[1] == kh[1]) {
+        lock_fd = c->lock_fd; /* handed to the writer, released when the entry is in place */
+        c->lock_fd = -1;
+    }
+    unlock(&c->lock_fd);
+    const uint64_t bytes = sizeof(qc_header) + payload_bytes(k);
+    qc_job *j = q ? calloc(1, sizeof *j) : NULL;
+    const size_t key_bytes = (size_t)k->m * 4 * sizeof(float);
+    if (q && (uint64_t)c->max_bytes < bytes) {
+        mr_log(MR_LOG_INFO, "Q cache: Q takes %.0f MB, more than the cache's limit of %.0f MB: not stored",
+               (double)bytes * 1e-6, (double)c->max_bytes * 1e-6);
+    } else if (q && j && (j->key_data = malloc(key_bytes))) {
+        memcpy(j->key_data, k->traj, (size_t)k->m * 3 * sizeof(float));
+        memcpy(j->key_data + 3 * k->m, k->qw, (size_t)k->m * sizeof(float));
+        j->key_bytes = key_bytes;
+        j->q = q;
+        j->q_bytes = (size_t)key_nq(k) * 2 * sizeof(float);
+        j->lock_fd = lock_fd;
+        j->max_bytes = c->max_bytes;
+        j->dir = c->dir;
+        file_name(c, kh, ".mrq", j->final, sizeof j->final);
+        file_name(c, kh, ".lock", j->lock_path, sizeof j->lock_path);
+        snprintf(j->tmp, sizeof j->tmp, "%s/.q-%016llx%016llx.tmpXXXXXX", c->dir, (unsigned long long)kh[0],
+                 (unsigned long long)kh[1]);
+        fill_header(&j->hd, k, kh, 0);
+        c->job = j;
+        if (pthread_create(&c->writer, NULL, write_job, j) == 0) {
+            c->writing = 1;
+        } else { /* no thread: write it now */
+            write_job(j);
+            c->writing = 0;
+            c->stats.stores += j->stored;
+            c->stats.evicted += j->evicted;
+            free(j);
+            c->job = NULL;
+        }
+        return;
+    }
+    if (j)
+        free(j->key_data);
+    free(j);
+    free(q);
+    if (lock_fd >= 0) { /* nothing to store: the lock file goes (see write_job) */
+        char path[4200];
+        file_name(c, kh, ".lock", path, sizeof path);
+        (void)unlink(path);
+    }
+    unlock(&lock_fd);
+}
+
+/* ---- open / close ------------------------------------------------------------------------------------- */
+
+mr_status mr_q_cache_open(mr_q_cache **out, const char *dir, int64_t max_bytes)
+{
+    if (!out)
+        return mr_error(MR_EINVAL, "mr_q_cache_open: out is NULL");
+    *out = NULL;
+    char buf[4096];
+    if (!dir) {
+        mr_status st = mr_q_cache_default_dir(buf, sizeof buf);
+        if (st != MR_OK)
+            return st;
+        dir = buf;
+    }
+    if (!dir[0] || strcmp(dir, "off") == 0)
+        return MR_OK;
+    if (strlen(dir) >= sizeof buf - 64)
+        return mr_error(MR_EINVAL, "Q cache: the directory name is too long");
+    if (max_bytes <= 0) {
+        max_bytes = MR_Q_CACHE_DEFAULT_MAX_BYTES;
+        const char *env = getenv("MRIRECON_Q_CACHE_MAX_MB");
+        if (env && env[0]) {
+            char *end = NULL;
+            const double mb = strtod(env, &end);
+            if (*end || !(mb >= 0 && mb < 1e12))
+                mr_log(MR_LOG_WARN, "MRIRECON_Q_CACHE_MAX_MB='%s' is not a size in MB; using %lld MB", env,
+                       (long long)(max_bytes >> 20));
+            else
+                max_bytes = (int64_t)(mb * 1048576.0);
+        }
+    }
+    mr_status st = mr_mkdir_p(dir);
+    if (st != MR_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", mr_last_error());
+        return mr_error(MR_EIO, "Q cache: cannot use the directory %s: %s", dir, why);
+    }
+    mr_q_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return mr_error(MR_ENOMEM, "Q cache: out of memory");
+    c->store.load = qc_load;
+    c->store.save = qc_save;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    snprintf(c->dir, sizeof c->dir, "%s", dir);
+    c->max_bytes = max_bytes;
+    c->lock_fd = -1;
+    *out = c;
+    return MR_OK;
+}
+
+mr_q_store *mr_q_cache_store(mr_q_cache *c) { return c ? &c->store : NULL; }
+const char *mr_q_cache_dir(const mr_q_cache *c) { return c ? c->dir : ""; }
+
+void mr_q_cache_get_stats(mr_q_cache *c, mr_q_cache_stats *s)
+{
+    pthread_mutex_lock(&c->mu);
+    join_writer(c);
+    *s = c->stats;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void mr_q_cache_close(mr_q_cache *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    join_writer(c);
+    unlock(&c->lock_fd);
+    pthread_mutex_unlock(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Issue 10 on the GPU machine (the `run` device tool), in one call: build with CUDA (-DMR_WERROR=ON), the
+# GPU tests of the engine, the split and the Q cache, then the measurements: the book problem end to end
+# with a cold and a warm Q cache and with each --precision, small 2D problems with each engine (where
+# CUDA start-up dominates), and Q / F^H d through the operator's engine on one GPU and split (--what q).
+# Key results go to $OUT/summary.txt, every log and report.json to $OUT/logs.tgz.
+# Usage: scripts/device_accel.sh [tests|bench|all] (default all); BUILD=/tmp/b
+set -uo pipefail
+cd "$(dirname "$0")/.."
+WHAT="${1:-all}"
+OUT="${OUT:-$PWD/device-out}"
+B="${BUILD:-/tmp/b}"
+L=/tmp/accel-logs
+rm -rf "$L" && mkdir -p "$L" "$OUT"
+S="$OUT/summary.txt"
+finish() { tar czf "$OUT/logs.tgz" -C "$L" . 2>/dev/null || true; }
+trap finish EXIT
+export PATH="/usr/local/cuda/bin:$PATH"
+export MRIRECON_CACHE_DIR=/tmp/accel-cache # never the user's ~/.cache
+log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$S"; }
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader || true
+  lscpu | grep -m1 "Model name" || true
+  nproc
+  cat COMMIT 2>/dev/null || echo "commit unknown"
+} >>"$S" 2>&1
+
+log "build"
+t0=$SECONDS
+cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON -DMR_WERROR=ON >"$L/cmake.log" 2>&1 &&
+  cmake --build "$B" -j"$(nproc)" >"$L/build.log" 2>&1
+rc=$?
+echo "build exit $rc in $((SECONDS - t0)) s" >>"$S"
+grep -i "warning" "$L/build.log" | head -20 >>"$S"
+[ $rc -eq 0 ] || { log "BUILD FAILED"; grep -B2 -A10 -i "error" "$L/build.log" | head -60 >>"$S"; exit 1; }
+bin="$B/mrirecon"
+ldd "$bin" | grep -iE "cublas|cufft" >>"$S" || echo "mrirecon links no cuBLAS/cuFFT (both loaded at run time)" >>"$S"
+
+if [ "$WHAT" != bench ]; then
+  for t in test_gpu_sums test_q_cache test_op_device test_gpu_linop test_gpu_cg test_gpu_gemm; do
+    log "$t"
+    (cd "$B" && MRIRECON_CACHE_DIR=/tmp/accel-test-cache timeout 90 "./$t") >"$L/$t.log" 2>&1
+    echo "exit $?" >>"$S"
+    grep -E "FAIL|checks,|CHECK failed|precision |rungs|auto engine|operator .*: Q|parts vs 1 part|backend of" "$L/$t.log" |
+      grep -v "^mrirecon: warning: Q cache" | head -60 >>"$S"
+  done
+fi
+
+summarise() { # REPORT LABEL
+  python3 - "$1" "$2" <<'EOF' >>"$S" 2>&1
+import json, sys
+r = json.load(open(sys.argv[1])); t = r["timings_s"]; m = r["methods"][0]; s = r["settings"]
+keys = ["read", "device_init", "sums_setup", "q", "plan", "fft_plan", "fhd", "solve", "write", "total"]
+print(sys.argv[2], "|", s.get("sums"), "| Q:", s.get("q_source"))
+print("  " + ", ".join("%s %.3f" % (k, t.get(k, float("nan"))) for k in keys))
+mt = m.get("metrics", {})
+print("  PSNR image %s dB, bandlimited %s dB, iterations %d" % (mt.get("image", {}).get("psnr_db"),
+      mt.get("bandlimited", {}).get("psnr_db"), m["iterations"]))
+EOF
+}
+run_recon() { # LABEL OUTDIR ARGS...
+  local label=$1 out=$2
+  shift 2
+  /usr/bin/time -f "wall %e s, max RSS %M KiB" "$bin" recon "$@" -o "$out" >"$L/$(basename "$out").log" 2>&1
+  echo "$label: exit $? $(tail -1 "$L/$(basename "$out").log")" >>"$S"
+  [ -f "$out/report.json" ] && summarise "$out/report.json" "$label" && cp "$out/report.json" "$L/$(basename "$out").json"
+}
+
+if [ "$WHAT" != tests ]; then
+  log "book phantom"
+  "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 -q >>"$S" 2>&1
+  log "book: recon --device gpu (default precision), cold Q cache x3, warm x3"
+  for i in 1 2 3; do
+    rm -rf /tmp/qc
+    run_recon "book cold $i" "/tmp/bk_cold$i" /tmp/book.h5 --device gpu --q-cache /tmp/qc
+  done
+  for i in 1 2 3; do
+    run_recon "book warm $i" "/tmp/bk_warm$i" /tmp/book.h5 --device gpu --q-cache /tmp/qc
+  done
+  ls -la /tmp/qc >>"$S"
+  log "book: each precision, no cache"
+  for p in sfu tf32x3 fp64; do
+    run_recon "book $p" "/tmp/bk_$p" /tmp/book.h5 --device gpu --precision $p --q-cache off
+  done
+  log "book: split across the GPU listed twice (gpu:0,0), no cache"
+  run_recon "book gpu:0,0" /tmp/bk_split /tmp/book.h5 --device gpu:0,0 --q-cache off
+  log "2D problems: each engine, no cache (3 processes each)"
+  "$bin" phantom -o /tmp/r2d.h5 --dim 2 --matrix 128 --spokes 201 --readout 256 -q >>"$S" 2>&1
+  "$bin" phantom -o /tmp/s2d.h5 --dim 2 --matrix 64 --spokes 101 --readout 128 -q >>"$S" 2>&1
+  "$bin" phantom -o /tmp/c8.h5 --dim 2 --matrix 128 --spokes 201 --readout 256 --coils 8 -q >>"$S" 2>&1
+  for scan in r2d s2d c8; do
+    for p in sfu tf32x3; do
+      for i in 1 2 3; do
+        run_recon "$scan $p $i" "/tmp/${scan}_${p}_$i" /tmp/$scan.h5 --device gpu --precision $p --q-cache off
+      done
+    done
+  done
+  log "Q and F^H d through the engine, book problem: 1 GPU vs gpu:0,0 (the split path on one GPU)"
+  "$bin" bench --device gpu:0,0 --problem book --what q --reps 5 --json "$L/bench_q_book.json" >"$L/bench_q_book.txt" 2>&1
+  echo "exit $?" >>"$S"
+  grep -vE "^(mrirecon|bench):" "$L/bench_q_book.txt" >>"$S"
+  log "the same on the 2D problem sizes"
+  for pb in 128,128,1:51456 64,64,1:12928; do
+    "$bin" bench --device gpu --problem $pb --what q --reps 5 >"$L/bench_q_$pb.txt" 2>&1
+    grep -E "^(Q|FHd) " "$L/bench_q_$pb.txt" | sed "s/^/$pb /" >>"$S"
+  done
+fi
+log "done"
