@@ -45,12 +45,13 @@ same() {
 run_case() {
   local kernel=$1 iters=$2 tol=$3 scan p ref out
   for scan in p2 p2c p3 p3c; do
+    # --q-cache off: every run computes Q (a cached Q would skip the split under test)
     ref=$S/one-$kernel-$scan
-    MR_CPU_KERNEL=$kernel "$MR" recon "$S/in/$scan.h5" -o "$ref" --method all --iters "$iters" --threads 1 -q \
+    MR_CPU_KERNEL=$kernel "$MR" recon "$S/in/$scan.h5" -o "$ref" --method all --iters "$iters" --threads 1 --q-cache off -q \
       > /dev/null || fail "one-process recon of $scan"
     for p in 2 3; do
       out=$S/mpi$p-$kernel-$scan
-      MR_CPU_KERNEL=$kernel mpi $p "$MR" recon "$S/in/$scan.h5" -o "$out" --method all --iters "$iters" \
+      MR_CPU_KERNEL=$kernel mpi $p "$MR" recon "$S/in/$scan.h5" -o "$out" --method all --iters "$iters" --q-cache off \
         --threads 1 -v > "$out.log" 2>&1 || {
         cat "$out.log"
         fail "$scan over $p ranks ($kernel kernel) failed"

@@ -169,7 +169,7 @@ int main(void)
     }
     uint64_t rng = test_seed();
     const int64_t m2[3] = {20, 15, 1}, m3[3] = {8, 7, 6};
-    const mr_device_sel sels[2] = {{MR_DEVICE_CPU, -1}, {MR_DEVICE_GPU, -1}};
+    const mr_device_sel sels[2] = {{.kind = MR_DEVICE_CPU, .index = -1}, {.kind = MR_DEVICE_GPU, .index = -1}};
     for (int s = 0; s < 2; s++) {
         mr_backend *be = NULL;
         if (mr_backend_create(&be, sels[s], 2) != MR_OK) {
