@@ -57,16 +57,9 @@ static mr_status batch_job(const char *scan, const char *outdir, const mr_batch_
  * ranks: each would run the whole batch into the same OUTDIR. */
 static mr_status start_mpi(mr_comm **comm, mr_mpi_batch **mb, double rank_timeout)
 {
-    *comm = NULL;
     *mb = NULL;
-    if (!mr_comm_compiled() && mr_comm_launcher_size() > 1)
-        return mr_error(MR_ENOTSUP, "started as one of %d MPI ranks, but this mrirecon was built without MPI "
-                                    "(rebuild with -DMR_MPI=ON, docs/CLUSTER.md)",
-                        mr_comm_launcher_size());
-    if (!mr_comm_launched())
-        return MR_OK;
-    mr_status st = mr_comm_init(comm);
-    if (st == MR_OK && mr_comm_size(*comm) > 1)
+    mr_status st = mr_comm_start(comm);
+    if (st == MR_OK && *comm && mr_comm_size(*comm) > 1)
         st = mr_mpi_batch_create(*comm, rank_timeout, mb);
     return st;
 }

@@ -6,8 +6,12 @@
 #include <string.h>
 
 #include "../base/log.h"
+#include "../gpu/gpu.h"
 #include "cg_cli.h"
 #include "commands.h"
+#include "mpi_batch.h"
+#include "mpi_comm.h"
+#include "mpi_recon.h"
 #include "opts.h"
 #include "outdir.h"
 #include "pipeline.h"
@@ -30,6 +34,75 @@ static void print_table(void *ctx, const mr_report *r)
             snprintf(b, sizeof b, "%.2f dB", m->metrics[MR_TRUTH_BANDLIMITED].psnr_db);
         printf("%-18s %12s %16s %10.3f\n", m->method, a, b, m->seconds);
     }
+}
+
+/* Under mpirun with several ranks: MPI up, and in *split this rank's part of the split sums
+ * (recon/mpi_recon.h): the CPU cores of its share of the node, or with a GPU requested (or auto and
+ * GPUs present) its GPU by node-local rank as the batch picks them (gpu:N: GPU N on every rank).
+ * Collective: every rank gets the same status. *split stays NULL for a plain process or one rank.
+ * *gpu: the GPU of this rank's sums (-1: the CPU), where rank 0 also runs CG. */
+static mr_status start_split(mr_comm **comm, mr_mpi_recon **split, mr_device_sel device, int threads, int *gpu)
+{
+    *split = NULL;
+    *gpu = -1;
+    mr_status st = mr_comm_start(comm);
+    if (st != MR_OK || !*comm || mr_comm_size(*comm) < 2)
+        return st;
+    mr_split_opts so;
+    mr_split_opts_default(&so);
+    so.threads = threads > 0 ? threads : mr_mpi_node_cores(*comm);
+    const int ngpu = device.kind == MR_DEVICE_CPU ? 0 : mr_gpu_count();
+    if (ngpu > 0 && device.index >= 0 && device.index < ngpu) {
+        so.device = device.index;
+    } else if (ngpu > 0 && device.index < 0) {
+        int mine[64];
+        if (mr_mpi_node_gpus(*comm, ngpu < 64 ? ngpu : 64, mine) > 0)
+            so.device = mine[0];
+    }
+    if (device.kind == MR_DEVICE_GPU && so.device < 0)
+        st = mr_error(MR_ENODEV, "rank %d (%s): --device %s: %s", mr_comm_rank(*comm), mr_comm_host(*comm),
+                      device.index >= 0 ? "gpu:N" : "gpu", ngpu == 0 ? "no usable GPU" : "no such GPU");
+    if (st == MR_OK)
+        st = mr_mpi_recon_create(*comm, &so, split);
+    *gpu = so.device;
+    st = mr_comm_agree(*comm, st);
+    if (st != MR_OK) {
+        mr_mpi_recon_free(*split);
+        *split = NULL;
+        return st;
+    }
+    mr_log(MR_LOG_DEBUG, "recon: rank %d of %d (%s, local rank %d): sums on %s%d%s", mr_comm_rank(*comm),
+           mr_comm_size(*comm), mr_comm_host(*comm), mr_comm_local_rank(*comm), so.device >= 0 ? "gpu:" : "",
+           so.device >= 0 ? so.device : so.threads, so.device >= 0 ? "" : " CPU threads");
+    return MR_OK;
+}
+
+/* The end of a run over ranks: rank 0 tells the others its exit status; MPI released (collective), or
+ * the job ended with MPI_Abort when the ranks are out of step. Returns code. */
+static int end_split(mr_comm *comm, mr_mpi_recon *split, int code)
+{
+    if (split && mr_comm_rank(comm) == 0 && mr_mpi_recon_end(split, code) != MR_OK) {
+        fprintf(stderr, "mrirecon recon: %s; ending the MPI job with MPI_Abort\n", mr_last_error());
+        mr_comm_abort(comm, code != MR_EXIT_OK ? code : MR_EXIT_FAILURE);
+    }
+    mr_mpi_recon_free(split);
+    mr_comm_finalize(comm);
+    return code;
+}
+
+/* Ranks > 0: compute rank 0's sums until it ends; exit with its status. */
+static int serve_split(mr_comm *comm, mr_mpi_recon *split)
+{
+    mr_log_set_level(MR_LOG_ERROR); /* rank 0 alone logs (it reports the other ranks' failures) */
+    int code = MR_EXIT_FAILURE;
+    if (mr_mpi_recon_serve(split, &code) != MR_OK) {
+        fprintf(stderr, "mrirecon recon: rank %d (%s): %s; ending the MPI job with MPI_Abort\n", mr_comm_rank(comm),
+                mr_comm_host(comm), mr_last_error());
+        mr_comm_abort(comm, MR_EXIT_FAILURE);
+    }
+    mr_mpi_recon_free(split);
+    mr_comm_finalize(comm);
+    return code;
 }
 
 int mr_cmd_recon(int argc, char **argv)
@@ -105,7 +178,11 @@ int mr_cmd_recon(int argc, char **argv)
         "coil alone and combines them by root-sum-of-squares.\n"
         "--device gpu: CG runs on the GPU (data uploaded once, Q, F^H d, the Toeplitz FFTs, the\n"
         "regulariser and every CG vector operation there); gridding always runs on the CPU; without a\n"
-        "usable GPU it is an error for every method.",
+        "usable GPU it is an error for every method.\n"
+        "Several ranks (MPI builds): 'mpirun -n P mrirecon recon SCAN -o OUTDIR ...' (or srun) computes\n"
+        "Q and each F^H d in voxel slabs on every rank (its CPU cores, or with --device gpu its GPU by\n"
+        "node-local rank) and gathers them on rank 0, which alone reads the scan, runs CG and gridding,\n"
+        "and writes the outputs and logs (docs/CLUSTER.md). Every rank exits with rank 0's status.",
         table,
         (int)(sizeof table / sizeof table[0]),
         1,
@@ -128,18 +205,40 @@ int mr_cmd_recon(int argc, char **argv)
         return rc;
     if (mr_read_cli_apply(&rdc, &o.read, &o.prewhiten) != MR_OK)
         return mr_opts_usage(&spec, "%s", mr_last_error());
+
+    /* under mpirun with several ranks: rank 0 reconstructs, the others compute its sums' slabs */
+    mr_comm *comm = NULL;
+    mr_mpi_recon *split = NULL;
+    int split_gpu = -1;
+    mr_status st = start_split(&comm, &split, device, o.op.threads, &split_gpu);
+    if (st != MR_OK) {
+        if (!comm || mr_comm_rank(comm) == 0)
+            fprintf(stderr, "mrirecon recon: %s\n", mr_last_error());
+        mr_comm_finalize(comm);
+        return MR_EXIT_FAILURE;
+    }
+    if (split && mr_comm_rank(comm) > 0)
+        return serve_split(comm, split);
+    if (split) {
+        o.op.sums.fn = mr_mpi_recon_sums;
+        o.op.sums.ctx = split;
+        mr_log(MR_LOG_INFO, "recon: Q and F^H d split over %d MPI ranks; rank 0 on %s", mr_comm_size(comm),
+               mr_comm_host(comm));
+    }
     if (mr_outdir_check(outdir, o.force) == MR_EINVAL) /* another run's outputs: a usage error, as in batch */
-        return mr_opts_usage(&spec, "%s", mr_last_error());
+        return end_split(comm, split, mr_opts_usage(&spec, "%s", mr_last_error()));
+    if (split && split_gpu >= 0) /* CG on the GPU of rank 0's slabs */
+        device.index = split_gpu;
     mr_op_opts_set_device(&o.op, device);
     o.on_report = print_table;
     mr_progress_ui ui;
     mr_progress_ui_init(&ui, quiet);
     o.progress = mr_progress_ui_sink(&ui);
-    mr_status st = mr_recon_run(scan, outdir, &o);
+    st = mr_recon_run(scan, outdir, &o);
     mr_progress_ui_end(&ui);
     if (st != MR_OK) {
         fprintf(stderr, "mrirecon recon: %s\n", mr_last_error());
-        return MR_EXIT_FAILURE;
+        return end_split(comm, split, MR_EXIT_FAILURE);
     }
-    return MR_EXIT_OK;
+    return end_split(comm, split, MR_EXIT_OK);
 }

@@ -38,6 +38,11 @@ int mr_comm_launched(void);
  * built with MPI and launched, else a one-process communicator. */
 mr_status mr_comm_init(mr_comm **out);
 
+/* The start of a command that can run over ranks (batch, recon): under an MPI launcher mr_comm_init
+ * into *out, else *out = NULL (a plain process). A binary without MPI started as one of several
+ * ranks is refused (MR_ENOTSUP, naming the rebuild): each rank would run the whole command alone. */
+mr_status mr_comm_start(mr_comm **out);
+
 /* MPI_Finalize when MPI was initialised; frees c. NULL is fine. Collective. */
 void mr_comm_finalize(mr_comm *c);
 

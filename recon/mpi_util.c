@@ -27,6 +27,18 @@ int mr_comm_launcher_size(void)
     return 0;
 }
 
+mr_status mr_comm_start(mr_comm **out)
+{
+    *out = NULL;
+    if (!mr_comm_compiled() && mr_comm_launcher_size() > 1)
+        return mr_error(MR_ENOTSUP, "started as one of %d MPI ranks, but this mrirecon was built without MPI "
+                                    "(rebuild with -DMR_MPI=ON, docs/CLUSTER.md)",
+                        mr_comm_launcher_size());
+    if (!mr_comm_launched())
+        return MR_OK;
+    return mr_comm_init(out);
+}
+
 static int cmp_dst(const void *a, const void *b)
 {
     const mr_comm_run *x = a, *y = b;

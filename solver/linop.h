@@ -29,6 +29,7 @@
 
 #include <stdint.h>
 
+#include "../base/grid.h"
 #include "../base/progress.h"
 #include "../base/status.h"
 #include "backend.h"
@@ -95,6 +96,17 @@ mr_status mr_linop_fd_create(mr_linop **out, mr_backend *be, const int64_t matri
 /* ---- the exact non-uniform DFT ------------------------------------------------------------------ */
 typedef enum { MR_BASIS_BOX = 0, MR_BASIS_DIRAC = 1 } mr_basis;
 
+/* A provider of the operator's adjoint sums (Q and each coil's F^H d), in place of its own kernels:
+ *   out[v] = sum_m a_m e^{+i2pi k_m.r_v}   over the voxels v of g (base/grid.h)
+ * the sum of mr_nudft_adjoint (solver/nudft.h): a real [m] (Q, on mr_grid_q) or complex [m][2]
+ * (F^H d of one coil, on mr_grid_image); traj [m][3] cycles/FOV; out [size(g)][2]. Host arrays,
+ * borrowed for the call. E.g. recon/mpi_recon.h computes them split across MPI ranks. */
+typedef mr_status (*mr_nudft_sums_fn)(void *ctx, const mr_grid *g, const float *traj, const float *a,
+                                      int real_weights, int64_t m, float *out);
+typedef struct {
+    mr_nudft_sums_fn fn; /* NULL (default): the operator's own kernels (CPU or GPU) */
+    void *ctx;           /* borrowed: must outlive the operator */
+} mr_nudft_sums;
 /* Who computes the exact sums Q, F^H d (and the forward) of the NUDFT operator on a GPU backend
  * (docs/GPU.md, "The engine of the exact sums"); the host always uses the CPU kernels (solver/nudft.h).
  * The rest of the pipeline keeps float32 whatever the engine: Q and F^H d are stored as float,
@@ -153,6 +165,8 @@ typedef struct {
     const mr_progress *progress; /* stages "Q" (create) and "F^H d" (adjoint) are reported here (CPU: per
                                     row; GPU: per stage); NULL (default): none. Borrowed: must outlive
                                     the operator */
+    mr_nudft_sums sums; /* Q and F^H d from this provider (on a GPU backend through host copies);
+                           default none */
 } mr_nudft_opts;
 
 void mr_nudft_opts_default(mr_nudft_opts *o);

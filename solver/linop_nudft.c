@@ -34,6 +34,8 @@ void mr_nudft_opts_default(mr_nudft_opts *o)
     o->precision = MR_PRECISION_AUTO;
     o->q_store = NULL;
     o->progress = NULL;
+    o->sums.fn = NULL;
+    o->sums.ctx = NULL;
 }
 
 static const char *const precision_names[] = {"auto", "sfu", "tf32x3", "fp64"};
@@ -147,7 +149,8 @@ typedef struct {
     int64_t matrix[3], n, m, c;
     int threads;
     const mr_progress *progress; /* borrowed, may be NULL */
-    float *traj; /* host [M][3] (host backend) */
+    float *traj; /* host [M][3] (host backend, or a sums provider) */
+    mr_nudft_sums provider; /* mr_nudft_opts.sums: Q and F^H d from it when set */
     float *s;    /* [M] sqrt(w) Phi / N, in the backend's memory */
     float *a;    /* [M][2] adjoint weights, in the backend's memory */
     mr_linop *tp; /* the Toeplitz normal (fast_normal), or NULL */
@@ -174,6 +177,54 @@ static void nudft_destroy(void *p)
     mr_backend_free(d->be);
     free(d);
 }
+
+/* ---- the sums provider (mr_nudft_opts.sums): out (backend memory) = the sum over g with the host
+ * weights a (real [M] or complex [M][2]); on a GPU backend the result goes through a host copy. */
+static mr_status provider_sum(const nudft_data *d, const mr_grid *g, const float *a, int real_weights, float *out,
+                              const mr_progress *p, const char *stage)
+{
+    const int64_t n = mr_grid_size(g);
+    float *h = d->gctx ? malloc((size_t)n * 2 * sizeof *h) : out;
+    if (!h)
+        return mr_error(MR_ENOMEM, "operator: out of memory for %s on %lld voxels", stage, (long long)n);
+    mr_progress_report(p, stage, 0, 1);
+    mr_status st = d->provider.fn(d->provider.ctx, g, d->traj, a, real_weights, d->m, h);
+    if (st == MR_OK && d->gctx) {
+        const mr_vecops *v = mr_backend_vecops(d->be);
+        st = v->from_host(v->ctx, n, out, h);
+    }
+    if (d->gctx)
+        free(h);
+    if (st == MR_OK)
+        mr_progress_report(p, stage, 1, 1);
+    return st;
+}
+
+/* F^H d of one coil through the provider: a = s y_c (y_c in the backend's memory). */
+static mr_status provider_adjoint(const nudft_data *d, const mr_grid *g, const float *yc, float *xc,
+                                  const mr_progress *p)
+{
+    float *a = malloc((size_t)d->m * 2 * sizeof *a);
+    if (!a)
+        return mr_error(MR_ENOMEM, "operator: out of memory for %lld samples", (long long)d->m);
+    mr_status st = MR_OK;
+    if (d->gctx) { /* scaled on the device, then brought to the host */
+        const mr_vecops *v = mr_backend_vecops(d->be);
+        st = mr_gpu_scale_rows(d->gctx, d->m, 1, d->s, yc, d->a);
+        if (st == MR_OK)
+            st = v->to_host(v->ctx, d->m, a, d->a);
+    } else {
+        for (int64_t k = 0; k < d->m; k++) {
+            a[2 * k] = d->s[k] * yc[2 * k];
+            a[2 * k + 1] = d->s[k] * yc[2 * k + 1];
+        }
+    }
+    if (st == MR_OK)
+        st = provider_sum(d, g, a, 0, xc, p, "F^H d");
+    free(a);
+    return st;
+}
+/* ---- end of the sums provider */
 
 static mr_status nudft_forward(void *p, const float *x, float *y)
 {
@@ -207,7 +258,9 @@ static mr_status nudft_adjoint(void *p, const float *y, float *x)
         mr_progress_part part;
         const mr_progress coil = mr_progress_part_of(&part, d->progress, c, d->c);
         mr_status st;
-        if (d->gctx) {
+        if (d->provider.fn) {
+            st = provider_adjoint(d, &g, yc, xc, &coil);
+        } else if (d->gctx) {
             mr_progress_report(&coil, "F^H d", 0, 1);
             st = mr_gpu_scale_rows(d->gctx, d->m, 1, d->s, yc, d->a);
             if (st == MR_OK)
@@ -390,7 +443,9 @@ static mr_status make_normal(nudft_data *d, const float *traj, const float *qw, 
     key.traj = traj;
     key.qw = qw;
     key.basis = o->basis;
-    if (d->sums)
+    if (d->provider.fn) /* its bits are its own (e.g. the MPI split: recon/mpi_recon.h) */
+        snprintf(key.engine, sizeof key.engine, "sums provider");
+    else if (d->sums)
         mr_gpu_sums_describe(d->sums, &gq, 1, key.engine, sizeof key.engine);
     else
         snprintf(key.engine, sizeof key.engine, "cpu %s", mr_nudft_kernel_name() ? mr_nudft_kernel_name() : "-");
@@ -405,7 +460,7 @@ static mr_status make_normal(nudft_data *d, const float *traj, const float *qw, 
         st = d->gctx ? v->from_host(v->ctx, nq, q, hq) : MR_OK;
         info->q_source = "store";
     } else {
-        st = compute_q(d, qw, q);
+        st = d->provider.fn ? provider_sum(d, &gq, qw, 1, q, d->progress, "Q") : compute_q(d, qw, q);
         info->q_source = "computed";
         if (hq) { /* after the miss: the store gets a host copy of Q that it owns, or NULL */
             float *own = NULL;
@@ -474,6 +529,7 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     d->c = ncoils;
     d->threads = mr_backend_threads(be);
     d->progress = o.progress;
+    d->provider = o.sums;
     const double inv_n = 1.0 / (double)d->n;
     for (int64_t k = 0; k < m; k++) {
         double phi = 1.0;
@@ -492,6 +548,10 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     } else if (d->gctx) {
         if (!(d->s = mr_backend_upload(be, m, s)) || !(d->a = mr_backend_alloc(be, m)))
             st = MR_ENOMEM;
+        if (st == MR_OK && d->provider.fn && !(d->traj = malloc((size_t)m * 3 * sizeof(float))))
+            st = mr_error(MR_ENOMEM, "operator: out of memory for %lld samples", (long long)m);
+        if (st == MR_OK && d->traj) /* the sums provider takes the trajectory from the host */
+            memcpy(d->traj, traj, (size_t)m * 3 * sizeof(float));
     } else {
         d->s = s;
         s = NULL;

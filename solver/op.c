@@ -23,6 +23,8 @@ void mr_op_opts_default(mr_op_opts *o)
     o->threads = 0;
     o->fast_normal = 1;
     o->exact_trig = 0;
+    o->sums.fn = NULL;
+    o->sums.ctx = NULL;
     o->precision = MR_PRECISION_AUTO;
     o->gpu_all = 0;
     o->ngpus = 0;
@@ -35,6 +37,7 @@ void mr_op_opts_nudft(const mr_op_opts *o, mr_nudft_opts *out)
     out->basis = o->basis;
     out->fast_normal = o->fast_normal;
     out->exact_trig = o->exact_trig;
+    out->sums = o->sums;
     out->precision = o->precision;
 }
 

@@ -34,6 +34,7 @@ typedef struct {
     int fast_normal;       /* 1 (default): compute Q and apply the normal by Toeplitz embedding;
                               0: normal = adjoint(forward(x)) */
     int exact_trig;        /* GPU: 1 = accurate sincosf instead of the SFU (accuracy comparison) */
+    mr_nudft_sums sums;    /* Q and F^H d from this provider (solver/linop.h); default none */
     mr_precision precision; /* engine of the exact sums (linop.h); default MR_PRECISION_AUTO */
     int gpu_all;            /* the rest of a device request (backend.h): gpu:all */
     int ngpus;              /* gpu:N,M,...: the GPUs sharing the exact sums (0: one device) */

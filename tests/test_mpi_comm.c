@@ -77,8 +77,18 @@ static void test_launcher_env(void)
         unsetenv(vars[i]);
     }
     CHECK(mr_comm_launcher_size() == 0);
+    /* mr_comm_start (batch, recon): a plain process without a launcher; a binary without MPI
+       started as one of several ranks refuses, naming the rebuild */
+    mr_comm *c = (mr_comm *)&c;
+    CHECK(mr_comm_start(&c) == MR_OK && c == NULL);
     setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
     CHECK(mr_comm_launcher_size() == 3);
+    if (!mr_comm_compiled()) {
+        CHECK(mr_comm_start(&c) == MR_ENOTSUP && c == NULL);
+        CHECK(strstr(mr_last_error(), "one of 3 MPI ranks") && strstr(mr_last_error(), "-DMR_MPI=ON"));
+        printf("without MPI, as one of 3 ranks: %s\n", mr_last_error());
+        mr_clear_error();
+    }
     unsetenv("OMPI_COMM_WORLD_SIZE");
     setenv("PMIX_RANK", "0", 1);
     CHECK(mr_comm_launcher_size() == 1);
