@@ -28,7 +28,10 @@
 #include "phantoms/scan.h"
 #include "testutil.h"
 
-static char kdir[512], idir[512], mdir[512];
+static char kdir[512], idir[512];
+#ifdef MR_HAVE_ISMRMRD
+static char mdir[512];
+#endif
 static int nwritten;
 
 /* Small sampling of each kind (a few hundred samples at most), so that seeds stay a few KiB. */
