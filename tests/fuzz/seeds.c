@@ -339,14 +339,15 @@ static void write_ismrmrd_seeds(void)
     o.readout = readout;
     o.noise_acqs = 2;
     for (int k = 0; k < ISM_NCORRUPTIONS; k++) {
-        snprintf(path, sizeof path, "%s/bad-%s.h5", mdir, ism_corruptions[k].name);
-        CHECK(ism_write_corrupt(path, ks, &o, ism_corruptions[k].name) == 0);
         /* a singular noise covariance is the read stage's refusal (recon/volumes.c prewhitens), not the
-         * reader's: the file is a seed all the same */
-        const int refused = !ismrmrd_accepted(path) || !strcmp(ism_corruptions[k].name, "noise-singular");
-        CHECK(refused);
-        if (!refused)
-            fprintf(stderr, "%s: accepted\n", path);
+         * reader's: the reader accepts that file, so it is an ok- seed */
+        const int reader_ok = !strcmp(ism_corruptions[k].name, "noise-singular");
+        snprintf(path, sizeof path, "%s/%s-%s.h5", mdir, reader_ok ? "ok" : "bad", ism_corruptions[k].name);
+        CHECK(ism_write_corrupt(path, ks, &o, ism_corruptions[k].name) == 0);
+        const int refused = !ismrmrd_accepted(path);
+        CHECK(refused != reader_ok);
+        if (refused == reader_ok)
+            fprintf(stderr, "%s: %s\n", path, refused ? "refused" : "accepted");
         nwritten++;
     }
     mr_kspace_free(ks);
