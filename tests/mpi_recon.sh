@@ -45,13 +45,14 @@ same() {
 run_case() {
   local kernel=$1 iters=$2 tol=$3 scan p ref out
   for scan in p2 p2c p3 p3c; do
-    # --q-cache off: every run computes Q (a cached Q would skip the split under test)
+    # --q-cache off: every run computes Q (a cached Q would skip the split under test); --device cpu:
+    # the CPU kernels on both sides (on a GPU machine auto would pick a GPU engine for one process)
     ref=$S/one-$kernel-$scan
-    MR_CPU_KERNEL=$kernel "$MR" recon "$S/in/$scan.h5" -o "$ref" --method all --iters "$iters" --threads 1 --q-cache off -q \
+    MR_CPU_KERNEL=$kernel "$MR" recon "$S/in/$scan.h5" -o "$ref" --method all --iters "$iters" --threads 1 --q-cache off --device cpu -q \
       > /dev/null || fail "one-process recon of $scan"
     for p in 2 3; do
       out=$S/mpi$p-$kernel-$scan
-      MR_CPU_KERNEL=$kernel mpi $p "$MR" recon "$S/in/$scan.h5" -o "$out" --method all --iters "$iters" --q-cache off \
+      MR_CPU_KERNEL=$kernel mpi $p "$MR" recon "$S/in/$scan.h5" -o "$out" --method all --iters "$iters" --q-cache off --device cpu \
         --threads 1 -v > "$out.log" 2>&1 || {
         cat "$out.log"
         fail "$scan over $p ranks ($kernel kernel) failed"
