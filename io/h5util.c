@@ -215,15 +215,7 @@ mr_status mr_h5_check_isolated(const char *path, mr_h5_reader reader, void *ctx)
     }
     close(fds[1]);
     child_report rep;
-    size_t got = 0;
-    while (got < sizeof rep) {
-        ssize_t r = read(fds[0], (char *)&rep + got, sizeof rep - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
+    const size_t got = mr_read_full(fds[0], &rep, sizeof rep);
     close(fds[0]);
     int ws = 0;
     pid_t w;

@@ -741,15 +741,7 @@ size_t mr_batch_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out,
         _exit(0);
     }
     close(fds[1]);
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fds[0], (char *)out + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
+    const size_t got = mr_read_full(fds[0], out, n);
     close(fds[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -8,23 +8,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WHAT="${1:-all}"
-OUT="${OUT:-$PWD/device-out}"
-B="${BUILD:-/tmp/b}"
 L=/tmp/accel-logs
-rm -rf "$L" && mkdir -p "$L" "$OUT"
-S="$OUT/summary.txt"
-finish() { tar czf "$OUT/logs.tgz" -C "$L" . 2>/dev/null || true; }
-trap finish EXIT
-export PATH="/usr/local/cuda/bin:$PATH"
+. scripts/device_lib.sh
 export MRIRECON_CACHE_DIR=/tmp/accel-cache # never the user's ~/.cache
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$S"; }
-
-{
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader || true
-  lscpu | grep -m1 "Model name" || true
-  nproc
-  cat COMMIT 2>/dev/null || echo "commit unknown"
-} >>"$S" 2>&1
 
 log "build"
 t0=$SECONDS

@@ -7,24 +7,10 @@
 # Usage: OUT=... bash scripts/device_final.sh; BUILD=/tmp/b
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT="${OUT:-$PWD/device-out}"
-B="${BUILD:-/tmp/b}"
 L=/tmp/final-logs
-rm -rf "$L" && mkdir -p "$L" "$OUT"
-S="$OUT/summary.txt"
-finish() { tar czf "$OUT/logs.tgz" -C "$L" . 2>/dev/null || true; }
-trap finish EXIT
-export PATH="/usr/local/cuda/bin:$PATH"
+. scripts/device_lib.sh
 export MRIRECON_CACHE_DIR=/tmp/final-cache # never the user's ~/.cache
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$S"; }
-
-{
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-  lscpu | grep -m1 "Model name" || true
-  nproc
-  cat COMMIT 2>/dev/null || echo "commit unknown"
-} >>"$S" 2>&1
 
 log "build"
 cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON -DMR_WERROR=ON >"$L/cmake.log" 2>&1 &&

@@ -7,22 +7,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WHAT="${1:-all}"
-OUT="${OUT:-$PWD/device-out}"
-B="${BUILD:-/tmp/b}"
 L=/tmp/ops-logs
-rm -rf "$L" && mkdir -p "$L" "$OUT"
-S="$OUT/summary.txt"
-finish() { tar czf "$OUT/logs.tgz" -C "$L" . 2>/dev/null || true; }
-trap finish EXIT
-export PATH="/usr/local/cuda/bin:$PATH"
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$S"; }
-
-{
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-  lscpu | grep -m1 "Model name" || true
-  nproc
-  cat COMMIT 2>/dev/null || echo "commit unknown"
-} >>"$S" 2>&1
+. scripts/device_lib.sh
 
 log "build"
 cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON ${CMAKE_EXTRA:-} >"$L/cmake.log" 2>&1 &&
