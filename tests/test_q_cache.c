@@ -460,6 +460,9 @@ static void operator_store(const char *dir)
     /* Q computed again without the store, and with a cache that cannot be written (its directory replaced
      * by a file): the operator works, and applies bit-identically to the one from the stored Q */
     w[5] /= 2.0f;
+    mr_q_cache_stats qs;
+    mr_q_cache_get_stats(c, &qs); /* waits for the background write of operator 2's Q: the directory goes next */
+    CHECK(qs.stores == 2);
     char cmd[8500];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && touch '%s'", dir, dir);
     CHECK(system(cmd) == 0);
@@ -477,7 +480,6 @@ static void operator_store(const char *dir)
         mr_linop_free(op);
         free(z);
     }
-    mr_q_cache_stats qs;
     mr_q_cache_get_stats(c, &qs);
     CHECK(qs.stores == 2); /* the two before; none in the file */
     /* a GPU precision on the host is refused */
