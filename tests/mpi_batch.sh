@@ -43,13 +43,14 @@ for P in 2 3; do
 done
 
 # ---- 2./3. a rank killed mid-batch ----------------------------------------------------------------
-# scans of about a second each (one thread), so that rank 1 is inside one when it is killed
+# scans of a few tenths of a second each (one thread), so that rank 1 is inside one when it is killed;
+# longer ones leave rank 0 inside a scan when a plain mpirun ends the job, too late for its summary
 mkdir -p "$S/big"
 # (8 of them: each rank runs several after the first has finished, also on a loaded machine)
 NBIG=8
 bigs=""
 for i in $(seq 1 $NBIG); do
-  "$MR" phantom -o "$S/big/b$i.h5" --matrix 128 --spokes $((400 + i)) --readout 256 -q > /dev/null || fail "phantom b$i"
+  "$MR" phantom -o "$S/big/b$i.h5" --matrix 96 --spokes $((200 + i)) --readout 192 -q > /dev/null || fail "phantom b$i"
   bigs="$bigs b$i"
 done
 # Q computed in every scan (no Q cache): a Q read from the cache would make the scans too short to be
@@ -59,7 +60,7 @@ BATCH+=(--q-cache off)
 expect_rc 0 $? "single-process reference of the big scans"
 
 # kill_rank1 OUT MPIRUN-OPTIONS...: start a 2-rank batch, SIGKILL rank 1 in the middle of a scan (after
-# some scan finished; its scan child seen running in 4 polls, not yet exited). Sets RC (mpirun's status)
+# some scan finished; its scan child seen running in 2 polls in a row, not yet exited). Sets RC (mpirun's status)
 # and KILLED.
 kill_rank1() {
   local out=$1
@@ -80,7 +81,7 @@ kill_rank1() {
       child=$c
       seen=0
     fi
-    if [ $seen -ge 3 ]; then
+    if [ $seen -ge 1 ]; then
       kill -KILL "$r1" && KILLED=1
       break
     fi
@@ -132,7 +133,9 @@ fi
 
 # 3. a plain mpirun ends the job: rank 0 writes the summary of what finished
 out=$S/killed-plain
-kill_rank1 "$out"
+# rank 0 gets SIGTERM when the job ends and SIGKILL 1 s later by default: on a loaded machine that is
+# too short for its summary; docs/CLUSTER.md recommends more time, as here
+kill_rank1 "$out" --mca odls_base_sigkill_timeout 10
 [ "$RC" != 0 ] || fail "mpirun reported success although rank 1 was killed"
 [ -s "$out/summary.csv" ] || fail "no summary after the job was ended"
 grep -qE ',(interrupted|failed),' "$out/summary.csv" || fail "summary does not list the unfinished scans"
