@@ -139,17 +139,3 @@ int mr_remove_tree(const char *path)
         return errno == ENOENT ? 0 : -1;
     return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
-
-size_t mr_read_full(int fd, void *buf, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, (char *)buf + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    return got;
-}

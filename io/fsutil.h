@@ -39,9 +39,6 @@ int mr_remove_tree(const char *path);
 /* Join "dir/name" into buf; MR_EINVAL if it does not fit. */
 mr_status mr_path_join(char *buf, size_t size, const char *dir, const char *name);
 
-/* Read up to n bytes from fd into buf, retrying after signals, until n bytes, end of file or an
- * error; returns the number of bytes read (a pipe from a child that died early gives fewer). */
-size_t mr_read_full(int fd, void *buf, size_t n);
 
 #ifdef __cplusplus
 }

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "../base/log.h"
+#include "../base/child.h"
 #include "fsutil.h"
 
 void mr_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
@@ -173,72 +173,55 @@ mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
     return st == MR_OK ? open_and_read(path, reader, ctx) : st;
 }
 
+typedef struct {
+    const char *path;
+    mr_h5_reader reader;
+    void *ctx;
+} isolated_read;
+
+/* In the child: read, and report the outcome (the parent reads the file again and says what there is
+ * to say about it, so the child logs errors only). */
+static void isolated_child(void *ctx, void *out)
+{
+    const isolated_read *r = ctx;
+    child_report *rep = out;
+    mr_log_set_level(MR_LOG_ERROR);
+    memset(rep, 0, sizeof *rep);
+    rep->status = (int)open_and_read(r->path, r->reader, r->ctx);
+    snprintf(rep->message, sizeof rep->message, "%s", mr_last_error());
+}
+
 mr_status mr_h5_check_isolated(const char *path, mr_h5_reader reader, void *ctx)
 {
     struct stat sb;
     /* CPU time for the child: generous for a healthy file, finite for a looping libhdf5 */
     const double gib = stat(path, &sb) == 0 ? (double)sb.st_size / (double)(1 << 30) : 0;
-    const rlim_t cpu_s = (rlim_t)(120 + 60 * gib);
-    int fds[2];
-    if (pipe(fds) != 0)
-        return MR_OK; /* the caller reads in this process only */
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return MR_OK;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        struct rlimit cpu = {cpu_s, cpu_s + 5}, core = {0, 0};
-        setrlimit(RLIMIT_CPU, &cpu);
-        setrlimit(RLIMIT_CORE, &core); /* a crash here is expected of hostile files: no core dumps */
-        /* if libhdf5 runs away with memory, the kernel's OOM killer should pick this child */
-        FILE *adj = fopen("/proc/self/oom_score_adj", "w");
-        if (adj) {
-            fputs("1000", adj);
-            fclose(adj);
-        }
-        /* the parent reads the file again and says what there is to say about it */
-        mr_log_set_level(MR_LOG_ERROR);
-        child_report rep;
-        memset(&rep, 0, sizeof rep);
-        rep.status = (int)open_and_read(path, reader, ctx);
-        snprintf(rep.message, sizeof rep.message, "%s", mr_last_error());
-        /* one write: a pipe passes up to PIPE_BUF (4096) bytes whole */
-        while (write(fds[1], &rep, sizeof rep) < 0 && errno == EINTR)
-            ;
-        /* no atexit handlers, no stdio flush: nothing of the parent's is done twice */
-        _exit(0);
-    }
-    close(fds[1]);
+    const mr_child_limits lim = {(unsigned)(120 + 60 * gib)};
+    const unsigned long long cpu_s = lim.cpu_seconds;
+    isolated_read job = {path, reader, ctx};
     child_report rep;
-    const size_t got = mr_read_full(fds[0], &rep, sizeof rep);
-    close(fds[0]);
     int ws = 0;
-    pid_t w;
-    while ((w = waitpid(pid, &ws, 0)) < 0 && errno == EINTR)
-        ;
-    if (w == pid && WIFSIGNALED(ws)) {
+    const long got = mr_run_in_child(isolated_child, &job, &rep, sizeof rep, &lim, &ws);
+    if (got < 0)
+        return MR_OK; /* no child: the caller reads in this process only */
+    if (WIFSIGNALED(ws)) {
         int sig = WTERMSIG(ws);
         if (sig == SIGXCPU)
             return mr_error(MR_EFORMAT,
                             "%s: HDF5 did not finish reading the file within %llu s of CPU time; damaged or hostile "
                             "file refused",
-                            path, (unsigned long long)cpu_s);
+                            path, cpu_s);
         if (sig == SIGKILL)
             return mr_error(MR_EFORMAT,
                             "%s: the process reading the file was killed (signal 9: out of memory, or over its %llu s "
                             "of CPU time); damaged or hostile file refused",
-                            path, (unsigned long long)cpu_s);
+                            path, cpu_s);
         return mr_error(MR_EFORMAT, "%s: HDF5 crashed reading the file (signal %d, %s); damaged or hostile file refused",
                         path, sig, strsignal(sig));
     }
-    if (got != sizeof rep || (w == pid && (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)))
+    if (got != (long)sizeof rep || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
         return mr_error(MR_EFORMAT, "%s: the process reading the file failed (exit status %d); damaged or hostile file refused",
-                        path, w == pid && WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+                        path, WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
     rep.message[sizeof rep.message - 1] = '\0';
     if (rep.status != MR_OK)
         return mr_error(rep.status > 0 && rep.status < MR_STATUS_COUNT ? (mr_status)rep.status : MR_EFORMAT, "%s",

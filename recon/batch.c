@@ -24,6 +24,7 @@
 #endif
 
 #include "../gpu/gpu.h"
+#include "../base/child.h"
 #include "../io/fsutil.h"
 #include "../base/log.h"
 
@@ -195,20 +196,6 @@ typedef struct {
     int timed_out;
 } worker;
 
-/* Write all of buf to fd, retrying on EINTR. */
-static void write_all(int fd, const char *buf, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, buf, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        buf += w;
-        n -= (size_t)w;
-    }
-}
-
 /* In the child: run the job, write the marker, send the status message, exit. Never returns. */
 static void child_main(const mr_batch_config *cfg, const mr_batch_scan *s, const mr_batch_slot *slot,
                        const char *partial, const char *logpath, int fd, pid_t parent)
@@ -245,7 +232,7 @@ static void child_main(const mr_batch_config *cfg, const mr_batch_scan *s, const
         if (!msg[0])
             msg = mr_strerror(st);
         fprintf(stderr, "mrirecon batch: %s: %s\n", s->path, msg);
-        write_all(fd, msg, strlen(msg));
+        mr_write_full(fd, msg, strlen(msg));
     }
     fflush(stdout);
     fflush(stderr);
@@ -720,35 +707,6 @@ mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *l, int *interr
     return st;
 }
 
-size_t mr_batch_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t n)
-{
-    int fds[2];
-    if (pipe(fds) != 0)
-        return 0;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return 0;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        fn(ctx, out);
-        write_all(fds[1], out, n);
-        close(fds[1]);
-        _exit(0);
-    }
-    close(fds[1]);
-    const size_t got = mr_read_full(fds[0], out, n);
-    close(fds[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return got;
-}
-
 static void gpu_count_child(void *ctx, void *out)
 {
     (void)ctx;
@@ -758,5 +716,5 @@ static void gpu_count_child(void *ctx, void *out)
 int mr_batch_gpu_count(void)
 {
     int n = 0;
-    return mr_batch_in_child(gpu_count_child, NULL, &n, sizeof n) == sizeof n && n > 0 ? n : 0;
+    return mr_run_in_child(gpu_count_child, NULL, &n, sizeof n, NULL, NULL) == (long)sizeof n && n > 0 ? n : 0;
 }

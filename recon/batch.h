@@ -146,11 +146,6 @@ mr_status mr_batch_thumbnails(const char *scan, const char *outdir);
  * CUDA (a CUDA context does not survive fork). 0 on any failure. */
 int mr_batch_gpu_count(void);
 
-/* Run fn(ctx, out) in a short-lived child process, so that this process never initialises the
- * libraries fn uses (CUDA, HDF5), and copy the n bytes it leaves in out back into out. Returns the
- * number of bytes received (fewer than n: the child failed part way). */
-size_t mr_batch_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t n);
-
 /* Base64 of n bytes into a malloc'd NUL-terminated string (NULL when out of memory). */
 char *mr_base64(const unsigned char *data, size_t n);
 

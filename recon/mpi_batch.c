@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/child.h"
 #include "../base/grid.h"
 #include "../base/log.h"
 #include "../io/h5util.h"
@@ -652,7 +653,9 @@ mr_status mr_batch_costs(const mr_batch_list *l, double *cost)
     size_t want = (size_t)l->count * sizeof *cost;
     for (int i = 0; i < l->count; i++)
         cost[i] = 0;
-    size_t got = mr_batch_in_child(costs_child, (void *)l, cost, want);
+    /* headers read in a child: this process never opens the user's files with libhdf5 */
+    const long r = mr_run_in_child(costs_child, (void *)l, cost, want, NULL, NULL);
+    const size_t got = r > 0 ? (size_t)r : 0;
     for (size_t i = got / sizeof *cost; i < (size_t)l->count; i++)
         cost[i] = 0; /* the child failed part way: the rest keep input order at the end */
     if (got < want)
