@@ -1,6 +1,5 @@
 /* mrirecon phantom: write a simulated scan (analytic Shepp-Logan k-space on a chosen trajectory,
  * optional noise, analytic weights, truth images), or the standard suite with --suite DIR. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,27 +18,6 @@ static const mr_traj_kind traj_kinds[] = {MR_TRAJ_RADIAL2D,  MR_TRAJ_GOLDEN2D,  
                                           MR_TRAJ_RANDOM2D,  MR_TRAJ_KOOSHBALL,      MR_TRAJ_STACK_OF_STARS,
                                           MR_TRAJ_STACK_OF_SPIRALS};
 static const char *const weight_choices[] = {"analytic", "none", NULL};
-
-/* "N" or "NX,NY" or "NX,NY,NZ" -> n values in 1..MR_MAX_MATRIX_EDGE; 0 on a syntax error. */
-static int parse_matrix(const char *text, int64_t v[3])
-{
-    int n = 0;
-    const char *p = text;
-    while (n < 3) {
-        char *end;
-        errno = 0;
-        long long x = strtoll(p, &end, 10);
-        if (errno || end == p || x < 1 || x > MR_MAX_MATRIX_EDGE)
-            return 0;
-        v[n++] = x;
-        if (*end == '\0')
-            return n;
-        if (*end != ',')
-            return 0;
-        p = end + 1;
-    }
-    return 0;
-}
 
 int mr_cmd_phantom(int argc, char **argv)
 {
@@ -124,7 +102,7 @@ int mr_cmd_phantom(int argc, char **argv)
         return mr_opts_usage(&spec, "%s", "missing -o FILE (or --suite DIR)");
 
     int64_t mat[3] = {0, 0, 0};
-    int nvals = parse_matrix(matrix, mat);
+    int nvals = mr_opts_parse_matrix(matrix, mat);
     if (nvals == 0)
         return mr_opts_usage(&spec, "--matrix: '%s' is not N, NX,NY or NX,NY,NZ with edges 1..4096", matrix);
     mr_traj_kind kind = MR_TRAJ_RADIAL2D;

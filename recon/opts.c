@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/grid.h"
 #include "../base/log.h"
 
 static const mr_opt *find_long(const mr_cmd_spec *s, const char *name, size_t len)
@@ -305,4 +306,36 @@ int mr_opts_usage(const mr_cmd_spec *spec, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "mrirecon %s: %s\nTry 'mrirecon %s --help'.\n", spec->name, msg, spec->name);
     return MR_EXIT_USAGE;
+}
+
+int mr_opts_parse_list3(const char *text, double v[3])
+{
+    int n = 0;
+    const char *p = text;
+    while (p && n < 3) {
+        char *end;
+        errno = 0;
+        double x = strtod(p, &end);
+        if (errno || end == p || !isfinite(x))
+            return 0;
+        v[n++] = x;
+        if (*end == '\0')
+            return n;
+        if (*end != ',')
+            return 0;
+        p = end + 1;
+    }
+    return 0;
+}
+
+int mr_opts_parse_matrix(const char *text, int64_t v[3])
+{
+    double x[3];
+    const int n = mr_opts_parse_list3(text, x);
+    for (int a = 0; a < n; a++) {
+        if (x[a] != floor(x[a]) || x[a] < 1 || x[a] > MR_MAX_MATRIX_EDGE)
+            return 0;
+        v[a] = (int64_t)x[a];
+    }
+    return n;
 }

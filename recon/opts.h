@@ -4,6 +4,7 @@
 #ifndef MR_OPTS_H
 #define MR_OPTS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../solver/backend.h"
@@ -95,6 +96,14 @@ int mr_opts_usage(const mr_cmd_spec *spec, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* An option value of one to three comma-separated numbers ("a", "a,b", "a,b,c") into v[0..n);
+ * returns n, or 0 on a syntax error or a value that is not finite. */
+int mr_opts_parse_list3(const char *text, double v[3]);
+
+/* A matrix option ("N", "NX,NY", "NX,NY,NZ"): integer edges in 1..MR_MAX_MATRIX_EDGE (base/grid.h);
+ * returns the count, 0 otherwise. */
+int mr_opts_parse_matrix(const char *text, int64_t v[3]);
+
 int mr_opts_begin(const mr_cmd_spec *spec, int argc, char **argv, mr_opts_result *res, const int *verbose,
                   const int *quiet);
 

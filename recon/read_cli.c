@@ -1,8 +1,6 @@
 /* Reader options on the command line (see read_cli.h). */
 #include "read_cli.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,27 +23,6 @@ void mr_read_cli_init(mr_read_cli *c)
     c->fov = NULL;
 }
 
-/* "a" or "a,b" or "a,b,c" into v[0..2]; returns the count, 0 on a syntax error */
-static int parse_list(const char *text, double v[3])
-{
-    int n = 0;
-    const char *p = text;
-    while (n < 3) {
-        char *end;
-        errno = 0;
-        double x = strtod(p, &end);
-        if (errno || end == p || !isfinite(x))
-            return 0;
-        v[n++] = x;
-        if (*end == '\0')
-            return n;
-        if (*end != ',')
-            return 0;
-        p = end + 1;
-    }
-    return 0;
-}
-
 mr_status mr_read_cli_apply(const mr_read_cli *c, mr_read_opts *o, int *prewhiten)
 {
     mr_read_opts_default(o);
@@ -58,21 +35,20 @@ mr_status mr_read_cli_apply(const mr_read_cli *c, mr_read_opts *o, int *prewhite
         *prewhiten = strcmp(c->prewhiten, "off") != 0;
     o->space = strcmp(c->space, "recon") == 0 ? MR_SPACE_RECON : MR_SPACE_ENCODED;
     o->averages = strcmp(c->averages, "separate") == 0 ? MR_AVERAGES_SEPARATE : MR_AVERAGES_COMBINE;
-    double v[3];
     if (c->matrix) {
-        int n = parse_list(c->matrix, v);
-        if (n < 2)
+        double v[3];
+        const int syntax = mr_opts_parse_list3(c->matrix, v);
+        int64_t m[3] = {1, 1, 1};
+        if (syntax < 2)
             return mr_error(MR_EINVAL, "--matrix: '%s' is not NX,NY or NX,NY,NZ", c->matrix);
-        for (int a = 0; a < 3; a++) {
-            double x = a < n ? v[a] : 1;
-            if (x != floor(x) || x < 1 || x > MR_MAX_MATRIX_EDGE)
-                return mr_error(MR_EINVAL, "--matrix: '%s': each edge must be an integer in 1..%d", c->matrix,
-                                MR_MAX_MATRIX_EDGE);
-            o->matrix[a] = (int64_t)x;
-        }
+        if (mr_opts_parse_matrix(c->matrix, m) != syntax)
+            return mr_error(MR_EINVAL, "--matrix: '%s': each edge must be an integer in 1..%d", c->matrix,
+                            MR_MAX_MATRIX_EDGE);
+        memcpy(o->matrix, m, sizeof m);
     }
     if (c->fov) {
-        int n = parse_list(c->fov, v);
+        double v[3];
+        int n = mr_opts_parse_list3(c->fov, v);
         if (n != 1 && n != 3)
             return mr_error(MR_EINVAL, "--fov: '%s' is not MM or MM,MM,MM", c->fov);
         for (int a = 0; a < 3; a++) {
