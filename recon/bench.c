@@ -564,6 +564,60 @@ static mr_status time_sums(bench_ctx *c, mr_gpu_sums *s, const mr_grid *g, const
     return st;
 }
 
+/* Relative L2 of a whole grid held on the host (h, [n][2] floats of grid g) on the accuracy rows. */
+static double acc_of_grid(const bench_acc *a, const mr_grid *g, const float *h)
+{
+    double num = 0.0, den = 0.0;
+    for (int i = 0; i < a->n; i++) {
+        /* the row's offset in g: its first voxel's (y, z) from the sub-grid's centre shift */
+        const int64_t iy = g->center[1] - a->g[i].center[1], iz = g->center[2] - a->g[i].center[2];
+        const float *row = h + 2 * (size_t)((iz * g->n[1] + iy) * g->n[0]);
+        for (int64_t v = 0; v < 2 * g->n[0]; v++) {
+            const double d = (double)row[v] - a->ref[i][v];
+            num += d * d;
+            den += a->ref[i][v] * a->ref[i][v];
+        }
+    }
+    return a->n > 0 && den > 0 ? sqrt(num / den) : NAN;
+}
+
+/* Split against one part, plane by plane: the overall relative L2, and where it differs (planes whose
+ * difference holds more than 1e-12 of the grid's energy) into where[]. */
+static double split_diff(const mr_grid *g, const float *one, const float *split, char *where, size_t size)
+{
+    const int64_t plane = 2 * g->n[0] * g->n[1];
+    double num = 0.0, den = 0.0;
+    double *pn = calloc((size_t)g->n[2], sizeof(double));
+    for (int64_t z = 0; z < g->n[2]; z++) {
+        double n = 0.0;
+        for (int64_t i = z * plane; i < (z + 1) * plane; i++) {
+            const double d = (double)split[i] - one[i];
+            n += d * d;
+            den += (double)one[i] * one[i];
+        }
+        num += n;
+        if (pn)
+            pn[z] = n;
+    }
+    where[0] = 0;
+    int64_t bad = 0, first = -1, last = -1;
+    for (int64_t z = 0; pn && z < g->n[2]; z++)
+        if (pn[z] > 1e-12 * den) {
+            bad++;
+            last = z;
+            if (first < 0)
+                first = z;
+        }
+    if (bad > 0)
+        snprintf(where, size, "%lld of %lld planes differ, z %lld .. %lld", (long long)bad, (long long)g->n[2],
+                 (long long)first, (long long)last);
+    free(pn);
+    return den > 0 ? sqrt(num / den) : 0.0;
+}
+
+/* The split must give the one-part sums to rounding: the same products, other passes. */
+#define BENCH_SPLIT_TOL 1e-6
+
 static mr_status bench_q(bench_ctx *c)
 {
     const mr_bench_opts *o = c->o;
@@ -577,23 +631,31 @@ static mr_status bench_q(bench_ctx *c)
     if ((st = mr_gpu_ctx_create(&ctx, gpus[0])) != MR_OK)
         return st;
     const mr_grid gq = mr_grid_q(c->matrix), gi = mr_grid_image(c->matrix);
+    const mr_grid *grids[2] = {&gq, &gi};
     const int64_t nq = mr_grid_size(&gq), ni = mr_grid_size(&gi);
     float *dw = mr_gpu_alloc(ctx, c->m), *da = mr_gpu_alloc(ctx, 2 * c->m);
     float *dq1 = mr_gpu_alloc(ctx, 2 * nq), *dq = mr_gpu_alloc(ctx, 2 * nq), *df = mr_gpu_alloc(ctx, 2 * ni);
+    float *df1 = mr_gpu_alloc(ctx, 2 * ni);
     float *h1 = malloc((size_t)nq * 2 * sizeof(float)), *h2 = malloc((size_t)nq * 2 * sizeof(float));
-    if (!dw || !da || !dq1 || !dq || !df || !h1 || !h2)
+    bench_acc acc[2];
+    memset(acc, 0, sizeof acc);
+    if (!dw || !da || !dq1 || !dq || !df || !df1 || !h1 || !h2)
         st = mr_error(MR_ENOMEM, "bench: no memory for the Q grid (%lld points) and its copies", (long long)nq);
     if (st == MR_OK && (st = mr_gpu_upload(ctx, dw, c->wreal, c->m)) == MR_OK)
         st = mr_gpu_upload(ctx, da, c->wcplx, 2 * c->m);
+    /* the float64 reference on a few voxel rows of each grid */
+    if (st == MR_OK && (st = acc_prepare(c, &gq, c->wreal, 1, &acc[0])) == MR_OK)
+        st = acc_prepare(c, &gi, c->wcplx, 0, &acc[1]);
     char list[MR_DEVICE_TEXT];
     mr_device_format(o->device, list, sizeof list);
     fprintf(c->out, "\nQ (%lldx%lldx%lld grid) and F^H d through the operator's engine (gpu/sums.h) on 1 GPU and on "
-                    "%d (%s); wall time per call, median of %d after a warm-up; rel_L2 of the split Q against "
-                    "the one-GPU Q\n",
-            (long long)gq.n[0], (long long)gq.n[1], (long long)gq.n[2], ngpus, list, o->reps);
+                    "%d (%s); wall time per call, median of %d after a warm-up; rel_L2 against the float64 "
+                    "reference on %d voxel rows; the split is compared with one part on the whole grid\n",
+            (long long)gq.n[0], (long long)gq.n[1], (long long)gq.n[2], ngpus, list, o->reps, acc[0].n);
     fprintf(c->out, "%-4s %-17s %12s %10s %10s %9s  %s\n", "sum", "engine", "time_ms", "pairs/s", "GFLOP/s", "rel_L2",
             "gpus");
     static const mr_sums_engine engines[3] = {MR_SUMS_SFU, MR_SUMS_TF32X3, MR_SUMS_FP64};
+    int mismatch = 0;
     for (int e = 0; e < 3 && st == MR_OK; e++) {
         if (strcmp(o->precision, "all") != 0 && strcmp(o->precision, mr_sums_engine_name(engines[e])) != 0)
             continue;
@@ -607,20 +669,21 @@ static mr_status bench_q(bench_ctx *c)
             mr_gpu_sums *s = NULL;
             if ((st = mr_gpu_sums_create(&s, ctx, c->traj, c->m, &so)) != MR_OK)
                 break;
-            double ms[2] = {0, 0};
-            st = time_sums(c, s, &gq, dw, 1, split ? dq : dq1, &ms[0]);
-            mr_gpu_sums_trim(s);
-            if (st == MR_OK)
-                st = time_sums(c, s, &gi, da, 0, df, &ms[1]);
-            double rel = NAN;
-            if (st == MR_OK && split && (st = mr_gpu_download(ctx, h1, dq1, 2 * nq)) == MR_OK &&
-                (st = mr_gpu_download(ctx, h2, dq, 2 * nq)) == MR_OK) {
-                double num = 0, den = 0;
-                for (int64_t i = 0; i < 2 * nq; i++) {
-                    num += ((double)h2[i] - h1[i]) * ((double)h2[i] - h1[i]);
-                    den += (double)h1[i] * h1[i];
+            float *outs[2] = {split ? dq : dq1, split ? df : df1};
+            double ms[2] = {0, 0}, rel[2] = {NAN, NAN}, srel[2] = {NAN, NAN};
+            char where[2][96] = {"", ""};
+            for (int k = 0; k < 2 && st == MR_OK; k++) {
+                const int64_t n = k ? ni : nq;
+                st = time_sums(c, s, grids[k], k ? da : dw, !k, outs[k], &ms[k]);
+                if (k == 0)
+                    mr_gpu_sums_trim(s);
+                if (st == MR_OK && (st = mr_gpu_download(ctx, h2, outs[k], 2 * n)) == MR_OK)
+                    rel[k] = acc_of_grid(&acc[k], grids[k], h2);
+                if (st == MR_OK && split && (st = mr_gpu_download(ctx, h1, k ? df1 : dq1, 2 * n)) == MR_OK) {
+                    srel[k] = split_diff(grids[k], h1, h2, where[k], sizeof where[k]);
+                    if (!(srel[k] <= BENCH_SPLIT_TOL))
+                        mismatch = 1;
                 }
-                rel = den > 0 ? sqrt(num / den) : 0;
             }
             for (int k = 0; k < 2 && st == MR_OK && c->nrows < BENCH_MAX_ROWS; k++) {
                 bench_row *r = &c->rows[c->nrows++];
@@ -634,9 +697,13 @@ static mr_status bench_q(bench_ctx *c)
                 r->ms = ms[k];
                 r->scale = 1.0;
                 r->pairs = (double)(k ? ni : nq) * (double)c->m;
-                r->rel_l2 = k == 0 && split ? rel : NAN;
+                r->rel_l2 = rel[k];
                 print_row(c->out, r);
             }
+            for (int k = 0; k < 2 && st == MR_OK && split; k++)
+                fprintf(c->out, "     %s %s split vs one part: rel_L2 %.2e%s%s%s\n", k ? "FHd" : "Q",
+                        mr_sums_engine_name(engines[e]), srel[k], srel[k] <= BENCH_SPLIT_TOL ? "" : " MISMATCH",
+                        where[k][0] ? "; " : "", where[k]);
             if (st == MR_OK && !split)
                 q_one = ms[0];
             if (st == MR_OK && split)
@@ -646,11 +713,17 @@ static mr_status bench_q(bench_ctx *c)
             mr_gpu_sums_destroy(s);
         }
     }
+    if (st == MR_OK && mismatch)
+        st = mr_error(MR_EINTERNAL, "bench: the split sums differ from one part by more than %g (MISMATCH above)",
+                      BENCH_SPLIT_TOL);
+    acc_free(&acc[0]);
+    acc_free(&acc[1]);
     mr_gpu_free(ctx, dw);
     mr_gpu_free(ctx, da);
     mr_gpu_free(ctx, dq1);
     mr_gpu_free(ctx, dq);
     mr_gpu_free(ctx, df);
+    mr_gpu_free(ctx, df1);
     free(h1);
     free(h2);
     mr_gpu_ctx_destroy(ctx);
