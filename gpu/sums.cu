@@ -144,7 +144,7 @@ static void enable_peer(int a, int b)
     (void)cudaGetLastError();
 }
 
-static mr_status dev_setup(mr_gpu_sums *s, sums_dev *d, const float *traj, int64_t gemm_max_columns)
+static mr_status dev_setup(mr_gpu_sums *s, sums_dev *d, const float *traj, const mr_gpu_sums_opts *o)
 {
     mr_status st = MR_OK;
     if (d->device == s->main_dev) {
@@ -161,7 +161,8 @@ static mr_status dev_setup(mr_gpu_sums *s, sums_dev *d, const float *traj, int64
     mr_gemm_opts go;
     mr_gemm_opts_default(&go);
     go.device = d->device;
-    go.max_columns = gemm_max_columns;
+    go.max_columns = o->gemm_max_columns;
+    go.split_samples = o->gemm_split_samples;
     return mr_gemm_create(&d->gp, traj, s->m, &go);
 }
 
@@ -204,7 +205,7 @@ mr_status mr_gpu_sums_create(mr_gpu_sums **out, mr_gpu_ctx *c, const float *traj
     }
     mr_status st = MR_OK;
     for (int k = 0; k < s->ndev && st == MR_OK; k++)
-        st = dev_setup(s, &s->dev[k], traj, o->gemm_max_columns);
+        st = dev_setup(s, &s->dev[k], traj, o);
     const mr_status back = MR_CU(cudaSetDevice(main_dev));
     if (st == MR_OK)
         st = back;

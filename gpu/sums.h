@@ -50,6 +50,7 @@ typedef struct {
                                 NULL: the context's GPU alone */
     int ndevices;            /* entries of devices (1..MR_SUMS_MAX_PARTS) */
     int64_t gemm_max_columns; /* tests: columns per GEMM pass (mr_gemm_opts.max_columns); 0: from free memory */
+    int gemm_split_samples;   /* tuning: samples per K split of the MMA kernel (mr_gemm_opts.split_samples); 0: default */
 } mr_gpu_sums_opts;
 
 /* "sfu", "tf32x3", "fp64" */

@@ -374,6 +374,8 @@ static mr_status bench_gemm_row(bench_ctx *c, const mr_grid *g, int real, mr_gem
     mr_gemm_opts_default(&go);
     go.engine = engine;
     go.variant = c->o->gemm_variant;
+    go.split_samples = c->o->gemm_ksplit;
+    go.max_columns = c->o->gemm_columns;
     mr_gemm_plan *gp = NULL;
     mr_status st = mr_gemm_create(&gp, c->traj, c->m, &go);
     if (st != MR_OK)
@@ -666,6 +668,8 @@ static mr_status bench_q(bench_ctx *c)
             so.engine = engines[e];
             so.devices = gpus;
             so.ndevices = split ? ngpus : 1;
+            so.gemm_split_samples = o->gemm_ksplit;
+            so.gemm_max_columns = o->gemm_columns;
             mr_gpu_sums *s = NULL;
             if ((st = mr_gpu_sums_create(&s, ctx, c->traj, c->m, &so)) != MR_OK)
                 break;

@@ -43,6 +43,8 @@ typedef struct {
                              of --what q, and the engine of the end-to-end runs (all: the default, auto) */
     int gemm_cublas;      /* 1: also the tf32x3 row with the cuBLAS engine */
     int gemm_variant;     /* MMA kernel variant of the tf32x3 rows (mr_gemm_opts.variant) */
+    int gemm_ksplit;      /* samples per K split of the MMA kernel (mr_gemm_opts.split_samples; 0: its default) */
+    int gemm_columns;     /* columns per GEMM pass (mr_gemm_opts.max_columns; 0: sized from free memory) */
     const mr_progress *progress; /* the timed runs of each row and the end-to-end run report here (NULL: none) */
 } mr_bench_opts;
 

@@ -53,6 +53,13 @@ int mr_cmd_bench(int argc, char **argv)
          0, -1},
         {"gemm-variant", 0, MR_OPT_INT, &o.gemm_variant, "V",
          "MMA kernel variant of the tf32x3 rows, for tuning (0: the default; docs/GPU.md lists them)", NULL, 0, 4},
+        {"gemm-ksplit", 0, MR_OPT_INT, &o.gemm_ksplit, "K",
+         "samples per K split of the tf32x3 MMA kernel, a multiple of 32 (0: the default, 4096), for the GEMM rows "
+         "and --what q",
+         NULL, 0, 1 << 30},
+        {"gemm-columns", 0, MR_OPT_INT, &o.gemm_columns, "C",
+         "cap on the (y,z) columns per GEMM pass (0: sized from free memory), for the GEMM rows and --what q", NULL,
+         0, 1 << 30},
         {"iters", 0, MR_OPT_INT, &o.iters, "N", "CG iterations of the end-to-end run", NULL, 1, 100000},
         {"scratch", 0, MR_OPT_STRING, &o.scratch, "DIR",
          "directory for the end-to-end scan and reconstructions (default $TMPDIR/mrirecon-bench)", NULL, 0, -1},

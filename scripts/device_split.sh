@@ -17,13 +17,27 @@ rc=$?
 echo "build exit $rc in $((SECONDS - t0)) s" >>"$S"
 [ $rc -eq 0 ] || { log "BUILD FAILED"; grep -B2 -A10 -i "error" "$L/build.log" | head -60 >>"$S"; exit 1; }
 
-for spec in "tf32x3 64,64,64:65536" "tf32x3 96,96,96:65536" "tf32x3 128,128,128:4096" "fp64 128,128,128:4096" \
-  "tf32x3 128,128,128:65536" "tf32x3 book" "fp64 book"; do
-  set -- $spec
-  log "bench q $1 $2"
-  timeout 120 "$B/mrirecon" bench --device gpu:0,0 --what q --precision "$1" --problem "$2" --reps 3 \
-    >"$L/q_$1_$2.log" 2>&1
+# each line: precision problem [more bench options]; SPECS (a file) replaces the list
+specs=${SPECS:-}
+[ -n "$specs" ] || { specs=/tmp/split-specs; cat >"$specs" <<'LIST'
+tf32x3 64,64,64:65536
+tf32x3 96,96,96:65536
+tf32x3 128,128,128:4096
+fp64 128,128,128:4096
+tf32x3 128,128,128:65536
+tf32x3 book
+fp64 book
+LIST
+}
+n=0
+while read -r prec prob more; do
+  [ -n "$prec" ] || continue
+  n=$((n + 1))
+  log "bench q $prec $prob $more"
+  # shellcheck disable=SC2086
+  timeout 120 "$B/mrirecon" bench --device gpu:0,0 --what q --precision "$prec" --problem "$prob" --reps 3 $more \
+    >"$L/q_$n.log" 2>&1
   echo "exit $?" >>"$S"
-  grep -E "^(Q|FHd) |split vs|one GPU|error" "$L/q_$1_$2.log" >>"$S"
-done
+  grep -E "^(Q|FHd) |split vs|one GPU|error" "$L/q_$n.log" >>"$S"
+done <"$specs"
 log "done"
