@@ -38,6 +38,21 @@ static double rel_l2_dd(const double *a, const double *b, int64_t n)
 static const char *const engine_names[3] = {"sfu", "tf32x3", "fp64"};
 static const double adjoint_bound[3] = {1e-5, 2e-6, 1e-12};
 
+/* Sums of engine e over the first `parts` entries of devices (the same GPU listed again splits on it). */
+static mr_gpu_sums *make_sums(mr_gpu_ctx *c, const float *traj, int64_t m, int e, const int *devices, int parts,
+                              int64_t max_columns)
+{
+    mr_gpu_sums_opts so;
+    memset(&so, 0, sizeof so);
+    so.engine = (mr_sums_engine)e;
+    so.devices = devices;
+    so.ndevices = parts;
+    so.gemm_max_columns = max_columns;
+    mr_gpu_sums *s = NULL;
+    CHECK_OK(mr_gpu_sums_create(&s, c, traj, m, &so));
+    return s;
+}
+
 /* One sum (grid g, real or complex weights) with every engine, unsplit and split, against float64. */
 static void sums_case(mr_gpu_ctx *c, const int64_t matrix[3], int64_t m, int real, int64_t max_columns)
 {
@@ -58,14 +73,7 @@ static void sums_case(mr_gpu_ctx *c, const int64_t matrix[3], int64_t m, int rea
     const int devices[3] = {dev, dev, dev};
     for (int e = 0; e < 3; e++) {
         for (int parts = 1; parts <= 3; parts++) {
-            mr_gpu_sums_opts so;
-            memset(&so, 0, sizeof so);
-            so.engine = (mr_sums_engine)e;
-            so.devices = devices;
-            so.ndevices = parts;
-            so.gemm_max_columns = max_columns;
-            mr_gpu_sums *s = NULL;
-            CHECK_OK(mr_gpu_sums_create(&s, c, traj, m, &so));
+            mr_gpu_sums *s = make_sums(c, traj, m, e, devices, parts, max_columns);
             if (!s)
                 continue;
             const mr_gemm_type ot = e == 2 ? MR_GEMM_F64 : MR_GEMM_F32;
@@ -271,13 +279,7 @@ static void split_large_case(mr_gpu_ctx *c)
     for (int e = 1; e <= 2 && traj && w && one && got && dw && dout; e++) {
         CHECK_OK(mr_gpu_upload(c, dw, w, m));
         for (int parts = 1; parts <= 2; parts++) {
-            mr_gpu_sums_opts so;
-            memset(&so, 0, sizeof so);
-            so.engine = (mr_sums_engine)e;
-            so.devices = devices;
-            so.ndevices = parts;
-            mr_gpu_sums *s = NULL;
-            CHECK_OK(mr_gpu_sums_create(&s, c, traj, m, &so));
+            mr_gpu_sums *s = make_sums(c, traj, m, e, devices, parts, 0);
             for (int call = 0; s && call < 3; call++) {
                 CHECK_OK(mr_gpu_sums_adjoint(s, &g, dw, 1, dout, MR_GEMM_F32));
                 CHECK_OK(mr_gpu_download(c, parts == 1 ? one : got, dout, 2 * n));
