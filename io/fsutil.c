@@ -96,17 +96,30 @@ mr_status mr_write_file(const char *final_path, const void *data, size_t size)
 
 mr_status mr_mkdir_p(const char *dir)
 {
+    char created[8];
+    return mr_mkdir_p_created(dir, created, sizeof created);
+}
+
+mr_status mr_mkdir_p_created(const char *dir, char *created, size_t size)
+{
     char buf[4096];
+    created[0] = '\0';
     size_t n = strlen(dir);
     if (n == 0 || n >= sizeof buf)
         return mr_error(MR_EINVAL, "bad directory name '%s'", dir);
     memcpy(buf, dir, n + 1);
+    int made = 0;
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] == '/' || buf[i] == '\0') {
             char c = buf[i];
             buf[i] = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            if (mkdir(buf, 0777) == 0) {
+                if (!made)
+                    snprintf(created, size, "%s", buf);
+                made = 1;
+            } else if (errno != EEXIST) {
                 return mr_error(MR_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
+            }
             buf[i] = c;
         }
     }

@@ -31,6 +31,9 @@ mr_status mr_write_file(const char *final_path, const void *data, size_t size);
 
 /* mkdir -p */
 mr_status mr_mkdir_p(const char *dir);
+/* mkdir -p, and created[0..size) receives the outermost folder it made ("" when all existed), so that
+ * a caller can take back what it made. */
+mr_status mr_mkdir_p_created(const char *dir, char *created, size_t size);
 
 /* rm -r path without following symbolic links; 0 when it is gone (or was never there), -1 (errno
  * set) when something could not be removed. */

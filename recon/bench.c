@@ -208,6 +208,17 @@ static void acc_free(bench_acc *a)
     a->n = 0;
 }
 
+/* Adds the squared difference of a row (n floats) from its reference and the reference's square to
+ * sums[0] and sums[1]. */
+static void acc_row(const float *row, const double *ref, int64_t n, double sums[2])
+{
+    for (int64_t v = 0; v < n; v++) {
+        const double d = (double)row[v] - ref[v];
+        sums[0] += d * d;
+        sums[1] += ref[v] * ref[v];
+    }
+}
+
 static mr_status acc_prepare(bench_ctx *c, const mr_grid *g, const float *w, int real, bench_acc *a)
 {
     memset(a, 0, sizeof *a);
@@ -242,22 +253,19 @@ static mr_status acc_measure(bench_ctx *c, const bench_acc *a, const float *w, i
     float *out = malloc((size_t)nx * 2 * sizeof(float));
     if (!out)
         return mr_error(MR_ENOMEM, "bench: out of memory");
-    double num = 0.0, den = 0.0;
+    double sums[2] = {0.0, 0.0};
     mr_status st = MR_OK;
     for (int i = 0; i < a->n && st == MR_OK; i++) {
         if (impl == IMPL_CPU)
             st = mr_nudft_adjoint(&a->g[i], c->traj, w, real, c->m, out, c->o->threads);
         else
             st = mr_gpu_nudft_adjoint(gp, &a->g[i], w, real, out, (mr_gpu_variant)(impl - IMPL_NAIVE));
-        for (int64_t v = 0; v < 2 * nx && st == MR_OK; v++) {
-            const double d = (double)out[v] - a->ref[i][v];
-            num += d * d;
-            den += a->ref[i][v] * a->ref[i][v];
-        }
+        if (st == MR_OK)
+            acc_row(out, a->ref[i], 2 * nx, sums);
     }
     free(out);
     if (st == MR_OK)
-        *rel = den > 0 ? sqrt(num / den) : NAN;
+        *rel = sums[1] > 0 ? sqrt(sums[0] / sums[1]) : NAN;
     return st;
 }
 
@@ -569,18 +577,13 @@ static mr_status time_sums(bench_ctx *c, mr_gpu_sums *s, const mr_grid *g, const
 /* Relative L2 of a whole grid held on the host (h, [n][2] floats of grid g) on the accuracy rows. */
 static double acc_of_grid(const bench_acc *a, const mr_grid *g, const float *h)
 {
-    double num = 0.0, den = 0.0;
+    double sums[2] = {0.0, 0.0};
     for (int i = 0; i < a->n; i++) {
         /* the row's offset in g: its first voxel's (y, z) from the sub-grid's centre shift */
         const int64_t iy = g->center[1] - a->g[i].center[1], iz = g->center[2] - a->g[i].center[2];
-        const float *row = h + 2 * (size_t)((iz * g->n[1] + iy) * g->n[0]);
-        for (int64_t v = 0; v < 2 * g->n[0]; v++) {
-            const double d = (double)row[v] - a->ref[i][v];
-            num += d * d;
-            den += a->ref[i][v] * a->ref[i][v];
-        }
+        acc_row(h + 2 * (size_t)((iz * g->n[1] + iy) * g->n[0]), a->ref[i], 2 * g->n[0], sums);
     }
-    return a->n > 0 && den > 0 ? sqrt(num / den) : NAN;
+    return sums[1] > 0 ? sqrt(sums[0] / sums[1]) : NAN;
 }
 
 /* Split against one part, plane by plane: the overall relative L2, and where it differs (planes whose

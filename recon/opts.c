@@ -26,20 +26,6 @@ static const mr_opt *find_short(const mr_cmd_spec *s, char c)
     return NULL;
 }
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int usage_error(const mr_cmd_spec *s, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "mrirecon %s: %s\nTry 'mrirecon %s --help'.\n", s->name, msg, s->name);
-    return MR_EXIT_USAGE;
-}
-
 /* The accepted values as --help and the errors show them: "{1..1000000}", "{0, 2..3}", "{-100..inf}";
  * integers as integers. "" when unchecked. */
 static void format_range(const mr_opt *o, char *buf, size_t size)
@@ -78,9 +64,9 @@ static int set_value(const mr_cmd_spec *s, const mr_opt *o, const char *val)
         errno = 0;
         long v = strtol(val, &end, 10);
         if (errno || end == val || *end || v < INT_MIN || v > INT_MAX)
-            return usage_error(s, "--%s expects an integer, got '%s'", o->name, val);
+            return mr_opts_usage(s, "--%s expects an integer, got '%s'", o->name, val);
         if (!in_range(o, (double)v))
-            return usage_error(s, "--%s: %s is outside the accepted values %s", o->name, val, range);
+            return mr_opts_usage(s, "--%s: %s is outside the accepted values %s", o->name, val, range);
         *(int *)o->dest = (int)v;
         return 0;
     }
@@ -90,10 +76,10 @@ static int set_value(const mr_cmd_spec *s, const mr_opt *o, const char *val)
         /* infinity only where the range reaches it (--snr inf) */
         const int inf_ok = isinf(v) && (v > 0 ? isinf(o->max) : isinf(o->min));
         if ((errno && !inf_ok) || end == val || *end || isnan(v) || (isinf(v) && !inf_ok))
-            return usage_error(s, "--%s expects a %snumber, got '%s'", o->name,
+            return mr_opts_usage(s, "--%s expects a %snumber, got '%s'", o->name,
                                isinf(o->max) || isinf(o->min) ? "" : "finite ", val);
         if (!in_range(o, v))
-            return usage_error(s, "--%s: %s is outside the accepted values %s", o->name, val, range);
+            return mr_opts_usage(s, "--%s: %s is outside the accepted values %s", o->name, val, range);
         *(double *)o->dest = v;
         return 0;
     }
@@ -106,20 +92,20 @@ static int set_value(const mr_cmd_spec *s, const mr_opt *o, const char *val)
                 *(const char **)o->dest = *c;
                 return 0;
             }
-        return usage_error(s, "--%s: '%s' is not one of the choices (see --help)", o->name, val);
+        return mr_opts_usage(s, "--%s: '%s' is not one of the choices (see --help)", o->name, val);
     case MR_OPT_DEVICE:
         if (mr_device_parse(val, o->dest) != MR_OK)
-            return usage_error(s, "--%s: %s", o->name, mr_last_error());
+            return mr_opts_usage(s, "--%s: %s", o->name, mr_last_error());
         return 0;
     case MR_OPT_PRECISION:
         if (mr_precision_parse(val, o->dest) != MR_OK)
-            return usage_error(s, "--%s: %s", o->name, mr_last_error());
+            return mr_opts_usage(s, "--%s: %s", o->name, mr_last_error());
         return 0;
     case MR_OPT_LIST: {
         mr_opt_list *l = o->dest;
         const char **items = realloc(l->items, (size_t)(l->count + 1) * sizeof *items);
         if (!items)
-            return usage_error(s, "%s%s", "out of memory", "");
+            return mr_opts_usage(s, "%s%s", "out of memory", "");
         items[l->count++] = val;
         l->items = items;
         return 0;
@@ -133,7 +119,7 @@ int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *r
     memset(res, 0, sizeof *res);
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     if (!pos)
-        return usage_error(s, "%s%s", "out of memory", "");
+        return mr_opts_usage(s, "%s%s", "out of memory", "");
     res->positional = pos;
     res->owned = pos;
     int only_positional = 0;
@@ -165,17 +151,17 @@ int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *r
             o = find_short(s, a[1]);
         }
         if (!o)
-            return usage_error(s, "unknown option '%s'%s", a, "");
+            return mr_opts_usage(s, "unknown option '%s'%s", a, "");
         if (o->type == MR_OPT_FLAG) {
             if (inline_val)
-                return usage_error(s, "option '%s' takes no value%s", a, "");
+                return mr_opts_usage(s, "option '%s' takes no value%s", a, "");
             set_value(s, o, NULL);
             continue;
         }
         const char *val = inline_val;
         if (!val) {
             if (i + 1 >= argc)
-                return usage_error(s, "option '%s' needs a value%s", a, "");
+                return mr_opts_usage(s, "option '%s' needs a value%s", a, "");
             val = argv[++i];
         }
         int rc = set_value(s, o, val);
@@ -183,9 +169,9 @@ int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *r
             return rc;
     }
     if (res->npositional < s->min_positional)
-        return usage_error(s, "missing argument: expected %s%s", s->args ? s->args : "arguments", "");
+        return mr_opts_usage(s, "missing argument: expected %s%s", s->args ? s->args : "arguments", "");
     if (s->max_positional >= 0 && res->npositional > s->max_positional)
-        return usage_error(s, "unexpected argument '%s'%s", pos[s->max_positional], "");
+        return mr_opts_usage(s, "unexpected argument '%s'%s", pos[s->max_positional], "");
     return MR_EXIT_OK;
 }
 

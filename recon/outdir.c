@@ -154,32 +154,6 @@ static mr_status split_path(const char *outdir, char *final, char *parent, char 
     return MR_OK;
 }
 
-/* mkdir -p parent, remembering the outermost folder created. */
-static mr_status make_parents(const char *parent, char *created)
-{
-    created[0] = '\0';
-    char buf[MR_OUTDIR_PATH];
-    snprintf(buf, sizeof buf, "%s", parent);
-    const size_t n = strlen(buf);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != '\0')
-            continue;
-        const char c = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0777) == 0) {
-            if (!created[0])
-                snprintf(created, MR_OUTDIR_PATH, "%s", buf);
-        } else if (errno != EEXIST) {
-            return mr_error(MR_EIO, "%s: cannot create the folder: %s", buf, strerror(errno));
-        }
-        buf[i] = c;
-    }
-    struct stat sb;
-    if (stat(parent, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return mr_error(MR_EIO, "%s: not a folder", parent);
-    return MR_OK;
-}
-
 /* rmdir from dir up to (and including) top, while empty. */
 static void remove_parents(const char *dir, const char *top)
 {
@@ -213,7 +187,7 @@ mr_status mr_outdir_begin(mr_outdir *od, const char *outdir, int force)
     char prefix[MR_OUTDIR_PATH + 32];
     int n;
     if (od->fresh) {
-        if ((st = make_parents(parent, od->created)) != MR_OK)
+        if ((st = mr_mkdir_p_created(parent, od->created, sizeof od->created)) != MR_OK)
             return st;
         snprintf(prefix, sizeof prefix, ".%s%s", base, STAGE_TAG);
         remove_stale(parent, prefix);

@@ -3,8 +3,8 @@
 #  1. a small suite (2D scans of several sizes, a 3D scan, a corrupt file): every image dataset and
 #     PNG bit-identical to the single-process batch, the same summary rows, rank 1 ran scans, the
 #     corrupt file reported, progress printed once (by rank 0), exit status 1 (the corrupt file);
-#  2. (only with MR_TEST_MPI_RECOVERY=1: Open MPI 4.1's --enable-recovery hung once in CI, rank 0 never
-#     told of the lost rank, docs/CLUSTER.md) rank 1 killed (SIGKILL) while it runs a scan, under
+#  2. (only with MR_TEST_MPI_RECOVERY=1: under Open MPI 4.1's --enable-recovery rank 0 hung once in CI
+#     without reporting the lost rank, docs/CLUSTER.md) rank 1 killed (SIGKILL) while it runs a scan, under
 #     `mpirun --enable-recovery`: the other
 #     scans finish, the lost scan is reported failed ("rank 1 ... was lost"), then `--resume`
 #     (again over 2 ranks) redoes only what did not finish: the folders finished before are
