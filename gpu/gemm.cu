@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "../base/log.h"
@@ -197,11 +198,14 @@ __global__ void mr_k_tables(const float *__restrict__ traj, long long m, long lo
     ((C2 *)Bz)[(size_t)iz * kpad + k] = mr_c2<R>::make(c, s);
 }
 
-/* Bw[slot][k] = a_k Bz[planes[slot]][k] (the weights of this call on the requested planes). */
+/* Bw[slot][k] = s a_k Bz[planes[slot]][k] (the weights of this call on the requested planes); s = 1, or
+ * the FP16 scale 2^mr_fp16_scale_exp(amax) when amax is given (MR_GEMM_FP16X3). */
+__device__ __forceinline__ int mr_fp16_scale_exp(const unsigned *amax);
 template <typename R>
 __global__ void mr_k_weighted(const R *Bz, const float *__restrict__ a, int real, long long m, long long kpad,
-                              const int *__restrict__ planes, R *Bw)
+                              const int *__restrict__ planes, const unsigned *amax, R *Bw)
 {
+    const R sc = amax ? (R)ldexpf(1.0f, mr_fp16_scale_exp(amax)) : (R)1;
     typedef typename mr_c2<R>::type C2;
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const int slot = blockIdx.y;
@@ -211,11 +215,11 @@ __global__ void mr_k_weighted(const R *Bz, const float *__restrict__ a, int real
     if (k < m) {
         const C2 b = ((const C2 *)Bz)[(size_t)planes[slot] * kpad + k];
         if (real) {
-            const R w = (R)a[k];
+            const R w = sc * (R)a[k];
             v.x = w * b.x;
             v.y = w * b.y;
         } else {
-            const R ar = (R)a[2 * k], ai = (R)a[2 * k + 1];
+            const R ar = sc * (R)a[2 * k], ai = sc * (R)a[2 * k + 1];
             v.x = ar * b.x - ai * b.y;
             v.y = ar * b.y + ai * b.x;
         }
@@ -273,25 +277,33 @@ struct mr_mma_smem {
     int *zl;       /* [BC] */
 };
 
-__device__ __forceinline__ void mr_mma_load(const mr_mma_args &a, const mr_mma_smem &sm, int stage, long long k0,
-                                            int j0, int2 td, int tid)
+/* Stage `stage` of the pipeline: T (row length TSLD floats), Ay and Bw (rows of AYLD float2). */
+template <int TSLD, int AYLD>
+__device__ __forceinline__ void mr_mma_load_t(const mr_mma_args &a, const mr_mma_smem &sm, int stage, long long k0,
+                                              int j0, int2 td, int tid)
 {
-    float *ts = sm.Ts + stage * MR_BN * MR_TS_LD;
+    float *ts = sm.Ts + stage * MR_BN * TSLD;
     for (int e = tid; e < MR_BN * (MR_BK / 4); e += MR_THREADS) {
         const int r = e / (MR_BK / 4), ch = e % (MR_BK / 4);
-        mr_cp16(ts + r * MR_TS_LD + ch * 4, a.T + (size_t)(j0 + r) * a.kpad + k0 + ch * 4, 16);
+        mr_cp16(ts + r * TSLD + ch * 4, a.T + (size_t)(j0 + r) * a.kpad + k0 + ch * 4, 16);
     }
-    float2 *ays = sm.Ays + stage * MR_BC * MR_AY_LD;
+    float2 *ays = sm.Ays + stage * MR_BC * AYLD;
     for (int e = tid; e < MR_BC * (MR_BK / 2); e += MR_THREADS) {
         const int c = e / (MR_BK / 2), ch = e % (MR_BK / 2);
         const int y = sm.yrow[c];
-        mr_cp16(ays + c * MR_AY_LD + ch * 2, a.Ay + (size_t)(y < 0 ? 0 : y) * a.kpad + k0 + ch * 2, y < 0 ? 0 : 16);
+        mr_cp16(ays + c * AYLD + ch * 2, a.Ay + (size_t)(y < 0 ? 0 : y) * a.kpad + k0 + ch * 2, y < 0 ? 0 : 16);
     }
-    float2 *bzs = sm.Bzs + stage * MR_ZMAX * MR_AY_LD;
+    float2 *bzs = sm.Bzs + stage * MR_ZMAX * AYLD;
     for (int e = tid; e < td.y * (MR_BK / 2); e += MR_THREADS) {
         const int z = e / (MR_BK / 2), ch = e % (MR_BK / 2);
-        mr_cp16(bzs + z * MR_AY_LD + ch * 2, a.Bw + (size_t)(td.x + z) * a.kpad + k0 + ch * 2, 16);
+        mr_cp16(bzs + z * AYLD + ch * 2, a.Bw + (size_t)(td.x + z) * a.kpad + k0 + ch * 2, 16);
     }
+}
+
+__device__ __forceinline__ void mr_mma_load(const mr_mma_args &a, const mr_mma_smem &sm, int stage, long long k0,
+                                            int j0, int2 td, int tid)
+{
+    mr_mma_load_t<MR_TS_LD, MR_AY_LD>(a, sm, stage, k0, j0, td, tid);
 }
 
 /* One unit of P = Ay Bw, split into TF32 hi/lo, written in mma.sync A-fragment order: unit u covers the
@@ -359,6 +371,24 @@ __device__ __forceinline__ void mr_mma_k8(const float4 *Ah, const float4 *Al, co
                 acc[mi][ni][e] += t[e];
         }
     }
+}
+
+/* The partial sums of a CTA: D[j][2c + r], fragment rows g (re) and g + 8 (im) of column
+ * wm*32 + mi*8 + g, T rows 2q, 2q+1 (the C layout of m16n8k8 and m16n8k16 alike). */
+__device__ __forceinline__ void mr_mma_store(const mr_mma_args &a, const float acc[4][4][4], int tile, int j0, int split,
+                                             int wm, int wn, int lane)
+{
+    const int g = lane >> 2, q = lane & 3;
+    float *part = a.part + (size_t)split * a.split_stride;
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++) {
+            const int cl = tile * MR_BC + wm * 32 + mi * 8 + g;
+            const int j = j0 + wn * 32 + ni * 8 + 2 * q;
+            *(float2 *)(part + (size_t)j * a.ld + 2 * cl) = make_float2(acc[mi][ni][0], acc[mi][ni][2]);
+            *(float2 *)(part + (size_t)(j + 1) * a.ld + 2 * cl) = make_float2(acc[mi][ni][1], acc[mi][ni][3]);
+        }
 }
 
 /* DB = 0: one A tile; per stage: barrier, form P, barrier, MMAs.
@@ -453,18 +483,7 @@ template <int DB, int CVT, int SP> __global__ void __launch_bounds__(MR_THREADS,
 #pragma unroll
         for (int i = 0; i < 64; i++)
             acc1[i] += sacc1[i];
-    /* D[j][2c + r]: fragment rows g (re) and g + 8 (im) of column wm*32 + mi*8 + g, T rows 2q, 2q+1 */
-    const int g = lane >> 2, q = lane & 3;
-    float *part = a.part + (size_t)split * a.split_stride;
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int ni = 0; ni < 4; ni++) {
-            const int cl = tile * MR_BC + wm * 32 + mi * 8 + g;
-            const int j = j0 + wn * 32 + ni * 8 + 2 * q;
-            *(float2 *)(part + (size_t)j * a.ld + 2 * cl) = make_float2(acc[mi][ni][0], acc[mi][ni][2]);
-            *(float2 *)(part + (size_t)(j + 1) * a.ld + 2 * cl) = make_float2(acc[mi][ni][1], acc[mi][ni][3]);
-        }
+    mr_mma_store(a, acc, tile, j0, split, wm, wn, lane);
 }
 
 /* The compiled variants (mr_gemm_opts.variant; docs/GPU.md has the measurements). */
@@ -480,6 +499,205 @@ static const mr_mma_variant mr_mma_variants[] = {
 };
 #define MR_MMA_NVARIANTS ((int)(sizeof mr_mma_variants / sizeof mr_mma_variants[0]))
 
+/* ---- the fused split-FP16 kernel (adjoint, MR_GEMM_FP16X3) ------------------------------------- *
+ * The same tile, pipeline and double-buffered P as the split-TF32 kernel (variant 0), with
+ * mma.sync m16n8k16 on FP16 operands (twice the work per instruction of m16n8k8 TF32). FP16 has the
+ * same 11-bit significand as TF32 but 5 exponent bits, so the weights of the call are scaled by a power
+ * of two s (mr_fp16_scale_exp: max |a| s in [2^14, 2^15)) before the products, and the combine kernel
+ * multiplies by 1/s (exact). With |Ay| = |Bz| = 1, |P| <= max |a| s < 65504: P = hi + lo with both in
+ * FP16 (hi rounded to nearest even, lo = P - hi exact in FP32, then rounded), and the same for T
+ * (|T| <= 1). The lo parts may be subnormal: FP16 subnormals are spaced 2^-24 apart (the tensor cores
+ * take them), an absolute error <= 2^-25 of T's scale and 2^-40 of P's largest entry, below the FP32
+ * rounding of the tables. Per 16 samples and fragment: t = A_lo B_hi + A_hi B_lo + A_hi B_hi from zero,
+ * acc += t in FP32 (the truncating accumulation of the tensor core sees 48 products). */
+
+#define MR_TS16_LD (MR_BK + 8)  /* smem row of T (floats): conflict-free 64-bit B fragment loads */
+#define MR_AY16_LD (MR_BK + 8)  /* smem row of Ay and Bw (float2): conflict-free 128-bit loads */
+#define MR_AFRAG16 (MR_BM / 16 * MR_BK / 16 * 32) /* uint4 per A tile (hi or lo): [m16 tile][k16][lane] */
+
+static size_t mr_mma16_smem_bytes(void)
+{
+    return (size_t)2 * 2 * MR_AFRAG16 * sizeof(uint4) + (size_t)MR_STAGES * MR_BN * MR_TS16_LD * sizeof(float) +
+           (size_t)MR_STAGES * (MR_BC + MR_ZMAX) * MR_AY16_LD * sizeof(float2) + 2 * MR_BC * sizeof(int);
+}
+
+/* The exponent e of the scale s = 2^e of a call: max |a| 2^e in [2^14, 2^15); 0 when the maximum is
+ * zero or not finite (NaN and Inf then show in the result as they would without the scale). */
+__device__ __forceinline__ int mr_fp16_scale_exp(const unsigned *amax)
+{
+    const float mx = __uint_as_float(*amax);
+    if (!(mx > 0.0f) || !isfinite(mx))
+        return 0;
+    int e;
+    (void)frexpf(mx, &e); /* mx = f 2^e, f in [0.5, 1) */
+    e = 15 - e;
+    return e < -120 ? -120 : e > 120 ? 120 : e;
+}
+
+/* *amax = max over the M weights of |a_m| (non-negative floats order as their bit patterns). */
+__global__ void mr_k_absmax(const float *__restrict__ a, int real, long long m, unsigned *amax)
+{
+    float mx = 0.0f;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < m; k += (long long)gridDim.x * blockDim.x) {
+        const float v = real ? fabsf(a[k]) : hypotf(a[2 * k], a[2 * k + 1]);
+        mx = v != v ? __uint_as_float(0x7fc00000u) : fmaxf(mx, v); /* keep a NaN */
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        mx = __uint_as_float(max(__float_as_uint(mx), __float_as_uint(__shfl_xor_sync(0xffffffffu, mx, o))));
+    if ((threadIdx.x & 31) == 0)
+        atomicMax(amax, __float_as_uint(mx));
+}
+
+/* x = hi + lo in FP16 pairs: hi rounded to nearest even, lo the same rounding of x - hi (exact in FP32). */
+__device__ __forceinline__ void mr_split16(float x0, float x1, uint32_t *hi, uint32_t *lo)
+{
+    const __half2 h = __floats2half2_rn(x0, x1);
+    const float2 hf = __half22float2(h);
+    const __half2 l = __floats2half2_rn(x0 - hf.x, x1 - hf.y);
+    *hi = *(const uint32_t *)&h;
+    *lo = *(const uint32_t *)&l;
+}
+
+__device__ __forceinline__ void mr_mma16(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4])
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%10,%11,%12,%13};\n"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
+                   "f"(c[2]), "f"(c[3]));
+}
+
+/* One unit of P in m16n8k16 A-fragment order: unit u covers the m16 tile mt = u / 2 (rows g = re,
+ * g + 8 = im of column 8 mt + g) and the 16 samples of kh = u % 2. Lane (g, q) computes the samples
+ * 2q, 2q+1, 2q+8, 2q+9: registers {re(2q,2q+1), im(2q,2q+1), re(2q+8,2q+9), im(2q+8,2q+9)}. */
+__device__ __forceinline__ void mr_mma16_form(const mr_mma_smem &sm, uint4 *Ah, uint4 *Al, int st, int u, int lane)
+{
+    const int mt = u >> 1, kh = u & 1, g = lane >> 2, q = lane & 3;
+    const int c = mt * 8 + g, k = kh * 16 + 2 * q;
+    const float2 *ay = sm.Ays + st * MR_BC * MR_AY16_LD + c * MR_AY16_LD + k;
+    const float2 *bz = sm.Bzs + st * MR_ZMAX * MR_AY16_LD + sm.zl[c] * MR_AY16_LD + k;
+    const float4 a0 = *(const float4 *)ay, a8 = *(const float4 *)(ay + 8);
+    const float4 b0 = *(const float4 *)bz, b8 = *(const float4 *)(bz + 8);
+    float re[4], im[4];
+    re[0] = fmaf(a0.x, b0.x, -a0.y * b0.y);
+    im[0] = fmaf(a0.x, b0.y, a0.y * b0.x);
+    re[1] = fmaf(a0.z, b0.z, -a0.w * b0.w);
+    im[1] = fmaf(a0.z, b0.w, a0.w * b0.z);
+    re[2] = fmaf(a8.x, b8.x, -a8.y * b8.y);
+    im[2] = fmaf(a8.x, b8.y, a8.y * b8.x);
+    re[3] = fmaf(a8.z, b8.z, -a8.w * b8.w);
+    im[3] = fmaf(a8.z, b8.w, a8.w * b8.z);
+    uint32_t h[4], l[4];
+    mr_split16(re[0], re[1], &h[0], &l[0]);
+    mr_split16(im[0], im[1], &h[1], &l[1]);
+    mr_split16(re[2], re[3], &h[2], &l[2]);
+    mr_split16(im[2], im[3], &h[3], &l[3]);
+    const int idx = u * 32 + lane;
+    Ah[idx] = make_uint4(h[0], h[1], h[2], h[3]);
+    Al[idx] = make_uint4(l[0], l[1], l[2], l[3]);
+}
+
+/* The 16 fragments of a warp (64 x 32) over the 16 samples kh. */
+__device__ __forceinline__ void mr_mma16_k16(const uint4 *Ah, const uint4 *Al, const float *ts, int kh, int wm, int wn,
+                                             int lane, float acc[4][4][4])
+{
+    const int g = lane >> 2, q = lane & 3;
+    const float zero4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    uint32_t bhi[4][2], blo[4][2];
+#pragma unroll
+    for (int ni = 0; ni < 4; ni++) {
+        const float *bp = ts + (wn * 32 + ni * 8 + g) * MR_TS16_LD + kh * 16 + 2 * q;
+        const float2 t0 = *(const float2 *)bp, t8 = *(const float2 *)(bp + 8);
+        mr_split16(t0.x, t0.y, &bhi[ni][0], &blo[ni][0]);
+        mr_split16(t8.x, t8.y, &bhi[ni][1], &blo[ni][1]);
+    }
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++) {
+        const int idx = ((wm * 4 + mi) * 2 + kh) * 32 + lane;
+        const uint4 h = Ah[idx], l = Al[idx];
+        const uint32_t ahi[4] = {h.x, h.y, h.z, h.w}, alo[4] = {l.x, l.y, l.z, l.w};
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++) {
+            float t[4];
+            mr_mma16(t, alo, bhi[ni], zero4);
+            mr_mma16(t, ahi, blo[ni], t);
+            mr_mma16(t, ahi, bhi[ni], t);
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[mi][ni][e] += t[e];
+        }
+    }
+}
+
+__global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma16(const mr_mma_args a)
+{
+    extern __shared__ __align__(16) unsigned char mr_smem[];
+    mr_mma_smem sm;
+    uint4 *const A16h = (uint4 *)mr_smem, *const A16l = A16h + 2 * MR_AFRAG16;
+    sm.Ah = sm.Al = NULL;
+    sm.Ts = (float *)(A16l + 2 * MR_AFRAG16);
+    sm.Ays = (float2 *)(sm.Ts + MR_STAGES * MR_BN * MR_TS16_LD);
+    sm.Bzs = sm.Ays + MR_STAGES * MR_BC * MR_AY16_LD;
+    sm.yrow = (int *)(sm.Bzs + MR_STAGES * MR_ZMAX * MR_AY16_LD);
+    sm.zl = sm.yrow + MR_BC;
+
+    const int tile = blockIdx.x, j0 = blockIdx.y * MR_BN, split = blockIdx.z;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int2 td = a.tiles[tile];
+    if (tid < MR_BC) {
+        const int4 c = a.cols[(size_t)tile * MR_BC + tid];
+        sm.yrow[tid] = c.x;
+        sm.zl[tid] = c.x >= 0 ? c.y - td.x : 0;
+    }
+    __syncthreads();
+    const long long kbeg = (long long)split * a.ksplit;
+    const long long kend = kbeg + a.ksplit < a.kpad ? kbeg + a.ksplit : a.kpad;
+    const int nk = (int)((kend - kbeg) / MR_BK);
+
+    const int wm = warp >> 2, wn = warp & 3;
+    float acc[4][4][4];
+    float *const acc1 = &acc[0][0][0];
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        acc1[i] = 0.0f;
+
+#pragma unroll
+    for (int s = 0; s < MR_STAGES - 1; s++) {
+        if (s < nk)
+            mr_mma_load_t<MR_TS16_LD, MR_AY16_LD>(a, sm, s, kbeg + (long long)s * MR_BK, j0, td, tid);
+        mr_cp_commit();
+    }
+    mr_cp_wait<MR_STAGES - 2>();
+    __syncthreads();
+    if (nk > 0)
+#pragma unroll
+        for (int i = 0; i < 2; i++)
+            mr_mma16_form(sm, A16h, A16l, 0, warp + 8 * i, lane);
+#pragma unroll 1
+    for (int kt = 0; kt < nk; kt++) {
+        const int st = kt % MR_STAGES;
+        const float *ts = sm.Ts + st * MR_BN * MR_TS16_LD;
+        mr_cp_wait<MR_STAGES - 3>();
+        __syncthreads();
+        const int kn = kt + MR_STAGES - 1;
+        if (kn < nk)
+            mr_mma_load_t<MR_TS16_LD, MR_AY16_LD>(a, sm, kn % MR_STAGES, kbeg + (long long)kn * MR_BK, j0, td, tid);
+        mr_cp_commit();
+        const int b = kt & 1;
+        const uint4 *Ah = A16h + b * MR_AFRAG16, *Al = A16l + b * MR_AFRAG16;
+        uint4 *Nh = A16h + (b ^ 1) * MR_AFRAG16, *Nl = A16l + (b ^ 1) * MR_AFRAG16;
+        const bool next = kt + 1 < nk;
+        const int sn = (kt + 1) % MR_STAGES;
+#pragma unroll
+        for (int kh = 0; kh < MR_BK / 16; kh++) {
+            if (next)
+                mr_mma16_form(sm, Nh, Nl, sn, warp + 8 * kh, lane);
+            mr_mma16_k16(Ah, Al, ts, kh, wm, wn, lane, acc);
+        }
+    }
+    mr_mma_store(a, acc, tile, j0, split, wm, wn, lane);
+}
+
 static mr_status mr_mma_attributes(void)
 {
     for (int i = 0; i < MR_MMA_NVARIANTS; i++) {
@@ -488,7 +706,8 @@ static mr_status mr_mma_attributes(void)
         if (st != MR_OK)
             return st;
     }
-    return MR_OK;
+    return MR_CU(cudaFuncSetAttribute(mr_k_mma16, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)mr_mma16_smem_bytes()));
 }
 
 /* ---- combine: partial sums -> voxels (and their Hermitian mirrors) ------------------------------ */
@@ -499,7 +718,7 @@ static mr_status mr_mma_attributes(void)
 template <typename PT, typename OT>
 __global__ void mr_k_combine(const PT *__restrict__ part, int nsplit, long long split_stride, int ld,
                              const int4 *__restrict__ cols, int ncols, int nx, int cx, long long plane, int ny,
-                             OT *out)
+                             const unsigned *amax, OT *out)
 {
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const int npairs = (nx + 1) / 2;
@@ -520,6 +739,13 @@ __global__ void mr_k_combine(const PT *__restrict__ part, int nsplit, long long 
             vr += (double)b[(size_t)rs * ld];
             vi += (double)b[(size_t)rs * ld + 1];
         }
+    }
+    if (amax) { /* undo the FP16 scale of the weights (a power of two: exact) */
+        const double inv = ldexp(1.0, -mr_fp16_scale_exp(amax));
+        ur *= inv;
+        ui *= inv;
+        vr *= inv;
+        vi *= inv;
     }
     const double hr = ur - vi, hi = ui + vr, lr = ur + vi, li = ui - vr;
     OT *o = out + 2 * ((size_t)cd.y * plane + (size_t)cd.x * nx);
@@ -788,7 +1014,7 @@ typedef struct {
 
 enum { MR_WS_BW, MR_WS_COLS, MR_WS_TILES, MR_WS_PLANES, MR_WS_PART, MR_WS_L, MR_WS_L2, MR_WS_T1, MR_WS_T2,
        MR_WS_SLOTS, MR_WS_ACC, MR_WS_ACCP, MR_WS_EA, MR_WS_EW, MR_WS_EC, MR_WS_EQ, MR_WS_ECOLS, MR_WS_IN,
-       MR_WS_OUT, MR_WS_COUNT };
+       MR_WS_OUT, MR_WS_AMAX, MR_WS_COUNT };
 
 struct mr_gemm_plan {
     mr_gemm_opts o;
@@ -1149,7 +1375,8 @@ static unsigned mr_blocks(long long n, int threads) { return (unsigned)((n + thr
 /* Combine launch for a pass. */
 template <typename PT>
 static void mr_launch_combine(mr_gemm_plan *p, const PT *part, int nsplit, long long split_stride, int ld,
-                              const int4 *cols, int ncols, const mr_grid *g, void *out, mr_gemm_type ot)
+                              const int4 *cols, int ncols, const mr_grid *g, const unsigned *amax, void *out,
+                              mr_gemm_type ot)
 {
     const int npairs = (int)(g->n[0] + 1) / 2;
     const long long n = (long long)ncols * npairs;
@@ -1157,11 +1384,11 @@ static void mr_launch_combine(mr_gemm_plan *p, const PT *part, int nsplit, long 
     if (ot == MR_GEMM_F64)
         mr_k_combine<PT, double><<<mr_blocks(n, 256), 256, 0, p->s>>>(part, nsplit, split_stride, ld, cols, ncols,
                                                                       (int)g->n[0], (int)g->center[0], plane,
-                                                                      (int)g->n[1], (double *)out);
+                                                                      (int)g->n[1], amax, (double *)out);
     else
         mr_k_combine<PT, float><<<mr_blocks(n, 256), 256, 0, p->s>>>(part, nsplit, split_stride, ld, cols, ncols,
                                                                      (int)g->n[0], (int)g->center[0], plane,
-                                                                     (int)g->n[1], (float *)out);
+                                                                     (int)g->n[1], amax, (float *)out);
 }
 
 /* Columns per pass (a multiple of MR_BC) for a per-column cost in bytes. */
@@ -1194,9 +1421,10 @@ static int64_t mr_chunk_samples(mr_gemm_plan *p, size_t per_sample, int64_t want
     return k < p->kpad ? k : p->kpad;
 }
 
-/* The MMA engine over the pass's tiles. */
+/* The MMA engine over the pass's tiles: split TF32 (the variant of the options), or split FP16 when amax
+ * (the device maximum of |a|, which scaled Bw) is given. */
 static mr_status mr_adjoint_mma(mr_gemm_plan *p, const mr_grid *g, const mr_tables *t, const mr_colplan *cp,
-                                void *out, mr_gemm_type ot)
+                                const unsigned *amax, void *out, mr_gemm_type ot)
 {
     int64_t ks = p->o.split_samples;
     while (mr_ceil_div((size_t)p->kpad, (size_t)ks) > 65535)
@@ -1231,11 +1459,15 @@ static mr_status mr_adjoint_mma(mr_gemm_plan *p, const mr_grid *g, const mr_tabl
         a.ld = (int)(2 * nc);
         a.split_stride = (long long)t->nrows_pad * a.ld;
         const dim3 grid((unsigned)(nc / MR_BC), (unsigned)(t->nrows_pad / MR_BN), (unsigned)nsplit);
-        const mr_mma_variant *v = &mr_mma_variants[p->o.variant];
-        v->fn<<<grid, MR_THREADS, mr_mma_smem_bytes(v->db), p->s>>>(a);
+        if (amax) {
+            mr_k_mma16<<<grid, MR_THREADS, mr_mma16_smem_bytes(), p->s>>>(a);
+        } else {
+            const mr_mma_variant *v = &mr_mma_variants[p->o.variant];
+            v->fn<<<grid, MR_THREADS, mr_mma_smem_bytes(v->db), p->s>>>(a);
+        }
         if ((st = MR_CU(cudaGetLastError())) != MR_OK)
             return st;
-        mr_launch_combine<float>(p, a.part, nsplit, a.split_stride, a.ld, a.cols, (int)nc, g, out, ot);
+        mr_launch_combine<float>(p, a.part, nsplit, a.split_stride, a.ld, a.cols, (int)nc, g, amax, out, ot);
         if ((st = MR_CU(cudaGetLastError())) != MR_OK)
             return st;
     }
@@ -1319,7 +1551,7 @@ static mr_status mr_adjoint_cublas(mr_gemm_plan *p, const mr_grid *g, const mr_t
             if (st != MR_OK || (st = MR_CU(cudaGetLastError())) != MR_OK)
                 return st;
         }
-        mr_launch_combine<double>(p, D, 1, 0, ld, dcols + c0, nc, g, out, ot);
+        mr_launch_combine<double>(p, D, 1, 0, ld, dcols + c0, nc, g, NULL, out, ot);
         if ((st = MR_CU(cudaGetLastError())) != MR_OK)
             return st;
     }
@@ -1388,7 +1620,7 @@ static mr_status mr_check_call(mr_gemm_plan *p, const mr_grid *g, mr_gemm_precis
 {
     if (!p || !in || !out)
         return mr_error(MR_EINVAL, "%s: NULL argument", fn);
-    if (prec != MR_GEMM_TF32X3 && prec != MR_GEMM_FP64)
+    if (prec != MR_GEMM_TF32X3 && prec != MR_GEMM_FP64 && prec != MR_GEMM_FP16X3)
         return mr_error(MR_EINVAL, "%s: unknown precision %d", fn, (int)prec);
     if (ot != MR_GEMM_F32 && ot != MR_GEMM_F64)
         return mr_error(MR_EINVAL, "%s: unknown output type %d", fn, (int)ot);
@@ -1430,25 +1662,32 @@ mr_status mr_gemm_adjoint_planes_dev(mr_gemm_plan *p, const mr_grid *g, mr_gemm_
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     if (st == MR_OK)
         st = mr_dbuf_reserve(&p->ws[MR_WS_BW], (size_t)nplanes * p->kpad * 2 * es);
+    const unsigned *amax = NULL; /* FP16X3: max |a| on the device, for the scale of Bw */
+    if (st == MR_OK && prec == MR_GEMM_FP16X3 && (st = mr_dbuf_reserve(&p->ws[MR_WS_AMAX], sizeof(unsigned))) == MR_OK &&
+        (st = MR_CU(cudaMemsetAsync(p->ws[MR_WS_AMAX].p, 0, sizeof(unsigned), p->s))) == MR_OK) {
+        amax = (const unsigned *)p->ws[MR_WS_AMAX].p;
+        const long long nb = mr_blocks(p->m, 256) < 1024 ? mr_blocks(p->m, 256) : 1024;
+        mr_k_absmax<<<(unsigned)nb, 256, 0, p->s>>>(d_a, real_weights, p->m, (unsigned *)amax);
+    }
     if (st == MR_OK) {
         const dim3 grid(mr_blocks(p->kpad, 256), (unsigned)nplanes);
         if (dbl)
             mr_k_weighted<double><<<grid, 256, 0, p->s>>>((const double *)t->Bz.p, d_a, real_weights, p->m, p->kpad,
-                                                          (const int *)p->ws[MR_WS_PLANES].p,
+                                                          (const int *)p->ws[MR_WS_PLANES].p, NULL,
                                                           (double *)p->ws[MR_WS_BW].p);
         else
             mr_k_weighted<float><<<grid, 256, 0, p->s>>>((const float *)t->Bz.p, d_a, real_weights, p->m, p->kpad,
-                                                         (const int *)p->ws[MR_WS_PLANES].p,
+                                                         (const int *)p->ws[MR_WS_PLANES].p, amax,
                                                          (float *)p->ws[MR_WS_BW].p);
         st = MR_CU(cudaGetLastError());
     }
     if (st == MR_OK && cp.ntiles > 0) {
         if (dbl)
             st = mr_adjoint_cublas(p, g, t, &cp, d_out, out_type, 1);
-        else if (p->o.engine == MR_GEMM_ENGINE_CUBLAS)
+        else if (prec == MR_GEMM_TF32X3 && p->o.engine == MR_GEMM_ENGINE_CUBLAS)
             st = mr_adjoint_cublas(p, g, t, &cp, d_out, out_type, 0);
         else
-            st = mr_adjoint_mma(p, g, t, &cp, d_out, out_type);
+            st = mr_adjoint_mma(p, g, t, &cp, amax, d_out, out_type);
     }
     if (st == MR_OK)
         st = mr_adjoint_edge(p, g, d_a, real_weights, planes, &cp, d_out, out_type);

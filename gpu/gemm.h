@@ -17,6 +17,9 @@
  *                   with FP32 accumulation (rel. L2 ~1e-6); our own mma.sync kernel (default) or cuBLAS.
  *   MR_GEMM_FP64    float64 tables and DGEMM on the FP64 tensor cores (cuBLAS): the exact sum in double
  *                   (rel. L2 ~1e-14).
+ *   MR_GEMM_FP16X3  split FP16 (the same three products, mma.sync m16n8k16: twice the work per tensor-core
+ *                   instruction) with the weights scaled by a power of two into FP16's range (rel. L2
+ *                   ~1e-6); our kernel only. The forward runs as MR_GEMM_TF32X3.
  *
  * When mrirecon is built without CUDA, gpu/gemm_stub.c provides these functions: they return
  * MR_ENODEV (the option helpers still work). Complex arrays are interleaved (re, im). */
@@ -33,12 +36,12 @@
 extern "C" {
 #endif
 
-typedef enum { MR_GEMM_TF32X3 = 0, MR_GEMM_FP64 = 1 } mr_gemm_precision;
+typedef enum { MR_GEMM_TF32X3 = 0, MR_GEMM_FP64 = 1, MR_GEMM_FP16X3 = 2 } mr_gemm_precision;
 
 /* Element type of a complex output array: interleaved float or interleaved double. */
 typedef enum { MR_GEMM_F32 = 0, MR_GEMM_F64 = 1 } mr_gemm_type;
 
-/* Who multiplies in MR_GEMM_TF32X3 (MR_GEMM_FP64 always uses cuBLAS DGEMM). */
+/* Who multiplies in MR_GEMM_TF32X3 (MR_GEMM_FP64 always uses cuBLAS DGEMM, MR_GEMM_FP16X3 our kernel). */
 typedef enum {
     MR_GEMM_ENGINE_AUTO = 0, /* the fastest measured: MMA (docs/BENCHMARKS.md) */
     MR_GEMM_ENGINE_MMA = 1,  /* our fused mma.sync kernel: the (y,z) rows formed on the fly, no big operand */
@@ -73,7 +76,7 @@ mr_status mr_gemm_load(void);
 #define MR_GEMM_SAMPLE_ALIGN 32
 int64_t mr_gemm_table_bytes(const mr_grid *g, int64_t m, mr_gemm_precision prec);
 
-/* "tf32x3" / "fp64"; parse returns MR_EINVAL naming the text. */
+/* "tf32x3" / "fp64" / "fp16x3"; parse returns MR_EINVAL naming the text. */
 const char *mr_gemm_precision_name(mr_gemm_precision p);
 mr_status mr_gemm_precision_parse(const char *text, mr_gemm_precision *p);
 

@@ -6,7 +6,7 @@
 
 const char *mr_sums_engine_name(mr_sums_engine e)
 {
-    return e == MR_SUMS_TF32X3 ? "tf32x3" : e == MR_SUMS_FP64 ? "fp64" : "sfu";
+    return e == MR_SUMS_TF32X3 ? "tf32x3" : e == MR_SUMS_FP64 ? "fp64" : e == MR_SUMS_FP16X3 ? "fp16x3" : "sfu";
 }
 
 void mr_gemm_opts_default(mr_gemm_opts *o)
@@ -20,19 +20,21 @@ void mr_gemm_opts_default(mr_gemm_opts *o)
     o->variant = 0;
 }
 
-const char *mr_gemm_precision_name(mr_gemm_precision p) { return p == MR_GEMM_FP64 ? "fp64" : "tf32x3"; }
+static const char *const precision_names[] = {"tf32x3", "fp64", "fp16x3"};
+
+const char *mr_gemm_precision_name(mr_gemm_precision p)
+{
+    return p >= MR_GEMM_TF32X3 && p <= MR_GEMM_FP16X3 ? precision_names[p] : "unknown";
+}
 
 mr_status mr_gemm_precision_parse(const char *text, mr_gemm_precision *p)
 {
-    if (text && strcmp(text, "tf32x3") == 0) {
-        *p = MR_GEMM_TF32X3;
-        return MR_OK;
-    }
-    if (text && strcmp(text, "fp64") == 0) {
-        *p = MR_GEMM_FP64;
-        return MR_OK;
-    }
-    return mr_error(MR_EINVAL, "precision '%s': expected tf32x3 or fp64", text ? text : "(null)");
+    for (int i = MR_GEMM_TF32X3; text && i <= MR_GEMM_FP16X3; i++)
+        if (strcmp(text, precision_names[i]) == 0) {
+            *p = (mr_gemm_precision)i;
+            return MR_OK;
+        }
+    return mr_error(MR_EINVAL, "precision '%s': expected tf32x3, fp16x3 or fp64", text ? text : "(null)");
 }
 
 int64_t mr_gemm_table_bytes(const mr_grid *g, int64_t m, mr_gemm_precision prec)

@@ -55,7 +55,7 @@ struct mr_gpu_sums {
 
 static mr_gemm_precision gemm_prec(const mr_gpu_sums *s)
 {
-    return s->engine == MR_SUMS_FP64 ? MR_GEMM_FP64 : MR_GEMM_TF32X3;
+    return s->engine == MR_SUMS_FP64 ? MR_GEMM_FP64 : s->engine == MR_SUMS_FP16X3 ? MR_GEMM_FP16X3 : MR_GEMM_TF32X3;
 }
 
 mr_sums_engine mr_gpu_sums_choose(int device, const int64_t matrix[3], int64_t m, char *why, size_t why_size)
@@ -180,7 +180,8 @@ mr_status mr_gpu_sums_create(mr_gpu_sums **out, mr_gpu_ctx *c, const float *traj
         return mr_error(MR_EINVAL, "GPU sums: %d devices listed, the first %d (need 1..%d, the first the context's "
                                    "GPU %d)",
                         nd, o->devices ? o->devices[0] : -1, MR_SUMS_MAX_PARTS, main_dev);
-    if (o->engine != MR_SUMS_SFU && o->engine != MR_SUMS_TF32X3 && o->engine != MR_SUMS_FP64)
+    if (o->engine != MR_SUMS_SFU && o->engine != MR_SUMS_TF32X3 && o->engine != MR_SUMS_FP64 &&
+        o->engine != MR_SUMS_FP16X3)
         return mr_error(MR_EINVAL, "GPU sums: unknown engine %d", (int)o->engine);
     mr_gpu_sums *s = (mr_gpu_sums *)calloc(1, sizeof *s);
     if (!s)
@@ -222,7 +223,8 @@ int mr_gpu_sums_parts(const mr_gpu_sums *s) { return s ? s->nparts : 0; }
 void mr_gpu_sums_describe(const mr_gpu_sums *s, const mr_grid *g, int real_weights, char *buf, size_t size)
 {
     if (s->engine != MR_SUMS_SFU) {
-        snprintf(buf, size, "gpu %s", s->engine == MR_SUMS_FP64 ? "fp64 dgemm" : "tf32x3 mma v0");
+        snprintf(buf, size, "gpu %s",
+                 s->engine == MR_SUMS_FP64 ? "fp64 dgemm" : s->engine == MR_SUMS_FP16X3 ? "fp16x3 mma" : "tf32x3 mma v0");
         return;
     }
     const mr_gpu_variant v = s->exact_trig ? MR_GPU_CONSTANT : mr_gpu_variant_for_grid(s->main_dev, g, real_weights);

@@ -37,7 +37,8 @@ typedef enum {
     MR_SUMS_SFU = 0,    /* the ladder's CUDA-core kernels (fixed-point phase, hardware sincos), the rung chosen by
                            grid size (mr_gpu_variant_for_grid); with exact_trig the constant-memory rung */
     MR_SUMS_TF32X3 = 1, /* tensor-core GEMM in split TF32 (our mma.sync kernel; the forward with cuBLAS) */
-    MR_SUMS_FP64 = 2    /* tensor-core DGEMM: the sums in float64 */
+    MR_SUMS_FP64 = 2,   /* tensor-core DGEMM: the sums in float64 */
+    MR_SUMS_FP16X3 = 3  /* tensor-core GEMM in split FP16, weights scaled into FP16's range (our kernel) */
 } mr_sums_engine;
 
 typedef struct mr_gpu_ctx mr_gpu_ctx; /* gpu/gpu_ops.h */
@@ -53,7 +54,7 @@ typedef struct {
     int gemm_split_samples;   /* tuning: samples per K split of the MMA kernel (mr_gemm_opts.split_samples); 0: default */
 } mr_gpu_sums_opts;
 
-/* "sfu", "tf32x3", "fp64" */
+/* "sfu", "tf32x3", "fp64", "fp16x3" */
 const char *mr_sums_engine_name(mr_sums_engine e);
 
 /* The engine the operator takes when the user leaves the choice to it, for an image matrix and M samples

@@ -400,8 +400,9 @@ static mr_status bench_gemm_row(bench_ctx *c, const mr_grid *g, int real, mr_gem
     snprintf(r->impl, sizeof r->impl, "gpu gemm %s%s", mr_gemm_precision_name(prec),
              engine == MR_GEMM_ENGINE_CUBLAS ? " cublas" : "");
     snprintf(r->config, sizeof r->config, "%s%s",
-             prec == MR_GEMM_FP64 ? "cuBLAS DGEMM"
-                                  : (engine == MR_GEMM_ENGINE_CUBLAS ? "cuBLAS GemmEx TF32 x3" : "mma.sync TF32 x3"),
+             prec == MR_GEMM_FP64     ? "cuBLAS DGEMM"
+             : prec == MR_GEMM_FP16X3 ? "mma.sync FP16 x3, scaled"
+                                      : (engine == MR_GEMM_ENGINE_CUBLAS ? "cuBLAS GemmEx TF32 x3" : "mma.sync TF32 x3"),
              real ? ", Hermitian" : "");
     mr_log(MR_LOG_INFO, "bench: %s %s on %lld voxels x %lld samples", r->kernel, r->impl, (long long)nv,
            (long long)c->m);
@@ -458,9 +459,9 @@ static mr_status bench_ladder(bench_ctx *c)
                 fflush(c->out);
             }
         }
-        /* the tensor-core rows: tf32x3 (our kernel, optionally cuBLAS), fp64 */
-        for (int k = 0; k < 3 && st == MR_OK && c->gpu && strcmp(o->rows, "ladder") != 0; k++) {
-            const mr_gemm_precision prec = k == 2 ? MR_GEMM_FP64 : MR_GEMM_TF32X3;
+        /* the tensor-core rows: tf32x3 (our kernel, optionally cuBLAS), fp64, fp16x3 (our kernel) */
+        for (int k = 0; k < 4 && st == MR_OK && c->gpu && strcmp(o->rows, "ladder") != 0; k++) {
+            const mr_gemm_precision prec = k == 2 ? MR_GEMM_FP64 : k == 3 ? MR_GEMM_FP16X3 : MR_GEMM_TF32X3;
             if ((k == 1 && !o->gemm_cublas) || (strcmp(o->precision, "all") != 0 &&
                                                 strcmp(o->precision, mr_gemm_precision_name(prec)) != 0))
                 continue;
@@ -659,9 +660,9 @@ static mr_status bench_q(bench_ctx *c)
             (long long)gq.n[0], (long long)gq.n[1], (long long)gq.n[2], ngpus, list, o->reps, acc[0].n);
     fprintf(c->out, "%-4s %-17s %12s %10s %10s %9s  %s\n", "sum", "engine", "time_ms", "pairs/s", "GFLOP/s", "rel_L2",
             "gpus");
-    static const mr_sums_engine engines[3] = {MR_SUMS_SFU, MR_SUMS_TF32X3, MR_SUMS_FP64};
+    static const mr_sums_engine engines[4] = {MR_SUMS_SFU, MR_SUMS_TF32X3, MR_SUMS_FP64, MR_SUMS_FP16X3};
     int mismatch = 0;
-    for (int e = 0; e < 3 && st == MR_OK; e++) {
+    for (int e = 0; e < 4 && st == MR_OK; e++) {
         if (strcmp(o->precision, "all") != 0 && strcmp(o->precision, mr_sums_engine_name(engines[e])) != 0)
             continue;
         double q_one = 0;
@@ -919,8 +920,9 @@ mr_status mr_bench_run(const mr_bench_opts *o, FILE *out)
     if (!o->rows || (strcmp(o->rows, "all") != 0 && strcmp(o->rows, "ladder") != 0 && strcmp(o->rows, "gemm") != 0))
         return mr_error(MR_EINVAL, "--rows '%s': expected all, ladder or gemm", o->rows ? o->rows : "");
     if (!o->precision || (strcmp(o->precision, "all") != 0 && strcmp(o->precision, "tf32x3") != 0 &&
-                          strcmp(o->precision, "fp64") != 0 && strcmp(o->precision, "sfu") != 0))
-        return mr_error(MR_EINVAL, "--precision '%s': expected all, sfu, tf32x3 or fp64",
+                          strcmp(o->precision, "fp64") != 0 && strcmp(o->precision, "sfu") != 0 &&
+                          strcmp(o->precision, "fp16x3") != 0))
+        return mr_error(MR_EINVAL, "--precision '%s': expected all, sfu, tf32x3, fp16x3 or fp64",
                         o->precision ? o->precision : "");
     const int kernels = strcmp(o->what, "kernels") == 0 || strcmp(o->what, "all") == 0;
     const int e2e = strcmp(o->what, "e2e") == 0 || strcmp(o->what, "all") == 0;

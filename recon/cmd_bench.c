@@ -16,7 +16,7 @@ int mr_cmd_bench(int argc, char **argv)
     int verbose = 0, quiet = 0, seed = 1, sweep_m = (int)o.sweep_m;
     static const char *const whats[] = {"kernels", "e2e", "all", "q", NULL};
     static const char *const rowsets[] = {"all", "ladder", "gemm", NULL};
-    static const char *const precisions[] = {"all", "sfu", "tf32x3", "fp64", NULL};
+    static const char *const precisions[] = {"all", "sfu", "tf32x3", "fp16x3", "fp64", NULL};
     const mr_opt table[] = {
         {"problem", 'p', MR_OPT_STRING, &o.problem, "P",
          "book (128^3 voxels, 284592 samples), 2d (128^2, 32768) or NX,NY,NZ:M", NULL, 0, -1},

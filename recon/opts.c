@@ -245,7 +245,7 @@ void mr_opts_help(const mr_cmd_spec *s, FILE *out)
         if (o->type == MR_OPT_DEVICE)
             fprintf(out, " [auto|cpu|gpu|gpu:N|gpu:N,M,...|gpu:all]");
         if (o->type == MR_OPT_PRECISION)
-            fprintf(out, " [auto|sfu|tf32x3|fp64]");
+            fprintf(out, " [auto|sfu|tf32x3|fp16x3|fp64]");
         if (o->type == MR_OPT_CHOICE) {
             fprintf(out, " [");
             for (const char *const *c = o->choices; *c; c++)

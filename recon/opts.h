@@ -23,13 +23,14 @@ typedef enum {
     MR_OPT_CHOICE, /* const char**: must be one of `choices` (NULL-terminated) */
     MR_OPT_LIST,   /* mr_opt_list*: repeatable string option */
     MR_OPT_DEVICE, /* mr_device_sel*: auto, cpu, gpu, gpu:N, gpu:N,M,... or gpu:all (solver/backend.h) */
-    MR_OPT_PRECISION /* mr_precision*: auto, sfu, tf32x3 or fp64 (solver/linop.h) */
+    MR_OPT_PRECISION /* mr_precision*: auto, sfu, tf32x3, fp16x3 or fp64 (solver/linop.h) */
 } mr_opt_type;
 
 /* Help texts of options several commands share (one wording). */
 #define MR_OPT_HELP_PRECISION                                                                                     \
-    "engine of the exact sums Q and F^H d on a GPU: tf32x3 = tensor cores in split TF32, fp64 = tensor-core "     \
-    "DGEMM (the sums in float64), sfu = the CUDA-core kernels; auto = tf32x3, or sfu where the GEMM does not "     \
+    "engine of the exact sums Q and F^H d on a GPU: tf32x3 = tensor cores in split TF32, fp16x3 = tensor cores "  \
+    "in split FP16 with scaled weights (same accuracy), fp64 = tensor-core DGEMM (the sums in float64), sfu = "    \
+    "the CUDA-core kernels; auto = tf32x3, or sfu where the GEMM does not "                                       \
     "fit or pay (docs/GPU.md); on the CPU only auto (its own kernels)"
 #define MR_OPT_HELP_DEVICE                                                                                        \
     "where the reconstruction runs (auto: a GPU when one is usable; gpu:all or gpu:0,1: Q and F^H d split across " \

@@ -116,11 +116,14 @@ typedef enum {
     MR_PRECISION_SFU = 1,  /* GPU: the CUDA-core kernels of the ladder (fixed-point phase, hardware sincos;
                               rung by grid size: multi-voxel on large grids, the SFU rung on small ones) */
     MR_PRECISION_TF32X3 = 2, /* GPU: matrix products on the tensor cores in split TF32 (gpu/gemm.h) */
-    MR_PRECISION_FP64 = 3    /* GPU: matrix products in float64 (DGEMM): exact sums in double, rounded to
+    MR_PRECISION_FP64 = 3,   /* GPU: matrix products in float64 (DGEMM): exact sums in double, rounded to
                                 float once at the end */
+    MR_PRECISION_FP16X3 = 4  /* GPU: matrix products on the tensor cores in split FP16, the weights scaled by a
+                                power of two (gpu/gemm.h): the accuracy of tf32x3 at twice the work per
+                                tensor-core instruction */
 } mr_precision;
 
-/* "auto", "sfu", "tf32x3", "fp64"; parse returns MR_EINVAL naming the text. */
+/* "auto", "sfu", "tf32x3", "fp64", "fp16x3"; parse returns MR_EINVAL naming the text. */
 const char *mr_precision_name(mr_precision p);
 mr_status mr_precision_parse(const char *text, mr_precision *p);
 

@@ -38,21 +38,21 @@ void mr_nudft_opts_default(mr_nudft_opts *o)
     o->sums.ctx = NULL;
 }
 
-static const char *const precision_names[] = {"auto", "sfu", "tf32x3", "fp64"};
+static const char *const precision_names[] = {"auto", "sfu", "tf32x3", "fp64", "fp16x3"};
 
 const char *mr_precision_name(mr_precision p)
 {
-    return p >= MR_PRECISION_AUTO && p <= MR_PRECISION_FP64 ? precision_names[p] : "unknown";
+    return p >= MR_PRECISION_AUTO && p <= MR_PRECISION_FP16X3 ? precision_names[p] : "unknown";
 }
 
 mr_status mr_precision_parse(const char *text, mr_precision *p)
 {
-    for (int i = 0; text && i <= MR_PRECISION_FP64; i++)
+    for (int i = 0; text && i <= MR_PRECISION_FP16X3; i++)
         if (strcmp(text, precision_names[i]) == 0) {
             *p = (mr_precision)i;
             return MR_OK;
         }
-    return mr_error(MR_EINVAL, "precision '%s' is not auto, sfu, tf32x3 or fp64", text ? text : "(null)");
+    return mr_error(MR_EINVAL, "precision '%s' is not auto, sfu, tf32x3, fp16x3 or fp64", text ? text : "(null)");
 }
 
 /* ---- the Toeplitz normal ----------------------------------------------------------------------- */
@@ -349,16 +349,21 @@ static mr_status make_engine(nudft_data *d, const float *traj, const mr_nudft_op
     case MR_PRECISION_FP64:
         so.engine = MR_SUMS_FP64;
         break;
+    case MR_PRECISION_FP16X3:
+        so.engine = MR_SUMS_FP16X3;
+        break;
     case MR_PRECISION_AUTO:
     default:
         so.engine = o->exact_trig ? MR_SUMS_SFU
                                   : mr_gpu_sums_choose(mr_backend_gpu_index(d->be), d->matrix, d->m, why, sizeof why);
         break;
     }
-    info->engine = so.engine == MR_SUMS_SFU ? MR_PRECISION_SFU
-                   : so.engine == MR_SUMS_FP64 ? MR_PRECISION_FP64 : MR_PRECISION_TF32X3;
+    info->engine = so.engine == MR_SUMS_SFU      ? MR_PRECISION_SFU
+                   : so.engine == MR_SUMS_FP64   ? MR_PRECISION_FP64
+                   : so.engine == MR_SUMS_FP16X3 ? MR_PRECISION_FP16X3
+                                                 : MR_PRECISION_TF32X3;
     static const char *const what[] = {"CUDA-core kernels, rung by grid size", "tensor-core GEMM, split TF32",
-                                       "tensor-core DGEMM, float64"};
+                                       "tensor-core DGEMM, float64", "tensor-core GEMM, split FP16, scaled"};
     const int n = snprintf(info->engine_name, sizeof info->engine_name, "gpu %s (%s)", mr_sums_engine_name(so.engine),
                            so.engine == MR_SUMS_SFU && o->exact_trig ? "constant-memory kernel, accurate sincosf"
                                                                       : what[so.engine]);

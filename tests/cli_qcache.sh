@@ -68,7 +68,7 @@ check "no temporary or lock files left" test -z "$(ls -a "$dir/qc2" | grep -E '\
 expect 2 "--precision tf32x3 --device cpu" -- "$bin" recon "$dir/s1.h5" -o "$dir/r6" --precision tf32x3 --device cpu
 check "usage message names the precision" grep -q "precision tf32x3" "$dir/err"
 expect 2 "--precision bogus" -- "$bin" recon "$dir/s1.h5" -o "$dir/r6" --precision fp32
-check "message lists the choices" grep -q "'fp32' is not auto, sfu, tf32x3 or fp64" "$dir/err"
+check "message lists the choices" grep -q "'fp32' is not auto, sfu, tf32x3, fp16x3 or fp64" "$dir/err"
 if [ "$("$bin" recon "$dir/s1.h5" -o "$dir/probe" --device gpu --q-cache off -q >/dev/null 2>&1; echo $?)" = 1 ]; then
   expect 1 "--precision fp64 --device auto without a GPU" -- "$bin" recon "$dir/s1.h5" -o "$dir/r7" --precision fp64
   check "run-time message names the precision" grep -q "precision fp64 runs on a GPU" "$dir/err"

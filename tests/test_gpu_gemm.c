@@ -1,13 +1,14 @@
 /* The tensor-core GEMM sums (gpu/gemm.h) against the float64 reference (solver/nudft.h): every
- * precision and engine (tf32x3 with our mma.sync kernel and with cuBLAS, fp64 with cuBLAS DGEMM),
+ * precision and engine (tf32x3 with our mma.sync kernel and with cuBLAS, fp64 with cuBLAS DGEMM, fp16x3
+ * with our kernel; its power-of-two scale of the weights over 60 orders of magnitude and a 1e12 range),
  * adjoint (real weights with and without the Hermitian symmetry, complex weights) and forward, image
  * and Q grids, 2D and 3D, odd and even edges, M not a multiple of any tile, forced small passes,
  * splits and chunks; voxel slabs and mirror-closed plane lists for several GPUs; sample ranges of the
  * forward; the adjoint identity <F x, y> = <x, F^H y>; phantom scans; a realistic size on sampled voxel
  * rows; error paths. Skips (77) without a usable GPU.
  *
- * Tolerances (relative L2 over the grid, fresh random inputs each run): tf32x3 2e-6, fp64 1e-12;
- * adjoint identity: tf32x3 1e-5, fp64 1e-12 (relative to |<Fx,y>|). */
+ * Tolerances (relative L2 over the grid, fresh random inputs each run): tf32x3 and fp16x3 2e-6, fp64
+ * 1e-12; adjoint identity: tf32x3 and fp16x3 1e-5, fp64 1e-12 (relative to |<Fx,y>|). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ static const tmode modes[] = {
     {"tf32x3/mma", MR_GEMM_TF32X3, MR_GEMM_ENGINE_MMA},
     {"tf32x3/cublas", MR_GEMM_TF32X3, MR_GEMM_ENGINE_CUBLAS},
     {"fp64", MR_GEMM_FP64, MR_GEMM_ENGINE_AUTO},
+    {"fp16x3", MR_GEMM_FP16X3, MR_GEMM_ENGINE_MMA},
 };
 #define NMODES ((int)(sizeof modes / sizeof modes[0]))
 
@@ -298,7 +300,9 @@ static void check_device_api(uint64_t *rng)
         goto done;
     CHECK(cudaMemcpy(d_a, ar, (size_t)m * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
     CHECK(cudaMemcpy(d_x, x, (size_t)nvi * 2 * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
-    for (int md = 0; md < NMODES; md += 2) { /* tf32x3/mma and fp64 */
+    for (int md = 0; md < NMODES; md++) {
+        if (modes[md].engine == MR_GEMM_ENGINE_CUBLAS) /* our kernels only */
+            continue;
         mr_gemm_plan *p = plan_for(traj, m, md);
         if (!p)
             continue;
@@ -423,7 +427,9 @@ static void check_realistic(uint64_t *rng)
         if (traj && a && out && ref) {
             random_traj(rng, matrix, 1.0, m, traj);
             random_weights(rng, q, m, a);
-            for (int md = 0; md < NMODES; md += 2) {
+            for (int md = 0; md < NMODES; md++) {
+                if (modes[md].engine == MR_GEMM_ENGINE_CUBLAS)
+                    continue;
                 mr_gemm_plan *p = NULL;
                 CHECK_OK(mr_gemm_create(&p, traj, m, NULL));
                 if (!p)
@@ -460,6 +466,57 @@ static void check_realistic(uint64_t *rng)
     }
 }
 
+/* The FP16 scale: weights of every magnitude from 1e-30 to 1e30 (FP16 alone spans 6e-8 .. 65504), and
+ * weights spanning 12 orders of magnitude in one call, against the reference; the same bound as
+ * everywhere. An all-zero call gives exact zeros. */
+static void check_fp16_scale(uint64_t *rng)
+{
+    const int64_t matrix[3] = {12, 10, 8}, m = 3001;
+    for (int q = 0; q <= 1; q++) {
+        const mr_grid g = q ? mr_grid_q(matrix) : mr_grid_image(matrix);
+        const int64_t nv = mr_grid_size(&g);
+        float *traj = malloc((size_t)m * 3 * sizeof(float)), *a = malloc((size_t)m * 2 * sizeof(float));
+        double *ref = malloc((size_t)nv * 2 * sizeof(double));
+        float *out = malloc((size_t)nv * 2 * sizeof(float));
+        CHECK(traj && a && ref && out);
+        mr_gemm_plan *p = NULL;
+        if (traj && a && ref && out) {
+            random_traj(rng, matrix, 1.0, m, traj);
+            CHECK_OK(mr_gemm_create(&p, traj, m, NULL));
+        }
+        for (int c = 0; p && c < 5; c++) {
+            const double mag = c == 0 ? 1e-30 : c == 1 ? 1e-7 : c == 2 ? 3e4 : 1e30; /* c 4: a 1e12 range */
+            random_weights(rng, q, m, a);
+            for (int64_t i = 0; i < (q ? m : 2 * m); i++)
+                a[i] = (float)(a[i] * (c < 4 ? mag : pow(10.0, -6.0 + 12.0 * test_uniform(rng))));
+            mr_nudft_adjoint_ref(&g, traj, a, q, m, ref);
+            if (mr_gemm_adjoint(p, &g, MR_GEMM_FP16X3, a, q, out, MR_GEMM_F32) != MR_OK) {
+                CHECK(0);
+                continue;
+            }
+            char what[200];
+            snprintf(what, sizeof what, "fp16x3 %s, weights %s: rel L2", q ? "Q" : "F^H d",
+                     c == 0 ? "~1e-30" : c == 1 ? "~1e-7" : c == 2 ? "~3e4" : c == 3 ? "~1e30" : "1e-6 .. 1e6");
+            CHECK_LE(what, rel_l2(out, MR_GEMM_F32, ref, nv), TOL_TF32);
+        }
+        if (p) {
+            memset(a, 0, (size_t)m * 2 * sizeof(float));
+            int nonzero = 0;
+            if (mr_gemm_adjoint(p, &g, MR_GEMM_FP16X3, a, q, out, MR_GEMM_F32) == MR_OK)
+                for (int64_t i = 0; i < 2 * nv; i++)
+                    nonzero += out[i] != 0.0f;
+            else
+                nonzero = -1;
+            CHECK(nonzero == 0); /* fp16x3 zero weights: exact zeros */
+        }
+        mr_gemm_destroy(p);
+        free(traj);
+        free(a);
+        free(ref);
+        free(out);
+    }
+}
+
 int main(void)
 {
     if (mr_gpu_count() == 0) {
@@ -489,6 +546,7 @@ int main(void)
     check_phantom("2D 64x64 radial 101x128", MR_TRAJ_RADIAL2D, m2, 101, 128);
     check_phantom("3D 24^3 kooshball 200x48", MR_TRAJ_KOOSHBALL, m3, 200, 48);
     check_realistic(&rng);
+    check_fp16_scale(&rng);
 
     /* bad arguments */
     mr_gemm_plan *p = NULL;
@@ -501,6 +559,8 @@ int main(void)
     CHECK(mr_gemm_create(&p, k, 1, &o) == MR_EINVAL && p == NULL);
     mr_gemm_precision pr;
     CHECK(mr_gemm_precision_parse("fp64", &pr) == MR_OK && pr == MR_GEMM_FP64);
+    CHECK(mr_gemm_precision_parse("fp16x3", &pr) == MR_OK && pr == MR_GEMM_FP16X3);
+    CHECK(strcmp(mr_gemm_precision_name(MR_GEMM_FP16X3), "fp16x3") == 0);
     CHECK(mr_gemm_precision_parse("fp32", &pr) == MR_EINVAL);
     return test_finish("test_gpu_gemm");
 }
