@@ -93,8 +93,8 @@ mr_sums_engine mr_gpu_sums_choose(int device, const int64_t matrix[3], int64_t m
                  (double)fr * 1e-9, device);
         return MR_SUMS_SFU;
     }
-    snprintf(why, why_size, "tf32x3: tensor-core GEMM (tables %.2f GB)", need * 1e-9);
-    return MR_SUMS_TF32X3;
+    snprintf(why, why_size, "fp16x3: tensor-core GEMM in split FP16 (tables %.2f GB)", need * 1e-9);
+    return MR_SUMS_FP16X3;
 }
 
 /* ---- create / destroy ------------------------------------------------------------------------------ */
