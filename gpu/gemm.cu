@@ -540,7 +540,7 @@ __global__ void mr_k_absmax(const float *__restrict__ a, int real, long long m, 
     float mx = 0.0f;
     for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < m; k += (long long)gridDim.x * blockDim.x) {
         const float v = real ? fabsf(a[k]) : hypotf(a[2 * k], a[2 * k + 1]);
-        mx = v != v ? __uint_as_float(0x7fc00000u) : fmaxf(mx, v); /* keep a NaN */
+        mx = (v != v || mx != mx) ? __uint_as_float(0x7fc00000u) : fmaxf(mx, v); /* a NaN stays (scale 1) */
     }
     for (int o = 16; o > 0; o >>= 1)
         mx = __uint_as_float(max(__float_as_uint(mx), __float_as_uint(__shfl_xor_sync(0xffffffffu, mx, o))));

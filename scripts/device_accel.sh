@@ -66,7 +66,7 @@ if [ "$WHAT" != tests ]; then
   done
   ls -la /tmp/qc >>"$S"
   log "book: each precision, no cache"
-  for p in sfu tf32x3 fp64; do
+  for p in sfu tf32x3 fp16x3 fp64; do
     run_recon "book $p" "/tmp/bk_$p" /tmp/book.h5 --device gpu --precision $p --q-cache off
   done
   log "book: split across the GPU listed twice (gpu:0,0), no cache"
@@ -76,7 +76,7 @@ if [ "$WHAT" != tests ]; then
   "$bin" phantom -o /tmp/s2d.h5 --dim 2 --matrix 64 --spokes 101 --readout 128 -q >>"$S" 2>&1
   "$bin" phantom -o /tmp/c8.h5 --dim 2 --matrix 128 --spokes 201 --readout 256 --coils 8 -q >>"$S" 2>&1
   for scan in r2d s2d c8; do
-    for p in sfu tf32x3; do
+    for p in sfu tf32x3 fp16x3; do
       for i in 1 2 3; do
         run_recon "$scan $p $i" "/tmp/${scan}_${p}_$i" /tmp/$scan.h5 --device gpu --precision $p --q-cache off
       done
