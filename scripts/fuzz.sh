@@ -14,7 +14,8 @@
 # Without --ci the corpus grows in build-fuzz/corpus/<target> from run to run.
 # Every finding (crash, sanitizer report, leak, timeout > 10 s, more than 2 GiB resident) is kept in
 # build-fuzz/findings/<target>/ with its report (<input>.txt) and triaged by its stack:
-#   ours      the fault is in our code (or a reader broke its promise): the script fails;
+#   ours      the fault is in our code (or a reader broke its promise; a file libhdf5 itself cannot
+#             close after the target closed it is a "libhdf5 fault" line, counted as libhdf5): fails;
 #   libhdf5   the fault is inside libhdf5, decoding the file's own structures before any check of
 #             ours can run; replayed through the public reader (child-process isolation,
 #             mr_h5_read_isolated), which must refuse it without crashing: "contained", listed,
@@ -37,7 +38,7 @@ for a in "$@"; do
     --ci) ci=1 ;;
     --strict) strict=1 ;;
     --triage) triage_only=1 ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     [0-9]*) seconds="$a" ;;
     *) targets+=("$a") ;;
   esac
@@ -122,7 +123,8 @@ limits=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1048576)
 
 # Where a finding's report puts the fault: the innermost stack frame that is in libhdf5 or in our
 # sources decides ("ours" also for UBSan reports, which only our code can raise, and broken
-# promises of a target); "unknown" when neither shows. A write past a block that our code
+# promises of a target; "libhdf5" for a target's "libhdf5 fault" line: a file libhdf5 cannot close,
+# tests/fuzz/fuzz_common.c); "unknown" when neither shows. A write past a block that our code
 # allocated is ours even when libhdf5 made it (we gave libhdf5 a buffer it overran); a read is
 # judged where it happened (ASan names the nearest block, which need not be the one read).
 classify() {
@@ -133,6 +135,7 @@ classify() {
       return ""
     }
     /runtime error:/ { if (fault == "") fault = "ours" }
+    /^fuzz target: libhdf5 fault:/ { if (fault == "") fault = "libhdf5" }
     /^WRITE of size/ { write = 1 }
     /allocated by thread/ { inalloc = 1; next }
     /freed by thread/ { inalloc = 0; infree = 1; next }

@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "fuzz_target.h"
+#include "io/h5util.h"
 #include "io/kspace.h"
 
 void mr_fuzz_require(int cond, const char *what)
@@ -17,10 +18,41 @@ void mr_fuzz_require(int cond, const char *what)
     abort();
 }
 
+/* The file the target opened from memory, once it has closed it (mr_fuzz_close_file). */
+static hid_t closed_file = H5I_INVALID_HID;
+
+void mr_fuzz_close_file(hid_t *file)
+{
+    closed_file = *file;
+    mr_h5_close(file);
+}
+
+/* Files still open after the reader returned: the target's own file, closed by mr_fuzz_close_file,
+ * is libhdf5's fault when it stays open: its H5Fclose failed (seen with HDF5 1.10.8: a failed H5Dopen2
+ * on a damaged object header leaves a pinned metadata-cache entry, "Pinned entry count not
+ * decreasing", and a second H5Fclose crashes inside libhdf5). That is reported on a line scripts/fuzz.sh
+ * classifies as libhdf5; the public reader never opens such a file in its own process
+ * (mr_h5_read_isolated), which the containment replay checks. Any other file is a broken promise. */
+static void files_closed(void)
+{
+    hid_t ids[16];
+    const ssize_t n = H5Fget_obj_ids(H5F_OBJ_ALL, H5F_OBJ_FILE, 16, ids);
+    for (ssize_t i = 0; i < n; i++)
+        mr_fuzz_require(closed_file != H5I_INVALID_HID && ids[i] == closed_file, "a file is left open");
+    closed_file = H5I_INVALID_HID;
+    if (n > 0) {
+        fprintf(stderr, "fuzz target: libhdf5 fault: in H5Fclose: the file cannot be closed after the read (last "
+                        "message: %s)\n", mr_last_error());
+        abort();
+    }
+}
+
 void mr_fuzz_after(int st)
 {
     /* everything the reader opened must be closed again, on success and on failure */
-    mr_fuzz_require(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) == 0, "an HDF5 object is left open");
+    mr_fuzz_require(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_DATATYPE | H5F_OBJ_ATTR) == 0,
+                    "an HDF5 object is left open");
+    files_closed();
     mr_fuzz_message(st);
 }
 

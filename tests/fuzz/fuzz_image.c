@@ -19,7 +19,7 @@ int mr_fuzz_one(const uint8_t *data, size_t size)
     mr_status st = mr_h5_open_memory(data, size, MR_FUZZ_INPUT_NAME, &file);
     if (st == MR_OK) {
         st = mr_image_h5_read_file(file, MR_FUZZ_INPUT_NAME, &img, matrix);
-        mr_h5_close(&file);
+        mr_fuzz_close_file(&file);
     } else {
         img = NULL;
     }

@@ -103,7 +103,7 @@ int mr_fuzz_one(const uint8_t *data, size_t size)
             (void)read_all(file, &opts);
         }
     }
-    mr_h5_close(&file);
+    mr_fuzz_close_file(&file);
     mr_fuzz_after(st);
     return accepted;
 }

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <hdf5.h>
+
 #include "io/kspace.h"
 
 /* The name the input is given in messages. */
@@ -27,6 +29,10 @@ int mr_fuzz_one(const uint8_t *data, size_t size);
 /* The public reader on the file at path (with its child-process isolation, mr_h5_read_isolated):
  * 1 accepted, 0 refused. For inputs that crash libhdf5 itself (tests/fuzz/regress/<reader>-libhdf5). */
 int mr_fuzz_file(const char *path);
+
+/* Close the file the target opened from memory (mr_h5_close) and remember it: a file libhdf5 then
+ * cannot close is reported as libhdf5's fault by mr_fuzz_after, not as a broken promise. */
+void mr_fuzz_close_file(hid_t *file);
 
 /* abort() with a message when cond is false. */
 void mr_fuzz_require(int cond, const char *what);
