@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/child.h"
+#include "gpu/gpu_ops.h"
 #include "io/input.h"
 #include "io/kspace_h5.h"
 #include "io_testutil.h"
@@ -224,9 +225,36 @@ static void test_read_overlapped(void)
     io_test_rmdir(dir);
 }
 
+/* The device initialisation as queued by the backend (gpu/warmup.cu), here for GPU 0 whether or not
+ * there is one: it starts at a fork, finishes, and leaves no error behind (without a GPU, or without
+ * CUDA, its tasks fail quietly; the real use reports). */
+static void test_gpu_warm_up(void)
+{
+    mr_background_stats s0, s;
+    mr_background_get_stats(&s0);
+    const int gpus[1] = {0};
+    mr_clear_error();
+    mr_gpu_warm_up(gpus, 1);
+    mr_gpu_warm_up(gpus, 1); /* not twice */
+    mr_background_get_stats(&s);
+    const int queued = s.queued;
+    child_view v;
+    memset(&v, 0, sizeof v);
+    CHECK(mr_run_in_child(child_look, NULL, &v, sizeof v, NULL, NULL) == (long)sizeof v);
+    CHECK(v.running == 0 && v.queued == 0);
+    mr_background_get_stats(&s);
+    CHECK(s.started_at_fork == s0.started_at_fork + queued);
+    const double waited = mr_background_wait();
+    fprintf(stderr, "GPU warm-up: %d task(s), waited %.3f s after the fork\n", queued, waited);
+    mr_background_get_stats(&s);
+    CHECK(s.running == 0 && s.queued == 0);
+    CHECK(mr_last_error()[0] == '\0');
+}
+
 int main(void)
 {
     test_fork_rules();
     test_read_overlapped();
+    test_gpu_warm_up();
     return test_finish("test_background");
 }
