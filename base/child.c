@@ -1,11 +1,148 @@
-/* Work in a forked child (see child.h). */
+/* Work in a forked child, and background work that never runs across a fork (see child.h). */
 #include "child.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "log.h"
+
+/* ---- background work ------------------------------------------------------------------------------ */
+
+typedef struct {
+    mr_background_fn fn;
+    int arg;
+    pthread_t thread;
+} bg_task;
+
+/* bg_mu guards everything below; a task's thread never takes it, so joining while holding it is safe */
+static pthread_mutex_t bg_mu = PTHREAD_MUTEX_INITIALIZER;
+static bg_task bg_queued[MR_BACKGROUND_MAX], bg_running[MR_BACKGROUND_MAX];
+static int bg_nqueued, bg_nrunning;
+static mr_background_stats bg_stats;
+static int bg_handlers; /* 1: the fork and exit handlers are registered */
+
+static void *bg_main(void *arg)
+{
+    const bg_task *t = arg; /* its slot stays put until the thread is joined */
+    t->fn(t->arg);
+    return NULL;
+}
+
+static void bg_join_locked(void)
+{
+    for (int i = 0; i < bg_nrunning; i++)
+        pthread_join(bg_running[i].thread, NULL);
+    bg_nrunning = 0;
+}
+
+static void bg_start_locked(int at_fork)
+{
+    for (int i = 0; i < bg_nqueued; i++) {
+        bg_task *t = &bg_running[bg_nrunning];
+        *t = bg_queued[i];
+        if (pthread_create(&t->thread, NULL, bg_main, t) == 0)
+            bg_nrunning++;
+        else
+            t->fn(t->arg); /* no thread: the work is needed anyway */
+        bg_stats.started++;
+        bg_stats.started_at_fork += at_fork;
+    }
+    bg_nqueued = 0;
+}
+
+/* Before a fork: no task may be running across it. */
+static void bg_join_for_fork_locked(void)
+{
+    if (bg_nrunning == 0)
+        return;
+    const double t0 = mr_now();
+    bg_join_locked();
+    bg_stats.fork_waits++;
+    bg_stats.fork_wait_s += mr_now() - t0;
+}
+
+/* pthread_atfork: prepare joins (and holds bg_mu across the fork, so nothing starts in between); the
+ * parent goes on; the child forgets its parent's queue (it never starts it) and has no tasks running. */
+static void bg_prepare(void)
+{
+    pthread_mutex_lock(&bg_mu);
+    bg_join_for_fork_locked();
+}
+
+static void bg_parent(void) { pthread_mutex_unlock(&bg_mu); }
+
+static void bg_child(void)
+{
+    bg_nqueued = 0;
+    bg_nrunning = 0;
+    pthread_mutex_unlock(&bg_mu);
+}
+
+static void bg_at_exit(void)
+{
+    pthread_mutex_lock(&bg_mu);
+    bg_join_locked(); /* queued tasks are dropped */
+    bg_nqueued = 0;
+    pthread_mutex_unlock(&bg_mu);
+}
+
+static void bg_register(void)
+{
+    bg_handlers = pthread_atfork(bg_prepare, bg_parent, bg_child) == 0 && atexit(bg_at_exit) == 0;
+}
+
+int mr_background_queue(mr_background_fn fn, int arg)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (pthread_once(&once, bg_register) != 0 || !bg_handlers)
+        return -1; /* without a way to join it, no thread */
+    pthread_mutex_lock(&bg_mu);
+    int found = 0;
+    for (int i = 0; i < bg_nqueued; i++)
+        found |= bg_queued[i].fn == fn && bg_queued[i].arg == arg;
+    for (int i = 0; i < bg_nrunning; i++)
+        found |= bg_running[i].fn == fn && bg_running[i].arg == arg;
+    int rc = 0;
+    if (!found && bg_nqueued + bg_nrunning >= MR_BACKGROUND_MAX)
+        rc = -1;
+    else if (!found)
+        bg_queued[bg_nqueued++] = (bg_task){.fn = fn, .arg = arg};
+    pthread_mutex_unlock(&bg_mu);
+    return rc;
+}
+
+void mr_background_start(void)
+{
+    pthread_mutex_lock(&bg_mu);
+    bg_start_locked(0);
+    pthread_mutex_unlock(&bg_mu);
+}
+
+double mr_background_wait(void)
+{
+    const double t0 = mr_now();
+    pthread_mutex_lock(&bg_mu);
+    bg_start_locked(0);
+    bg_join_locked();
+    pthread_mutex_unlock(&bg_mu);
+    return mr_now() - t0;
+}
+
+void mr_background_get_stats(mr_background_stats *s)
+{
+    pthread_mutex_lock(&bg_mu);
+    *s = bg_stats;
+    s->queued = bg_nqueued;
+    s->running = bg_nrunning;
+    pthread_mutex_unlock(&bg_mu);
+}
+
+/* ---- the child ------------------------------------------------------------------------------------ */
 
 void mr_write_full(int fd, const void *buf, size_t n)
 {
@@ -58,11 +195,21 @@ long mr_run_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, siz
         return -1;
     fflush(stdout);
     fflush(stderr);
+    /* joined here, before fork() runs any atfork handler (a library's may take locks a task holds) */
+    pthread_mutex_lock(&bg_mu);
+    bg_join_for_fork_locked();
+    pthread_mutex_unlock(&bg_mu);
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
         return -1;
+    }
+    if (pid > 0) { /* the queued background work runs while the child does */
+        pthread_mutex_lock(&bg_mu);
+        bg_stats.forks++;
+        bg_start_locked(1);
+        pthread_mutex_unlock(&bg_mu);
     }
     if (pid == 0) {
         close(fds[0]);

@@ -1,10 +1,18 @@
 /* Work in a forked child process, its result passed back through a pipe: for work that may crash,
  * loop or leave state behind (libhdf5 on a hostile file, the CUDA driver, a reader's headers), so that
- * the calling process stays clean. POSIX only; the child never returns into the caller's code. */
+ * the calling process stays clean. POSIX only; the child never returns into the caller's code.
+ *
+ * And the other side of fork: background threads that are never alive across one (mr_background_*,
+ * below), for slow one-time work that overlaps with the caller's, e.g. the device initialisation
+ * while a child reads the scan. */
 #ifndef MR_CHILD_H
 #define MR_CHILD_H
 
 #include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Write / read n bytes on fd, retrying after signals; stop at an error or end of file. mr_read_full
  * returns the bytes read (fewer than n: the writer died or closed early). */
@@ -23,4 +31,44 @@ typedef struct {
 long mr_run_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t n,
                      const mr_child_limits *limits, int *wait_status);
 
+/* ---- background work, never alive across a fork ------------------------------------------------
+ * A fork while another thread holds a lock (the dynamic loader's, a library's, the CUDA driver's)
+ * gives a child that deadlocks on it, and a half-made CUDA context does not survive a fork. So the
+ * threads of these tasks are joined before every fork (explicitly in mr_run_in_child, and by a
+ * pthread_atfork prepare handler for any other fork) and at exit. To overlap with a child's work
+ * instead of making a fork wait, a queued task starts on the parent's side of the next fork of
+ * mr_run_in_child, i.e. while the child runs; a child never starts what its parent queued.
+ * A task must not call these functions, nor fork. */
+
+#define MR_BACKGROUND_MAX 32 /* tasks queued or running at once */
+
+typedef void (*mr_background_fn)(int arg);
+
+/* Queue fn(arg) to run on a thread of its own. It starts right after the next fork of mr_run_in_child
+ * (parent side), at mr_background_start or at mr_background_wait, whichever comes first. The same fn
+ * and arg already queued or running is not queued twice. 0 when queued (or already there); -1 when it
+ * cannot be (MR_BACKGROUND_MAX reached, or the fork and exit handlers that join it could not be
+ * registered): whoever needs the work then does it itself. */
+int mr_background_queue(mr_background_fn fn, int arg);
+
+/* Start the queued tasks now (when no fork is coming). A task whose thread cannot be made runs here. */
+void mr_background_start(void);
+
+/* Start what is queued and wait until every task has finished; returns the seconds this call waited. */
+double mr_background_wait(void);
+
+/* Counters for reports and tests. */
+typedef struct {
+    int queued, running;    /* tasks now: waiting for their start, threads not yet joined */
+    long started;           /* tasks started since the process began (inline runs included) */
+    long started_at_fork;   /* of these, on the parent's side of a fork of mr_run_in_child */
+    long forks;             /* children made by mr_run_in_child */
+    long fork_waits;        /* forks that had to wait for running tasks */
+    double fork_wait_s;     /* the seconds those forks waited */
+} mr_background_stats;
+void mr_background_get_stats(mr_background_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

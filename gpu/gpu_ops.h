@@ -80,12 +80,15 @@ typedef struct mr_gpu_toeplitz mr_gpu_toeplitz;
  * library and why it could not be loaded. The backend does this when it chooses a GPU, so that a GPU
  * without cuFFT counts as unusable up front. */
 mr_status mr_gpu_fft_load(void);
-/* Start loading cuFFT and cuBLAS (gpu/gemm.h) in a background thread (once per process; later calls
- * return at once), so that the libraries (hundreds of MB) are mapped while the CUDA context is made and
- * the scan is read. mr_gpu_fft_load / mr_gemm_load then wait for it and give its outcome. The thread is
- * joined at exit and before a fork (pthread_atfork), so no library is half-loaded then. The backend
- * calls it as soon as it picks a GPU (solver/backend.c). Without CUDA it does nothing. */
-void mr_gpu_preload_libraries(void);
+/* Queue the device initialisation of `gpus` [n] as background work (base/child.h: it starts on the
+ * parent's side of the next fork of mr_run_in_child, i.e. while a child reads the scan, or at
+ * mr_background_start / mr_background_wait; it is never running across a fork): loading cuFFT and
+ * cuBLAS (gpu/gemm.h), hundreds of MB, and the CUDA primary context of each GPU, each on a thread of
+ * its own. mr_background_wait then finds them done; failures are met again, and reported, by
+ * mr_gpu_ctx_create, mr_gpu_fft_load and mr_gemm_load. Queuing the same again is harmless (done work
+ * returns at once). The backend calls it when it picks GPUs (solver/backend.c). Without CUDA it does
+ * nothing. */
+void mr_gpu_warm_up(const int *gpus, int n);
 /* Copy nfloats floats of device memory of `device` to the host on a stream of its own, from any host
  * thread (e.g. a background thread while the main thread keeps using the device): the Q cache's copy of
  * Q is made this way. Returns when complete. */

@@ -9,7 +9,6 @@
  * cuFFT is loaded at run time with dlopen (the library the build found, then the usual sonames), so
  * the program links no cuFFT and starts where it is missing; the GPU Toeplitz then fails with
  * MR_ENODEV naming the library. The four entry points used are looked up once. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,6 @@
 #include "../base/log.h"
 #include "cuda_check.h"
 #include "dl.h"
-#include "gemm.h"
 #include "gpu_internal.h"
 
 #ifndef MR_CUFFT_LIBRARY
@@ -52,49 +50,6 @@ mr_status mr_gpu_fft_load(void)
     char why[768];
     snprintf(why, sizeof why, "%s", mr_last_error());
     return mr_error(st, "GPU Toeplitz operator: %s", why);
-}
-
-/* ---- loading cuFFT and cuBLAS in the background (mr_gpu_preload_libraries) ---------------------------- */
-
-static pthread_mutex_t preload_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_t preload_thread;
-static int preload_running; /* a thread to join */
-
-static void *preload(void *arg)
-{
-    (void)arg;
-    if (mr_gpu_fft_load() != MR_OK) /* the outcome stays with the library; the callers ask again */
-        mr_clear_error();
-    if (mr_gemm_load() != MR_OK)
-        mr_clear_error();
-    return NULL;
-}
-
-/* Wait for the loading thread: at exit (no library is being mapped while the process ends) and before a
- * fork (the child gets the libraries' state whole, never a loader's mutex held by a thread it lacks). */
-static void preload_join(void)
-{
-    pthread_mutex_lock(&preload_mu);
-    if (preload_running) {
-        pthread_join(preload_thread, NULL);
-        preload_running = 0;
-    }
-    pthread_mutex_unlock(&preload_mu);
-}
-
-static void start_preload(void)
-{
-    if (atexit(preload_join) != 0 || pthread_atfork(preload_join, NULL, NULL) != 0)
-        return; /* without a way to join it, no thread: the first use loads them */
-    pthread_mutex_lock(&preload_mu);
-    preload_running = pthread_create(&preload_thread, NULL, preload, NULL) == 0;
-    pthread_mutex_unlock(&preload_mu);
-}
-
-void mr_gpu_preload_libraries(void)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    (void)pthread_once(&once, start_preload);
 }
 
 static mr_status cufft_check(cufftResult r, const char *what)

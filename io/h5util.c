@@ -156,7 +156,7 @@ typedef struct {
     char message[1024];
 } child_report;
 
-static mr_status open_and_read(const char *path, mr_h5_reader reader, void *ctx)
+mr_status mr_h5_read_checked(const char *path, mr_h5_reader reader, void *ctx)
 {
     hid_t file;
     mr_status st = mr_h5_open_read(path, &file);
@@ -170,7 +170,7 @@ static mr_status open_and_read(const char *path, mr_h5_reader reader, void *ctx)
 mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
 {
     mr_status st = mr_h5_check_isolated(path, reader, ctx);
-    return st == MR_OK ? open_and_read(path, reader, ctx) : st;
+    return st == MR_OK ? mr_h5_read_checked(path, reader, ctx) : st;
 }
 
 typedef struct {
@@ -187,7 +187,7 @@ static void isolated_child(void *ctx, void *out)
     child_report *rep = out;
     mr_log_set_level(MR_LOG_ERROR);
     memset(rep, 0, sizeof *rep);
-    rep->status = (int)open_and_read(r->path, r->reader, r->ctx);
+    rep->status = (int)mr_h5_read_checked(r->path, r->reader, r->ctx);
     snprintf(rep->message, sizeof rep->message, "%s", mr_last_error());
 }
 

@@ -75,6 +75,11 @@ mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx);
  * start OpenMP threads: a pool the parent already started does not exist in the child. */
 mr_status mr_h5_check_isolated(const char *path, mr_h5_reader reader, void *ctx);
 
+/* The second half: open `path` (mr_h5_open_read) and run reader(file, path, ctx) here, with no child:
+ * for a file a child has read already (mr_h5_check_isolated with a reader that decodes at least as
+ * much), e.g. io/input.c's check at open and its read of the scan later. */
+mr_status mr_h5_read_checked(const char *path, mr_h5_reader reader, void *ctx);
+
 /* Create the file that will become `path`: built in memory (HDF5 core driver, no backing store),
  * tmp receives the temporary name it is written under at commit (io/fsutil.h mr_tmp_name). Nothing
  * is written to the disk before mr_h5_close_commit. */

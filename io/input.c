@@ -61,6 +61,7 @@ struct mr_input {
     mr_read_opts opts;
     mr_ismrmrd *ismrmrd;
     char traj[4096], ksp[4096]; /* BART array names */
+    struct stat checked;        /* HDF5: the file as the child of mr_input_open found it */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -132,7 +133,30 @@ mr_status mr_input_h5_format(hid_t file, const char *label, mr_input_format *for
     return MR_OK;
 }
 
-static mr_status h5_format(hid_t file, const char *path, void *format) { return mr_input_h5_format(file, path, format); }
+/* The child's check of an HDF5 input (mr_h5_check_isolated): the format and, for a mrirecon k-space
+ * file, the whole scan, read and dropped. So one child takes a crash of libhdf5 on anything that
+ * mr_input_read decodes later here, and a queued background task (base/child.h: the device
+ * initialisation) starts as that child is forked and runs while both read. (ISMRMRD: the index and
+ * every volume are read in mr_ismrmrd_open_path's own child.) */
+static mr_status h5_check(hid_t file, const char *path, void *format)
+{
+    mr_status st = mr_input_h5_format(file, path, format);
+    mr_kspace *ks = NULL;
+    if (st == MR_OK && *(mr_input_format *)format == MR_INPUT_MRIRECON)
+        st = mr_kspace_read_file(file, path, &ks);
+    mr_kspace_free(ks);
+    return st;
+}
+
+/* Still the file the child read: same device, inode, size and modification time. */
+static int same_file(const struct stat *a, const char *path)
+{
+    struct stat b;
+    return stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino && a->st_size == b.st_size &&
+           a->st_mtim.tv_sec == b.st_mtim.tv_sec && a->st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+static mr_status read_scan(hid_t file, const char *path, void *out) { return mr_kspace_read_file(file, path, out); }
 
 mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **out)
 {
@@ -160,10 +184,13 @@ mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **o
     if (bart) {
         in->format = MR_INPUT_BART;
     } else {
-        /* HDF5: the usual checks and messages (missing, empty, not HDF5, truncated); the format is
-         * looked for in a child process first, which takes a crash of libhdf5 on a damaged file */
+        /* HDF5: the usual checks and messages (missing, empty, not HDF5, truncated); the format (and a
+         * mrirecon scan) is read in a child process first, which takes a crash of libhdf5 on a damaged
+         * file (h5_check) */
         hid_t file;
-        if ((st = mr_h5_check_isolated(path, h5_format, &in->format)) != MR_OK ||
+        if (stat(path, &in->checked) != 0)
+            memset(&in->checked, 0, sizeof in->checked); /* mr_h5_open_read says why */
+        if ((st = mr_h5_check_isolated(path, h5_check, &in->format)) != MR_OK ||
             (st = mr_h5_open_read(path, &file)) != MR_OK) {
             free(in);
             return st;
@@ -226,8 +253,9 @@ mr_status mr_input_read(mr_input *in, int index, mr_kspace **out)
     case MR_INPUT_BART:
         st = mr_cfl_read_scan(in->traj, in->ksp, &in->opts, 0, out);
         break;
-    default:
-        st = mr_kspace_read(in->path, out);
+    default: /* read in mr_input_open's child already, unless the file has changed since */
+        st = same_file(&in->checked, in->path) ? mr_h5_read_checked(in->path, read_scan, out)
+                                               : mr_kspace_read(in->path, out);
         break;
     }
     if (st == MR_OK && in->opts.traj_sign == -1)

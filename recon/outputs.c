@@ -1,6 +1,7 @@
 #include "outputs.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +33,9 @@ static mr_status write_nifti(const char *outdir, const mr_report *r, const mr_re
     return st;
 }
 
-/* image_<method>.h5, .png and .nii; mag: [N] scratch */
-static mr_status write_image(const char *outdir, const mr_report *r, const mr_report_method *m, const float *img,
-                             float *mag)
+/* image_<method>.h5 */
+static mr_status write_h5(const char *outdir, const mr_report *r, const mr_report_method *m, const float *img)
 {
-    const int64_t n = r->matrix[0] * r->matrix[1] * r->matrix[2];
     char name[96], path[4096];
     const mr_image_attr attrs[] = {
         {"lambda", r->lambda},
@@ -57,18 +56,24 @@ static mr_status write_image(const char *outdir, const mr_report *r, const mr_re
     mr_image_meta meta = {m->method, m->iterations, attrs, (int)(sizeof attrs / sizeof attrs[0]), r->fov_mm};
     snprintf(name, sizeof name, "image_%s.h5", m->method);
     mr_status st = mr_path_join(path, sizeof path, outdir, name);
-    if (st == MR_OK)
-        st = mr_image_h5_write(path, img, r->matrix, &meta);
-    if (st != MR_OK)
-        return st;
+    return st == MR_OK ? mr_image_h5_write(path, img, r->matrix, &meta) : st;
+}
+
+/* image_<method>.png: the magnitude in the report's window */
+static mr_status write_png(const char *outdir, const mr_report *r, const mr_report_method *m, const float *img)
+{
+    const int64_t n = r->matrix[0] * r->matrix[1] * r->matrix[2];
+    float *mag = malloc((size_t)n * sizeof(float));
+    if (!mag)
+        return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
     for (int64_t v = 0; v < n; v++)
         mag[v] = hypotf(img[2 * v], img[2 * v + 1]);
+    char name[96], path[4096];
     snprintf(name, sizeof name, "image_%s.png", m->method);
-    st = mr_path_join(path, sizeof path, outdir, name);
+    mr_status st = mr_path_join(path, sizeof path, outdir, name);
     if (st == MR_OK)
         st = mr_png_write_volume(path, mag, r->matrix, 0, isfinite(r->window_hi) ? r->window_hi : 0, 8);
-    if (st == MR_OK)
-        st = write_nifti(outdir, r, m, img);
+    free(mag);
     return st;
 }
 
@@ -97,35 +102,123 @@ const char *mr_outputs_method_label(const char *method)
     return method;
 }
 
+/* ---- the image files, written concurrently ----------------------------------------------------
+ * The files do not depend on each other, and each writer is mostly one core's encoding (deflate,
+ * float conversion) or a wait for the disk (fsync), so they run on threads of their own: the write
+ * stage takes about as long as its slowest file instead of their sum. libhdf5 is not thread-safe: the
+ * HDF5 images are written one after the other on one thread. No writer uses OpenMP. */
+
+enum { FILE_H5, FILE_PNG, FILE_NIFTI, FILE_CONVERGENCE, FILES_PER_METHOD };
+#define MR_OUTPUT_SLOTS (3 * FILES_PER_METHOD + 1) /* + compare.png */
+
+typedef struct {
+    const char *outdir;
+    const mr_report *r;
+    const float *const *imgs;
+    const float *truth;
+    /* per file in the order a sequential writer takes them (method by method, then compare.png):
+     * its outcome, and its message (mr_error's buffer is per thread) */
+    mr_status st[MR_OUTPUT_SLOTS];
+    char why[MR_OUTPUT_SLOTS][1024];
+} outputs_job;
+
+typedef struct {
+    outputs_job *o;
+    int kind; /* FILE_*, or FILES_PER_METHOD for compare.png */
+    int method; /* -1: every method (FILE_H5) */
+    pthread_t thread;
+} outputs_task;
+
+static void note(outputs_job *o, int slot, mr_status st)
+{
+    o->st[slot] = st;
+    if (st != MR_OK)
+        snprintf(o->why[slot], sizeof o->why[slot], "%s", mr_last_error());
+}
+
+static mr_status write_compare(const outputs_job *o)
+{
+    const mr_report *r = o->r;
+    const int64_t n = r->matrix[0] * r->matrix[1] * r->matrix[2];
+    const char *labels[3];
+    for (int k = 0; k < 3; k++)
+        labels[k] = mr_outputs_method_label(r->m[k].method);
+    double hi = r->window_hi;
+    if (!isfinite(hi)) { /* no truth: the first image's maximum */
+        hi = 0;
+        for (int64_t v = 0; v < n; v++)
+            hi = fmax(hi, hypot(o->imgs[0][2 * v], o->imgs[0][2 * v + 1]));
+    }
+    char path[4096];
+    mr_status st = mr_path_join(path, sizeof path, o->outdir, "compare.png");
+    return st == MR_OK ? mr_compare_write(path, r->matrix, o->truth, o->imgs, labels, 3, hi, r->error_gain) : st;
+}
+
+static void *run_task(void *arg)
+{
+    outputs_task *t = arg;
+    outputs_job *o = t->o;
+    const mr_report *r = o->r;
+    const int k = t->method;
+    switch (t->kind) {
+    case FILE_H5: /* every method's, in order; after a failure the rest are not written */
+        for (int i = 0, failed = 0; i < r->nmethods && !failed; i++) {
+            note(o, i * FILES_PER_METHOD + FILE_H5, write_h5(o->outdir, r, &r->m[i], o->imgs[i]));
+            failed = o->st[i * FILES_PER_METHOD + FILE_H5] != MR_OK;
+        }
+        break;
+    case FILE_PNG:
+        note(o, k * FILES_PER_METHOD + FILE_PNG, write_png(o->outdir, r, &r->m[k], o->imgs[k]));
+        break;
+    case FILE_NIFTI:
+        note(o, k * FILES_PER_METHOD + FILE_NIFTI, write_nifti(o->outdir, r, &r->m[k], o->imgs[k]));
+        break;
+    case FILE_CONVERGENCE:
+        note(o, k * FILES_PER_METHOD + FILE_CONVERGENCE, write_convergence(o->outdir, &r->m[k]));
+        break;
+    default:
+        note(o, 3 * FILES_PER_METHOD, write_compare(o));
+        break;
+    }
+    return NULL;
+}
+
 mr_status mr_outputs_write_images(const char *outdir, mr_report *r, const float *const *imgs, const float *truth)
 {
     double t0 = mr_now();
-    const int64_t n = r->matrix[0] * r->matrix[1] * r->matrix[2];
-    float *mag = malloc((size_t)n * sizeof(float));
-    if (!mag)
-        return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
+    if (r->nmethods > 3)
+        return mr_error(MR_EINVAL, "%s: %d methods to write (at most 3)", outdir, r->nmethods);
     mr_status st = mr_mkdir_p(outdir);
-    for (int k = 0; st == MR_OK && k < r->nmethods; k++) {
-        st = write_image(outdir, r, &r->m[k], imgs[k], mag);
-        if (st == MR_OK && r->m[k].rel_resid)
-            st = write_convergence(outdir, &r->m[k]);
+    if (st != MR_OK)
+        return st;
+    outputs_job o;
+    memset(&o, 0, sizeof o);
+    o.outdir = outdir;
+    o.r = r;
+    o.imgs = imgs;
+    o.truth = truth;
+    outputs_task tasks[MR_OUTPUT_SLOTS];
+    int nt = 0;
+    tasks[nt++] = (outputs_task){.o = &o, .kind = FILE_H5, .method = -1};
+    for (int k = 0; k < r->nmethods; k++) {
+        tasks[nt++] = (outputs_task){.o = &o, .kind = FILE_PNG, .method = k};
+        tasks[nt++] = (outputs_task){.o = &o, .kind = FILE_NIFTI, .method = k};
+        if (r->m[k].rel_resid)
+            tasks[nt++] = (outputs_task){.o = &o, .kind = FILE_CONVERGENCE, .method = k};
     }
-    free(mag);
-    if (st == MR_OK && r->nmethods == 3) {
-        char path[4096];
-        const char *labels[3];
-        for (int k = 0; k < 3; k++)
-            labels[k] = mr_outputs_method_label(r->m[k].method);
-        double hi = r->window_hi;
-        if (!isfinite(hi)) { /* no truth: the first image's maximum */
-            hi = 0;
-            for (int64_t v = 0; v < n; v++)
-                hi = fmax(hi, hypot(imgs[0][2 * v], imgs[0][2 * v + 1]));
-        }
-        st = mr_path_join(path, sizeof path, outdir, "compare.png");
-        if (st == MR_OK)
-            st = mr_compare_write(path, r->matrix, truth, imgs, labels, 3, hi, r->error_gain);
-    }
+    if (r->nmethods == 3)
+        tasks[nt++] = (outputs_task){.o = &o, .kind = FILES_PER_METHOD, .method = -1};
+    int started[MR_OUTPUT_SLOTS] = {0};
+    for (int i = 1; i < nt; i++) /* task 0, the HDF5 images, is written here meanwhile */
+        if (!(started[i] = pthread_create(&tasks[i].thread, NULL, run_task, &tasks[i]) == 0))
+            run_task(&tasks[i]); /* no thread: in turn */
+    run_task(&tasks[0]);
+    for (int i = 1; i < nt; i++)
+        if (started[i])
+            pthread_join(tasks[i].thread, NULL);
+    for (int i = 0; i < MR_OUTPUT_SLOTS && st == MR_OK; i++)
+        if (o.st[i] != MR_OK)
+            st = mr_error(o.st[i], "%s", o.why[i]);
     r->t_write = mr_now() - t0;
     return st;
 }

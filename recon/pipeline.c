@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "../base/child.h"
 #include "../base/log.h"
 #include "../io/fsutil.h"
 #include "../io/input.h"
@@ -110,6 +111,7 @@ typedef struct {
     float *maps_owned; /* read from --sens-maps, or estimated */
     int64_t calib[3];  /* SENS_ESTIMATE: the calibration grid */
     double t_resolve;  /* choosing the device (part of the device initialisation) */
+    double t_fork_wait; /* forks of the read that waited for the background device initialisation (ditto) */
     float *img[3];
     float *weights;
     double *hist; /* per-coil CG: the combined residual history */
@@ -350,12 +352,12 @@ static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, 
     sel.kind = s->gpu < 0 ? MR_DEVICE_CPU : o->op.device == MR_DEVICE_GPU ? MR_DEVICE_GPU : MR_DEVICE_AUTO;
     sel.index = s->gpu;
     if (s->gpu >= 0)
-        t0 -= s->t_resolve; /* the operator's setup includes choosing the device */
+        t0 -= s->t_resolve + s->t_fork_wait; /* the operator's setup includes choosing the device */
     mr_status st = mr_backend_create(&c.be, sel, o->op.threads);
     if (st != MR_OK)
         goto done;
     c.v = mr_backend_vecops(c.be);
-    r->t_device_init = mr_backend_on_gpu(c.be) ? s->t_resolve + mr_backend_init_seconds(c.be) : 0.0;
+    r->t_device_init = mr_backend_on_gpu(c.be) ? s->t_resolve + s->t_fork_wait + mr_backend_init_seconds(c.be) : 0.0;
     snprintf(r->backend, sizeof r->backend, "%s", mr_backend_name(c.be));
 
     mr_nudft_opts no;
@@ -737,9 +739,23 @@ typedef struct {
     double t_resolve;
 } run_setup;
 
-/* Volume v of `in` into outdir: read, coils, methods, metrics, files. t_open: the time taken to open
- * the input (counted as reading); t_start: when this volume's run began. */
-static mr_status recon_volume(const run_setup *u, mr_input *in, int v, double t_open, double t_start,
+/* The time taken to open the input (counted as reading) and, of it, the time a fork waited for the
+ * background device initialisation (counted as device initialisation instead). */
+typedef struct {
+    double total, fork_wait;
+} open_time;
+
+/* Seconds forks have waited for background work (base/child.h) since the process began. */
+static double fork_wait_s(void)
+{
+    mr_background_stats b;
+    mr_background_get_stats(&b);
+    return b.fork_wait_s;
+}
+
+/* Volume v of `in` into outdir: read, coils, methods, metrics, files. ot: opening the input (the first
+ * volume's, else zeros); t_start: when this volume's run began. */
+static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time ot, double t_start,
                               const char *outdir)
 {
     mr_recon_opts o = u->o;
@@ -776,10 +792,12 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, double t_
     snprintf(r.backend, sizeof r.backend, "cpu (%d threads)", r.threads);
 
     double t0 = mr_now();
+    const double w0 = fork_wait_s();
     mr_volume_desc vd;
     if ((st = mr_volume_read(in, v, o.prewhiten, &s.ks, &vd)) != MR_OK)
         goto fail;
-    r.t_read = t_open + mr_now() - t0;
+    s.t_fork_wait = ot.fork_wait + fork_wait_s() - w0;
+    r.t_read = ot.total + mr_now() - t0 - s.t_fork_wait;
     describe_volume(&vd, &o, &r);
     if ((st = describe_scan(&s, &o, run, scan, &r)) != MR_OK || (st = choose_sens(&s, &o, scan, &r)) != MR_OK)
         goto fail;
@@ -834,7 +852,7 @@ fail:
 }
 
 /* Every volume of a multi-volume input, each into outdir/<label>/, then outdir/metrics.csv. */
-static mr_status recon_volumes(const run_setup *u, mr_input *in, double t_open, const char *outdir)
+static mr_status recon_volumes(const run_setup *u, mr_input *in, open_time ot, const char *outdir)
 {
     const int nvol = mr_input_nvolumes(in);
     char(*labels)[MR_VOLUME_LABEL_MAX] = malloc((size_t)nvol * sizeof *labels);
@@ -848,7 +866,8 @@ static mr_status recon_volumes(const run_setup *u, mr_input *in, double t_open, 
         if ((st = mr_path_join(dir, sizeof dir, outdir, labels[v])) != MR_OK)
             break;
         mr_log(MR_LOG_INFO, "volume %d of %d: %s", v + 1, nvol, labels[v]);
-        if ((st = recon_volume(u, in, v, v == 0 ? t_open : 0.0, mr_now(), dir)) != MR_OK) {
+        const open_time none = {0, 0};
+        if ((st = recon_volume(u, in, v, v == 0 ? ot : none, mr_now(), dir)) != MR_OK) {
             char why[1024]; /* mr_last_error's buffer is rewritten by mr_error */
             snprintf(why, sizeof why, "%s", mr_last_error());
             if (v > 0)
@@ -897,22 +916,26 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     if (u.gpu >= 0 && (u.run[RUN_KB] || u.run[RUN_BILINEAR]))
         mr_log(MR_LOG_INFO, "gridding runs on the CPU (it has no GPU backend)");
 
+    /* a GPU's initialisation was queued by the resolve: it starts as the open forks the child that
+     * reads an HDF5 scan, so it overlaps with that read and the one here; otherwise now */
     mr_input *in = NULL;
     double t0 = mr_now();
+    const double w0 = fork_wait_s();
     if ((st = mr_input_open(scan, &u.o.read, &in)) != MR_OK)
         return st;
-    const double t_open = mr_now() - t0;
+    mr_device_init_start();
+    const open_time ot = {mr_now() - t0, fork_wait_s() - w0};
     const int nvol = mr_input_nvolumes(in);
     if (u.o.volume >= nvol)
         st = mr_error(MR_EINVAL,
                       "%s: --volume %d, but the input holds %d volume(s) (0..%d; 'mrirecon info' lists them)", scan,
                       u.o.volume, nvol, nvol - 1);
     else if (u.o.volume >= 0 || nvol == 1) {
-        st = recon_volume(&u, in, u.o.volume >= 0 ? u.o.volume : 0, t_open, t_start, outdir);
+        st = recon_volume(&u, in, u.o.volume >= 0 ? u.o.volume : 0, ot, t_start, outdir);
         if (st == MR_OK && u.o.force)
             st = mr_outdir_prune(outdir, NULL, 0, 1); /* an earlier multi-volume run's folders go */
     } else
-        st = recon_volumes(&u, in, t_open, outdir);
+        st = recon_volumes(&u, in, ot, outdir);
     mr_input_close(in);
     return st;
 }

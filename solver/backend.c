@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/child.h"
 #include "../base/log.h"
 #include "../gpu/gpu.h"
 #include "../gpu/gpu_ops.h"
@@ -129,9 +130,11 @@ mr_status mr_device_resolve_gpus(mr_device_sel sel, int *gpus, int *n)
     }
     memcpy(gpus, want, (size_t)nw * sizeof *want);
     *n = nw;
-    mr_gpu_preload_libraries(); /* cuFFT and cuBLAS load while the context is made and the scan is read */
+    mr_gpu_warm_up(gpus, nw); /* libraries and contexts made in the background, e.g. while the scan is read */
     return MR_OK;
 }
+
+void mr_device_init_start(void) { mr_background_start(); }
 
 mr_status mr_device_resolve(mr_device_sel sel, int *gpu)
 {
@@ -200,6 +203,7 @@ mr_status mr_backend_create(mr_backend **out, mr_device_sel sel, int threads)
         *out = b;
         return MR_OK;
     }
+    (void)mr_background_wait(); /* the device initialisation queued by the resolve, usually under way already */
     st = mr_gpu_ctx_create(&b->ctx, gpu);
     /* the GPU backend needs cuFFT (the Toeplitz normal): a GPU without it is not usable, and knowing it
      * now keeps the choice in one place. Its load counts as device initialisation. */

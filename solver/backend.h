@@ -58,9 +58,14 @@ void mr_device_format(mr_device_sel sel, char *buf, size_t size);
 mr_status mr_device_resolve(mr_device_sel sel, int *gpu);
 /* The same, with every GPU that shares the exact sums: gpus[0] = *gpu from mr_device_resolve, then
  * the other GPUs of gpu:all (ascending) or of the list (in order); *n = 0 for the host, 1 for one
- * GPU. gpus holds MR_DEVICE_MAX_GPUS entries. When it picks a GPU it starts loading the GPU libraries
- * (cuFFT, cuBLAS) in the background (gpu/gpu_ops.h mr_gpu_preload_libraries). */
+ * GPU. gpus holds MR_DEVICE_MAX_GPUS entries. When it picks GPUs it queues their initialisation
+ * (cuFFT and cuBLAS loaded, the CUDA context of each GPU; gpu/gpu_ops.h mr_gpu_warm_up) as background
+ * work (base/child.h): it starts right after the next fork of mr_run_in_child (parent side: while the
+ * child reading an HDF5 scan runs), at mr_device_init_start, or at the latest in mr_backend_create,
+ * which waits for it; it never runs across a fork. */
 mr_status mr_device_resolve_gpus(mr_device_sel sel, int *gpus, int *n);
+/* Start the queued device initialisation now, if no fork started it yet (the input needed no child). */
+void mr_device_init_start(void);
 
 typedef struct mr_backend mr_backend;
 
@@ -80,7 +85,8 @@ const mr_vecops *mr_backend_vecops(const mr_backend *b); /* borrowed for the bac
 const char *mr_backend_name(const mr_backend *b);
 /* The device context (gpu/gpu_ops.h) of a GPU backend, NULL on the host; borrowed. */
 struct mr_gpu_ctx *mr_backend_gpu_ctx(const mr_backend *b);
-/* Seconds create spent making the device usable (CUDA context, stream); 0 on the host. */
+/* Seconds create spent making the device usable: waiting for the background initialisation still
+ * under way (mr_device_resolve_gpus), the stream, cuFFT; 0 on the host. */
 double mr_backend_init_seconds(const mr_backend *b);
 
 /* Convenience on the backend's memory: a vector of n complex elements (NULL with an mr_error message
