@@ -24,7 +24,8 @@ bin="$B/mrirecon"
 ldd "$bin" | grep -iE "cublas|cufft" >>"$S" || echo "mrirecon links no cuBLAS/cuFFT (both loaded at run time)" >>"$S"
 
 if [ "$WHAT" != bench ]; then
-  for t in test_gpu_sums test_q_cache test_op_device test_gpu_linop test_gpu_cg test_gpu_gemm; do
+  for t in test_gpu_sums test_q_cache test_op_device test_gpu_linop test_gpu_cg test_gpu_gemm test_gpu_nudft \
+    test_gpu_phantom test_background; do
     log "$t"
     (cd "$B" && MRIRECON_CACHE_DIR=/tmp/accel-test-cache timeout 90 "./$t") >"$L/$t.log" 2>&1
     echo "exit $?" >>"$S"
