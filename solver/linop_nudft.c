@@ -461,39 +461,46 @@ static mr_status make_normal(nudft_data *d, const float *traj, const float *qw, 
     if (store && !hq)
         mr_log(MR_LOG_WARN, "Q store: no host memory for a %lld-point Q, computing Q without it", (long long)nq);
     mr_status st = MR_OK;
+    int missed = 0; /* the store missed and waits for the entry (or NULL): save must be called */
     if (hq && store->load(store, &key, hq)) {
         st = d->gctx ? v->from_host(v->ctx, nq, q, hq) : MR_OK;
         info->q_source = "store";
     } else {
         st = d->provider.fn ? provider_sum(d, &gq, qw, 1, q, d->progress, "Q") : compute_q(d, qw, q);
         info->q_source = "computed";
-        if (hq) { /* after the miss: the store gets a host copy of Q that it owns, or NULL */
-            float *own = NULL;
-            if (st == MR_OK && d->gctx) {
-                if (start_saver(d, store, &key, hq, q) == MR_OK) {
-                    hq = NULL;
-                    q = NULL; /* kept for the saver (d->qkeep) */
-                    info->q_source = "computed, stored";
-                } else if ((st = v->to_host(v->ctx, nq, hq, q)) == MR_OK) { /* no thread: here and now */
-                    own = hq;
-                    hq = NULL;
-                }
-            } else if (st == MR_OK && (own = malloc((size_t)nq * 2 * sizeof(float)))) {
-                memcpy(own, q, (size_t)nq * 2 * sizeof(float));
-            }
-            if (own)
+        missed = hq != NULL;
+    }
+    const mr_status st_q = st;
+    info->q_seconds = mr_now() - t0;
+    info->q_pairs = nq > INT64_MAX / d->m ? INT64_MAX : nq * d->m;
+    if (st == MR_OK)
+        st = mr_linop_toeplitz_create(&d->tp, d->be, d->matrix, q, d->c, &info->fft_plan_seconds);
+    /* The store's copy of Q after the FFT plans: while the background copy of Q ran, cuFFT's planning
+     * took 0.09-0.16 s instead of 0.003-0.01 s on the H200 (docs/BENCHMARKS.md). */
+    if (missed) {
+        float *own = NULL;
+        if (st_q == MR_OK && d->gctx) {
+            if (start_saver(d, store, &key, hq, q) == MR_OK) {
+                hq = NULL;
+                q = NULL; /* kept for the saver (d->qkeep) */
                 info->q_source = "computed, stored";
-            if (q) /* not handed to a saver */
-                store->save(store, &key, own);
+            } else if (v->to_host(v->ctx, nq, hq, q) == MR_OK) { /* no thread: here and now */
+                own = hq;
+                hq = NULL;
+            } else {
+                mr_log(MR_LOG_WARN, "Q store: cannot copy Q from the GPU (%s); Q is not stored", mr_last_error());
+                mr_clear_error();
+            }
+        } else if (st_q == MR_OK && (own = malloc((size_t)nq * 2 * sizeof(float)))) {
+            memcpy(own, q, (size_t)nq * 2 * sizeof(float));
         }
+        if (own)
+            info->q_source = "computed, stored";
+        if (q) /* not handed to a saver */
+            store->save(store, &key, own);
     }
     if (d->gctx)
         free(hq);
-    info->q_seconds = mr_now() - t0;
-    info->q_pairs = nq > INT64_MAX / d->m ? INT64_MAX : nq * d->m;
-    const float *qq = q ? q : d->qkeep;
-    if (st == MR_OK)
-        st = mr_linop_toeplitz_create(&d->tp, d->be, d->matrix, qq, d->c, &info->fft_plan_seconds);
     v->release(v->ctx, q);
     return st;
 }
