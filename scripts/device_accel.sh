@@ -4,7 +4,8 @@
 # with a cold and a warm Q cache and with each --precision, small 2D problems with each engine (where
 # CUDA start-up dominates), and Q / F^H d through the operator's engine on one GPU and split (--what q).
 # Key results go to $OUT/summary.txt, every log and report.json to $OUT/logs.tgz.
-# Usage: scripts/device_accel.sh [tests|bench|all] (default all); BUILD=/tmp/b
+# Usage: scripts/device_accel.sh [tests|bench|e2e|all] (default all; e2e: the tests and the book problem
+# end to end only); BUILD=/tmp/b
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WHAT="${1:-all}"
@@ -57,12 +58,12 @@ run_recon() { # LABEL OUTDIR ARGS...
 if [ "$WHAT" != tests ]; then
   log "book phantom"
   "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 -q >>"$S" 2>&1
-  log "book: recon --device gpu (default precision), cold Q cache x3, warm x3"
-  for i in 1 2 3; do
+  log "book: recon --device gpu (default precision), cold Q cache x5, warm x5"
+  for i in 1 2 3 4 5; do
     rm -rf /tmp/qc
     run_recon "book cold $i" "/tmp/bk_cold$i" /tmp/book.h5 --device gpu --q-cache /tmp/qc
   done
-  for i in 1 2 3; do
+  for i in 1 2 3 4 5; do
     run_recon "book warm $i" "/tmp/bk_warm$i" /tmp/book.h5 --device gpu --q-cache /tmp/qc
   done
   ls -la /tmp/qc >>"$S"
@@ -72,6 +73,8 @@ if [ "$WHAT" != tests ]; then
   done
   log "book: split across the GPU listed twice (gpu:0,0), no cache"
   run_recon "book gpu:0,0" /tmp/bk_split /tmp/book.h5 --device gpu:0,0 --q-cache off
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
   log "2D problems: each engine, no cache (3 processes each)"
   "$bin" phantom -o /tmp/r2d.h5 --dim 2 --matrix 128 --spokes 201 --readout 256 -q >>"$S" 2>&1
   "$bin" phantom -o /tmp/s2d.h5 --dim 2 --matrix 64 --spokes 101 --readout 128 -q >>"$S" 2>&1
