@@ -258,13 +258,34 @@ __device__ __forceinline__ void mr_cp16(void *smem, const void *gmem, int bytes)
 __device__ __forceinline__ void mr_cp_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void mr_cp_wait(void) { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
+/* d = a b + c with mma.sync of the given shape and types: four A, two B and four C/D registers per lane
+ * for both shapes used here (m16n8k8 TF32, m16n8k16 FP16). */
+#define MR_MMA_SYNC(shape_types)                                                                              \
+    asm volatile("mma.sync.aligned." shape_types " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\n" \
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])                                             \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),   \
+                   "f"(c[2]), "f"(c[3]))
+
 __device__ __forceinline__ void mr_mma(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4])
 {
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%10,%11,%12,%13};\n"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
-                   "f"(c[2]), "f"(c[3]));
+    MR_MMA_SYNC("m16n8k8.row.col.f32.tf32.tf32.f32");
+}
+
+/* acc += A_lo B_hi + A_hi B_lo + A_hi B_hi with the products summed from zero on the tensor core (its
+ * truncating accumulation sees one block only), then added in FP32 with round-to-nearest. */
+typedef void (*mr_mma_fn)(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4]);
+template <mr_mma_fn MMA>
+__device__ __forceinline__ void mr_split3(float acc[4], const uint32_t ahi[4], const uint32_t alo[4], const uint32_t bhi[2],
+                                          const uint32_t blo[2])
+{
+    const float zero4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float t[4];
+    MMA(t, alo, bhi, zero4);
+    MMA(t, ahi, blo, t);
+    MMA(t, ahi, bhi, t);
+#pragma unroll
+    for (int e = 0; e < 4; e++)
+        acc[e] += t[e];
 }
 
 struct mr_mma_smem {
@@ -356,19 +377,17 @@ __device__ __forceinline__ void mr_mma_k8(const float4 *Ah, const float4 *Al, co
         const uint32_t alo[4] = {__float_as_uint(l.x), __float_as_uint(l.y), __float_as_uint(l.z), __float_as_uint(l.w)};
 #pragma unroll
         for (int ni = 0; ni < 4; ni++) {
-            float t[4];
             if (SP) { /* cross terms into their own running accumulator, the big term from zero */
+                float t[4];
                 mr_mma(sm_[mi][ni], alo, bhi[ni], sm_[mi][ni]);
                 mr_mma(sm_[mi][ni], ahi, blo[ni], sm_[mi][ni]);
                 mr_mma(t, ahi, bhi[ni], zero4);
-            } else {
-                mr_mma(t, alo, bhi[ni], zero4);
-                mr_mma(t, ahi, blo[ni], t);
-                mr_mma(t, ahi, bhi[ni], t);
-            }
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc[mi][ni][e] += t[e];
+                for (int e = 0; e < 4; e++)
+                    acc[mi][ni][e] += t[e];
+            } else {
+                mr_split3<mr_mma>(acc[mi][ni], ahi, alo, bhi[ni], blo[ni]);
+            }
         }
     }
 }
@@ -391,6 +410,29 @@ __device__ __forceinline__ void mr_mma_store(const mr_mma_args &a, const float a
         }
 }
 
+/* The CTA's start: shared memory after its A tiles (a_end) with rows of TSLD floats (T) and AYLD float2
+ * (Ay, Bw), its column table, and the number of pipeline stages in its K split (blockIdx.z). */
+template <int TSLD, int AYLD>
+__device__ __forceinline__ int mr_mma_begin(const mr_mma_args &a, mr_mma_smem &sm, void *a_end, int2 *td)
+{
+    sm.Ts = (float *)a_end;
+    sm.Ays = (float2 *)(sm.Ts + MR_STAGES * MR_BN * TSLD);
+    sm.Bzs = sm.Ays + MR_STAGES * MR_BC * AYLD;
+    sm.yrow = (int *)(sm.Bzs + MR_STAGES * MR_ZMAX * AYLD);
+    sm.zl = sm.yrow + MR_BC;
+    const int tid = threadIdx.x;
+    *td = a.tiles[blockIdx.x];
+    if (tid < MR_BC) {
+        const int4 c = a.cols[(size_t)blockIdx.x * MR_BC + tid];
+        sm.yrow[tid] = c.x;
+        sm.zl[tid] = c.x >= 0 ? c.y - td->x : 0;
+    }
+    __syncthreads();
+    const long long kbeg = (long long)blockIdx.z * a.ksplit;
+    const long long kend = kbeg + a.ksplit < a.kpad ? kbeg + a.ksplit : a.kpad;
+    return (int)((kend - kbeg) / MR_BK);
+}
+
 /* DB = 0: one A tile; per stage: barrier, form P, barrier, MMAs.
  * DB = 1: two A tiles; per stage one barrier, and P of the next stage is formed between the MMAs of
  * this one (one unit per warp after each 8 samples), so the tensor cores do not wait for it. */
@@ -400,24 +442,11 @@ template <int DB, int CVT, int SP> __global__ void __launch_bounds__(MR_THREADS,
     mr_mma_smem sm;
     sm.Ah = (float4 *)mr_smem;
     sm.Al = sm.Ah + (DB ? 2 : 1) * MR_AFRAG;
-    sm.Ts = (float *)(sm.Al + (DB ? 2 : 1) * MR_AFRAG);
-    sm.Ays = (float2 *)(sm.Ts + MR_STAGES * MR_BN * MR_TS_LD);
-    sm.Bzs = sm.Ays + MR_STAGES * MR_BC * MR_AY_LD;
-    sm.yrow = (int *)(sm.Bzs + MR_STAGES * MR_ZMAX * MR_AY_LD);
-    sm.zl = sm.yrow + MR_BC;
-
+    int2 td;
+    const int nk = mr_mma_begin<MR_TS_LD, MR_AY_LD>(a, sm, sm.Al + (DB ? 2 : 1) * MR_AFRAG, &td);
     const int tile = blockIdx.x, j0 = blockIdx.y * MR_BN, split = blockIdx.z;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int2 td = a.tiles[tile];
-    if (tid < MR_BC) {
-        const int4 c = a.cols[(size_t)tile * MR_BC + tid];
-        sm.yrow[tid] = c.x;
-        sm.zl[tid] = c.x >= 0 ? c.y - td.x : 0;
-    }
-    __syncthreads();
     const long long kbeg = (long long)split * a.ksplit;
-    const long long kend = kbeg + a.ksplit < a.kpad ? kbeg + a.ksplit : a.kpad;
-    const int nk = (int)((kend - kbeg) / MR_BK);
 
     const int wm = warp >> 2, wn = warp & 3;
     float acc[4][4][4], sacc[4][4][4]; /* [m16 tile][n8 tile][fragment register] */
@@ -560,11 +589,7 @@ __device__ __forceinline__ void mr_split16(float x0, float x1, uint32_t *hi, uin
 
 __device__ __forceinline__ void mr_mma16(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4])
 {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%10,%11,%12,%13};\n"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
-                   "f"(c[2]), "f"(c[3]));
+    MR_MMA_SYNC("m16n8k16.row.col.f32.f16.f16.f32");
 }
 
 /* One unit of P in m16n8k16 A-fragment order: unit u covers the m16 tile mt = u / 2 (rows g = re,
@@ -602,7 +627,6 @@ __device__ __forceinline__ void mr_mma16_k16(const uint4 *Ah, const uint4 *Al, c
                                              int lane, float acc[4][4][4])
 {
     const int g = lane >> 2, q = lane & 3;
-    const float zero4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     uint32_t bhi[4][2], blo[4][2];
 #pragma unroll
     for (int ni = 0; ni < 4; ni++) {
@@ -617,15 +641,8 @@ __device__ __forceinline__ void mr_mma16_k16(const uint4 *Ah, const uint4 *Al, c
         const uint4 h = Ah[idx], l = Al[idx];
         const uint32_t ahi[4] = {h.x, h.y, h.z, h.w}, alo[4] = {l.x, l.y, l.z, l.w};
 #pragma unroll
-        for (int ni = 0; ni < 4; ni++) {
-            float t[4];
-            mr_mma16(t, alo, bhi[ni], zero4);
-            mr_mma16(t, ahi, blo[ni], t);
-            mr_mma16(t, ahi, bhi[ni], t);
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc[mi][ni][e] += t[e];
-        }
+        for (int ni = 0; ni < 4; ni++)
+            mr_split3<mr_mma16>(acc[mi][ni], ahi, alo, bhi[ni], blo[ni]);
     }
 }
 
@@ -635,24 +652,11 @@ __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma16(const mr_mma_args a)
     mr_mma_smem sm;
     uint4 *const A16h = (uint4 *)mr_smem, *const A16l = A16h + 2 * MR_AFRAG16;
     sm.Ah = sm.Al = NULL;
-    sm.Ts = (float *)(A16l + 2 * MR_AFRAG16);
-    sm.Ays = (float2 *)(sm.Ts + MR_STAGES * MR_BN * MR_TS16_LD);
-    sm.Bzs = sm.Ays + MR_STAGES * MR_BC * MR_AY16_LD;
-    sm.yrow = (int *)(sm.Bzs + MR_STAGES * MR_ZMAX * MR_AY16_LD);
-    sm.zl = sm.yrow + MR_BC;
-
+    int2 td;
+    const int nk = mr_mma_begin<MR_TS16_LD, MR_AY16_LD>(a, sm, A16l + 2 * MR_AFRAG16, &td);
     const int tile = blockIdx.x, j0 = blockIdx.y * MR_BN, split = blockIdx.z;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int2 td = a.tiles[tile];
-    if (tid < MR_BC) {
-        const int4 c = a.cols[(size_t)tile * MR_BC + tid];
-        sm.yrow[tid] = c.x;
-        sm.zl[tid] = c.x >= 0 ? c.y - td.x : 0;
-    }
-    __syncthreads();
     const long long kbeg = (long long)split * a.ksplit;
-    const long long kend = kbeg + a.ksplit < a.kpad ? kbeg + a.ksplit : a.kpad;
-    const int nk = (int)((kend - kbeg) / MR_BK);
 
     const int wm = warp >> 2, wn = warp & 3;
     float acc[4][4][4];

@@ -13,14 +13,7 @@ L=/tmp/accel-logs
 . scripts/device_lib.sh
 export MRIRECON_CACHE_DIR=/tmp/accel-cache # never the user's ~/.cache
 
-log "build"
-t0=$SECONDS
-cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON -DMR_WERROR=ON >"$L/cmake.log" 2>&1 &&
-  cmake --build "$B" -j"$(nproc)" >"$L/build.log" 2>&1
-rc=$?
-echo "build exit $rc in $((SECONDS - t0)) s" >>"$S"
-grep -i "warning" "$L/build.log" | head -20 >>"$S"
-[ $rc -eq 0 ] || { log "BUILD FAILED"; grep -B2 -A10 -i "error" "$L/build.log" | head -60 >>"$S"; exit 1; }
+build_tree
 bin="$B/mrirecon"
 ldd "$bin" | grep -iE "cublas|cufft" >>"$S" || echo "mrirecon links no cuBLAS/cuFFT (both loaded at run time)" >>"$S"
 

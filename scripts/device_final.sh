@@ -12,12 +12,8 @@ L=/tmp/final-logs
 export MRIRECON_CACHE_DIR=/tmp/final-cache # never the user's ~/.cache
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-log "build"
-cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON -DMR_WERROR=ON >"$L/cmake.log" 2>&1 &&
-  cmake --build "$B" -j"$(nproc)" >"$L/build.log" 2>&1
-rc=$?
+build_tree
 grep -E "MPI ON|MPI not found" "$L/cmake.log" >>"$S"
-[ $rc -eq 0 ] || { log "BUILD FAILED"; grep -B2 -A10 -i "error" "$L/build.log" | head -60 >>"$S"; exit 1; }
 bin="$B/mrirecon"
 
 log "ctest (all labels)"

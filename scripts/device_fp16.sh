@@ -12,13 +12,7 @@ L=/tmp/fp16-logs
 what=${1:-all}
 reps=${REPS:-5}
 
-log "build"
-t0=$SECONDS
-cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON -DMR_WERROR=ON >"$L/cmake.log" 2>&1 &&
-  cmake --build "$B" -j"$(nproc)" >"$L/build.log" 2>&1
-rc=$?
-echo "build exit $rc in $((SECONDS - t0)) s" >>"$S"
-[ $rc -eq 0 ] || { log "BUILD FAILED"; grep -B2 -A10 -i "error" "$L/build.log" | head -60 >>"$S"; exit 1; }
+build_tree
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
   for t in test_gpu_gemm test_gpu_sums; do

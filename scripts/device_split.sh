@@ -9,13 +9,7 @@ cd "$(dirname "$0")/.."
 L=/tmp/split-logs
 . scripts/device_lib.sh
 
-log "build"
-t0=$SECONDS
-cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON -DMR_WERROR=ON >"$L/cmake.log" 2>&1 &&
-  cmake --build "$B" -j"$(nproc)" --target mrirecon >"$L/build.log" 2>&1
-rc=$?
-echo "build exit $rc in $((SECONDS - t0)) s" >>"$S"
-[ $rc -eq 0 ] || { log "BUILD FAILED"; grep -B2 -A10 -i "error" "$L/build.log" | head -60 >>"$S"; exit 1; }
+build_tree mrirecon
 
 # each line: precision problem [more bench options]; SPECS (a file) replaces the list
 specs=${SPECS:-}
