@@ -27,6 +27,7 @@
 #include "cublas_check.h"
 #include "cuda_check.h"
 #include "gemm.h"
+#include "gpu_internal.h"
 
 /* ---- sizes of the MMA kernel ------------------------------------------------------------------- */
 
@@ -42,13 +43,6 @@
 #define MR_THREADS 256
 #define MR_KPAD_ALIGN 32
 static_assert(MR_BN == MR_GEMM_ROW_ALIGN && MR_KPAD_ALIGN == MR_GEMM_SAMPLE_ALIGN, "mr_gemm_table_bytes (gemm.h)");
-
-static size_t mr_mma_smem_bytes(int db)
-{
-    return (size_t)MR_STAGES * MR_BN * MR_TS_LD * sizeof(float) +
-           (size_t)MR_STAGES * (MR_BC + MR_ZMAX) * MR_AY_LD * sizeof(float2) +
-           (size_t)(db ? 2 : 1) * 2 * MR_AFRAG * sizeof(float4) + 2 * MR_BC * sizeof(int);
-}
 
 /* ---- device helpers ---------------------------------------------------------------------------- */
 
@@ -198,9 +192,21 @@ __global__ void mr_k_tables(const float *__restrict__ traj, long long m, long lo
     ((C2 *)Bz)[(size_t)iz * kpad + k] = mr_c2<R>::make(c, s);
 }
 
+/* The exponent e of the scale s = 2^e of a call: max |a| 2^e in [2^14, 2^15); 0 when the maximum is
+ * zero or not finite (NaN and Inf then show in the result as they would without the scale). */
+__device__ __forceinline__ int mr_fp16_scale_exp(const unsigned *amax)
+{
+    const float mx = __uint_as_float(*amax);
+    if (!(mx > 0.0f) || !isfinite(mx))
+        return 0;
+    int e;
+    (void)frexpf(mx, &e); /* mx = f 2^e, f in [0.5, 1) */
+    e = 15 - e;
+    return e < -120 ? -120 : e > 120 ? 120 : e;
+}
+
 /* Bw[slot][k] = s a_k Bz[planes[slot]][k] (the weights of this call on the requested planes); s = 1, or
  * the FP16 scale 2^mr_fp16_scale_exp(amax) when amax is given (MR_GEMM_FP16X3). */
-__device__ __forceinline__ int mr_fp16_scale_exp(const unsigned *amax);
 template <typename R>
 __global__ void mr_k_weighted(const R *Bz, const float *__restrict__ a, int real, long long m, long long kpad,
                               const int *__restrict__ planes, const unsigned *amax, R *Bw)
@@ -292,15 +298,13 @@ struct mr_mma_smem {
     float *Ts;     /* [STAGES][BN][TS_LD] */
     float2 *Ays;   /* [STAGES][BC][AY_LD] */
     float2 *Bzs;   /* [STAGES][ZMAX][AY_LD] */
-    float4 *Ah;    /* [1 or 2][AFRAG]: TF32 hi parts of P in mma.sync A-fragment order */
-    float4 *Al;    /* [1 or 2][AFRAG]: lo parts */
     int *yrow;     /* [BC] */
     int *zl;       /* [BC] */
 };
 
 /* Stage `stage` of the pipeline: T (row length TSLD floats), Ay and Bw (rows of AYLD float2). */
 template <int TSLD, int AYLD>
-__device__ __forceinline__ void mr_mma_load_t(const mr_mma_args &a, const mr_mma_smem &sm, int stage, long long k0,
+__device__ __forceinline__ void mr_mma_load(const mr_mma_args &a, const mr_mma_smem &sm, int stage, long long k0,
                                               int j0, int2 td, int tid)
 {
     float *ts = sm.Ts + stage * MR_BN * TSLD;
@@ -319,12 +323,6 @@ __device__ __forceinline__ void mr_mma_load_t(const mr_mma_args &a, const mr_mma
         const int z = e / (MR_BK / 2), ch = e % (MR_BK / 2);
         mr_cp16(bzs + z * AYLD + ch * 2, a.Bw + (size_t)(td.x + z) * a.kpad + k0 + ch * 2, 16);
     }
-}
-
-__device__ __forceinline__ void mr_mma_load(const mr_mma_args &a, const mr_mma_smem &sm, int stage, long long k0,
-                                            int j0, int2 td, int tid)
-{
-    mr_mma_load_t<MR_TS_LD, MR_AY_LD>(a, sm, stage, k0, j0, td, tid);
 }
 
 /* One unit of P = Ay Bw, split into TF32 hi/lo, written in mma.sync A-fragment order: unit u covers the
@@ -433,103 +431,9 @@ __device__ __forceinline__ int mr_mma_begin(const mr_mma_args &a, mr_mma_smem &s
     return (int)((kend - kbeg) / MR_BK);
 }
 
-/* DB = 0: one A tile; per stage: barrier, form P, barrier, MMAs.
- * DB = 1: two A tiles; per stage one barrier, and P of the next stage is formed between the MMAs of
- * this one (one unit per warp after each 8 samples), so the tensor cores do not wait for it. */
-template <int DB, int CVT, int SP> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma(const mr_mma_args a)
-{
-    extern __shared__ __align__(16) unsigned char mr_smem[];
-    mr_mma_smem sm;
-    sm.Ah = (float4 *)mr_smem;
-    sm.Al = sm.Ah + (DB ? 2 : 1) * MR_AFRAG;
-    int2 td;
-    const int nk = mr_mma_begin<MR_TS_LD, MR_AY_LD>(a, sm, sm.Al + (DB ? 2 : 1) * MR_AFRAG, &td);
-    const int tile = blockIdx.x, j0 = blockIdx.y * MR_BN, split = blockIdx.z;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const long long kbeg = (long long)split * a.ksplit;
-
-    const int wm = warp >> 2, wn = warp & 3;
-    float acc[4][4][4], sacc[4][4][4]; /* [m16 tile][n8 tile][fragment register] */
-    float *const acc1 = &acc[0][0][0], *const sacc1 = &sacc[0][0][0];
-#pragma unroll
-    for (int i = 0; i < 64; i++)
-        acc1[i] = sacc1[i] = 0.0f;
-
-#pragma unroll
-    for (int s = 0; s < MR_STAGES - 1; s++) {
-        if (s < nk)
-            mr_mma_load(a, sm, s, kbeg + (long long)s * MR_BK, j0, td, tid);
-        mr_cp_commit();
-    }
-    if (DB) {
-        mr_cp_wait<MR_STAGES - 2>();
-        __syncthreads();
-        if (nk > 0)
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                mr_mma_form<CVT>(sm, sm.Ah, sm.Al, 0, warp + 8 * i, lane);
-    }
-#pragma unroll 1
-    for (int kt = 0; kt < nk; kt++) {
-        const int st = kt % MR_STAGES;
-        const float *ts = sm.Ts + st * MR_BN * MR_TS_LD;
-        if (DB) {
-            /* stage kt+1 landed, A tile kt formed and visible, everyone is done with iteration kt-1 */
-            mr_cp_wait<MR_STAGES - 3>();
-            __syncthreads();
-            const int kn = kt + MR_STAGES - 1;
-            if (kn < nk)
-                mr_mma_load(a, sm, kn % MR_STAGES, kbeg + (long long)kn * MR_BK, j0, td, tid);
-            mr_cp_commit();
-            const int b = kt & 1;
-            const float4 *Ah = sm.Ah + b * MR_AFRAG, *Al = sm.Al + b * MR_AFRAG;
-            float4 *Nh = sm.Ah + (b ^ 1) * MR_AFRAG, *Nl = sm.Al + (b ^ 1) * MR_AFRAG;
-            const bool next = kt + 1 < nk;
-            const int sn = (kt + 1) % MR_STAGES;
-#pragma unroll
-            for (int k8 = 0; k8 < MR_BK / 8; k8++) {
-                if (next)
-                    mr_mma_form<CVT>(sm, Nh, Nl, sn, warp + 8 * k8, lane);
-                mr_mma_k8<CVT, SP>(Ah, Al, ts, k8, wm, wn, lane, acc, sacc);
-            }
-        } else {
-            mr_cp_wait<MR_STAGES - 2>();
-            __syncthreads();
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                mr_mma_form<CVT>(sm, sm.Ah, sm.Al, st, warp + 8 * i, lane);
-            const int kn = kt + MR_STAGES - 1;
-            if (kn < nk)
-                mr_mma_load(a, sm, kn % MR_STAGES, kbeg + (long long)kn * MR_BK, j0, td, tid);
-            mr_cp_commit();
-            __syncthreads();
-#pragma unroll
-            for (int k8 = 0; k8 < MR_BK / 8; k8++)
-                mr_mma_k8<CVT, SP>(sm.Ah, sm.Al, ts, k8, wm, wn, lane, acc, sacc);
-        }
-    }
-    if (SP)
-#pragma unroll
-        for (int i = 0; i < 64; i++)
-            acc1[i] += sacc1[i];
-    mr_mma_store(a, acc, tile, j0, split, wm, wn, lane);
-}
-
-/* The compiled variants (mr_gemm_opts.variant; docs/GPU.md has the measurements). */
-typedef struct {
-    void (*fn)(const mr_mma_args);
-    int db;
-} mr_mma_variant;
-static const mr_mma_variant mr_mma_variants[] = {
-    {mr_k_mma<1, 0, 0>, 1}, /* 0: double-buffered P tile, integer split, one chain per fragment */
-    {mr_k_mma<0, 0, 0>, 0}, /* 1: single P tile, two barriers per stage */
-    {mr_k_mma<1, 1, 0>, 1}, /* 2: as 0 with cvt.rna for the split */
-    {mr_k_mma<0, 0, 1>, 0}, /* 3: as 1 with the cross terms in a running accumulator */
-};
-#define MR_MMA_NVARIANTS ((int)(sizeof mr_mma_variants / sizeof mr_mma_variants[0]))
-
 /* ---- the fused split-FP16 kernel (adjoint, MR_GEMM_FP16X3) ------------------------------------- *
- * The same tile, pipeline and double-buffered P as the split-TF32 kernel (variant 0), with
+ * The same tile, pipeline and double-buffered P as the split-TF32 kernel (variant 0: mr_k_mma with
+ * mr_ops_fp16 below), with
  * mma.sync m16n8k16 on FP16 operands (twice the work per instruction of m16n8k8 TF32). FP16 has the
  * same 11-bit significand as TF32 but 5 exponent bits, so the weights of the call are scaled by a power
  * of two s (mr_fp16_scale_exp: max |a| s in [2^14, 2^15)) before the products, and the combine kernel
@@ -544,30 +448,12 @@ static const mr_mma_variant mr_mma_variants[] = {
 #define MR_AY16_LD (MR_BK + 8)  /* smem row of Ay and Bw (float2): conflict-free 128-bit loads */
 #define MR_AFRAG16 (MR_BM / 16 * MR_BK / 16 * 32) /* uint4 per A tile (hi or lo): [m16 tile][k16][lane] */
 
-static size_t mr_mma16_smem_bytes(void)
-{
-    return (size_t)2 * 2 * MR_AFRAG16 * sizeof(uint4) + (size_t)MR_STAGES * MR_BN * MR_TS16_LD * sizeof(float) +
-           (size_t)MR_STAGES * (MR_BC + MR_ZMAX) * MR_AY16_LD * sizeof(float2) + 2 * MR_BC * sizeof(int);
-}
-
-/* The exponent e of the scale s = 2^e of a call: max |a| 2^e in [2^14, 2^15); 0 when the maximum is
- * zero or not finite (NaN and Inf then show in the result as they would without the scale). */
-__device__ __forceinline__ int mr_fp16_scale_exp(const unsigned *amax)
-{
-    const float mx = __uint_as_float(*amax);
-    if (!(mx > 0.0f) || !isfinite(mx))
-        return 0;
-    int e;
-    (void)frexpf(mx, &e); /* mx = f 2^e, f in [0.5, 1) */
-    e = 15 - e;
-    return e < -120 ? -120 : e > 120 ? 120 : e;
-}
-
 /* *amax = max over the M weights of |a_m| (non-negative floats order as their bit patterns). */
 __global__ void mr_k_absmax(const float *__restrict__ a, int real, long long m, unsigned *amax)
 {
     float mx = 0.0f;
-    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < m; k += (long long)gridDim.x * blockDim.x) {
+    MR_GRID_STRIDE(k, m)
+    {
         const float v = real ? fabsf(a[k]) : hypotf(a[2 * k], a[2 * k + 1]);
         mx = (v != v || mx != mx) ? __uint_as_float(0x7fc00000u) : fmaxf(mx, v); /* a NaN stays (scale 1) */
     }
@@ -646,72 +532,154 @@ __device__ __forceinline__ void mr_mma16_k16(const uint4 *Ah, const uint4 *Al, c
     }
 }
 
-__global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma16(const mr_mma_args a)
+/* ---- the pipeline of both split kernels ---------------------------------------------------------- *
+ * An engine (Ops) gives the A fragment type, the samples per MMA step (KSTEP), the shared rows of T
+ * (TSLD floats) and of Ay/Bw (AYLD float2), the A tile size (AFRAG fragments), forming one P unit and
+ * one MMA step of a warp. A stage of MR_BK samples holds MR_BK / KSTEP steps, and the 8 warps form
+ * (MR_BM / 16) (MR_BK / KSTEP) units: MR_BK / KSTEP each. */
+template <int CVT, int SP> struct mr_ops_tf32 {
+    typedef float4 frag;
+    enum { KSTEP = 8, TSLD = MR_TS_LD, AYLD = MR_AY_LD, AFRAG = MR_AFRAG, SPLIT_ACC = SP };
+    static __device__ __forceinline__ void form(const mr_mma_smem &sm, frag *h, frag *l, int st, int u, int lane)
+    {
+        mr_mma_form<CVT>(sm, h, l, st, u, lane);
+    }
+    static __device__ __forceinline__ void step(const frag *h, const frag *l, const float *ts, int k, int wm, int wn,
+                                                int lane, float acc[4][4][4], float sacc[4][4][4])
+    {
+        mr_mma_k8<CVT, SP>(h, l, ts, k, wm, wn, lane, acc, sacc);
+    }
+};
+struct mr_ops_fp16 {
+    typedef uint4 frag;
+    enum { KSTEP = 16, TSLD = MR_TS16_LD, AYLD = MR_AY16_LD, AFRAG = MR_AFRAG16, SPLIT_ACC = 0 };
+    static __device__ __forceinline__ void form(const mr_mma_smem &sm, frag *h, frag *l, int st, int u, int lane)
+    {
+        mr_mma16_form(sm, h, l, st, u, lane);
+    }
+    static __device__ __forceinline__ void step(const frag *h, const frag *l, const float *ts, int k, int wm, int wn,
+                                                int lane, float acc[4][4][4], float (*)[4][4])
+    {
+        mr_mma16_k16(h, l, ts, k, wm, wn, lane, acc);
+    }
+};
+
+template <class Ops> static constexpr size_t mr_mma_smem_bytes(int db)
 {
+    return (size_t)MR_STAGES * MR_BN * Ops::TSLD * sizeof(float) +
+           (size_t)MR_STAGES * (MR_BC + MR_ZMAX) * Ops::AYLD * sizeof(float2) +
+           (size_t)(db ? 2 : 1) * 2 * Ops::AFRAG * sizeof(typename Ops::frag) + 2 * MR_BC * sizeof(int);
+}
+
+/* DB = 0: one A tile; per stage: barrier, form P, barrier, MMAs.
+ * DB = 1: two A tiles; per stage one barrier, and P of the next stage is formed between the MMAs of
+ * this one (one unit per warp after each step), so the tensor cores do not wait for it. */
+template <class Ops, int DB> __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_mma(const mr_mma_args a)
+{
+    typedef typename Ops::frag F;
+    const int nstep = MR_BK / Ops::KSTEP;
     extern __shared__ __align__(16) unsigned char mr_smem[];
+    F *const Ah = (F *)mr_smem, *const Al = Ah + (DB ? 2 : 1) * Ops::AFRAG;
     mr_mma_smem sm;
-    uint4 *const A16h = (uint4 *)mr_smem, *const A16l = A16h + 2 * MR_AFRAG16;
-    sm.Ah = sm.Al = NULL;
     int2 td;
-    const int nk = mr_mma_begin<MR_TS16_LD, MR_AY16_LD>(a, sm, A16l + 2 * MR_AFRAG16, &td);
+    const int nk = mr_mma_begin<Ops::TSLD, Ops::AYLD>(a, sm, Al + (DB ? 2 : 1) * Ops::AFRAG, &td);
     const int tile = blockIdx.x, j0 = blockIdx.y * MR_BN, split = blockIdx.z;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const long long kbeg = (long long)split * a.ksplit;
 
     const int wm = warp >> 2, wn = warp & 3;
-    float acc[4][4][4];
-    float *const acc1 = &acc[0][0][0];
+    float acc[4][4][4], sacc[4][4][4]; /* [m16 tile][n8 tile][fragment register] */
+    float *const acc1 = &acc[0][0][0], *const sacc1 = &sacc[0][0][0];
 #pragma unroll
     for (int i = 0; i < 64; i++)
-        acc1[i] = 0.0f;
+        acc1[i] = sacc1[i] = 0.0f;
 
 #pragma unroll
     for (int s = 0; s < MR_STAGES - 1; s++) {
         if (s < nk)
-            mr_mma_load_t<MR_TS16_LD, MR_AY16_LD>(a, sm, s, kbeg + (long long)s * MR_BK, j0, td, tid);
+            mr_mma_load<Ops::TSLD, Ops::AYLD>(a, sm, s, kbeg + (long long)s * MR_BK, j0, td, tid);
         mr_cp_commit();
     }
-    mr_cp_wait<MR_STAGES - 2>();
-    __syncthreads();
-    if (nk > 0)
+    if (DB) {
+        mr_cp_wait<MR_STAGES - 2>();
+        __syncthreads();
+        if (nk > 0)
 #pragma unroll
-        for (int i = 0; i < 2; i++)
-            mr_mma16_form(sm, A16h, A16l, 0, warp + 8 * i, lane);
+            for (int i = 0; i < nstep; i++)
+                Ops::form(sm, Ah, Al, 0, warp + 8 * i, lane);
+    }
 #pragma unroll 1
     for (int kt = 0; kt < nk; kt++) {
         const int st = kt % MR_STAGES;
-        const float *ts = sm.Ts + st * MR_BN * MR_TS16_LD;
-        mr_cp_wait<MR_STAGES - 3>();
-        __syncthreads();
-        const int kn = kt + MR_STAGES - 1;
-        if (kn < nk)
-            mr_mma_load_t<MR_TS16_LD, MR_AY16_LD>(a, sm, kn % MR_STAGES, kbeg + (long long)kn * MR_BK, j0, td, tid);
-        mr_cp_commit();
-        const int b = kt & 1;
-        const uint4 *Ah = A16h + b * MR_AFRAG16, *Al = A16l + b * MR_AFRAG16;
-        uint4 *Nh = A16h + (b ^ 1) * MR_AFRAG16, *Nl = A16l + (b ^ 1) * MR_AFRAG16;
-        const bool next = kt + 1 < nk;
-        const int sn = (kt + 1) % MR_STAGES;
+        const float *ts = sm.Ts + st * MR_BN * Ops::TSLD;
+        if (DB) {
+            /* stage kt+1 landed, A tile kt formed and visible, everyone is done with iteration kt-1 */
+            mr_cp_wait<MR_STAGES - 3>();
+            __syncthreads();
+            const int kn = kt + MR_STAGES - 1;
+            if (kn < nk)
+                mr_mma_load<Ops::TSLD, Ops::AYLD>(a, sm, kn % MR_STAGES, kbeg + (long long)kn * MR_BK, j0, td, tid);
+            mr_cp_commit();
+            const int b = kt & 1;
+            const F *h = Ah + b * Ops::AFRAG, *l = Al + b * Ops::AFRAG;
+            F *nh = Ah + (b ^ 1) * Ops::AFRAG, *nl = Al + (b ^ 1) * Ops::AFRAG;
+            const bool next = kt + 1 < nk;
+            const int sn = (kt + 1) % MR_STAGES;
 #pragma unroll
-        for (int kh = 0; kh < MR_BK / 16; kh++) {
-            if (next)
-                mr_mma16_form(sm, Nh, Nl, sn, warp + 8 * kh, lane);
-            mr_mma16_k16(Ah, Al, ts, kh, wm, wn, lane, acc);
+            for (int k = 0; k < nstep; k++) {
+                if (next)
+                    Ops::form(sm, nh, nl, sn, warp + 8 * k, lane);
+                Ops::step(h, l, ts, k, wm, wn, lane, acc, sacc);
+            }
+        } else {
+            mr_cp_wait<MR_STAGES - 2>();
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < nstep; i++)
+                Ops::form(sm, Ah, Al, st, warp + 8 * i, lane);
+            const int kn = kt + MR_STAGES - 1;
+            if (kn < nk)
+                mr_mma_load<Ops::TSLD, Ops::AYLD>(a, sm, kn % MR_STAGES, kbeg + (long long)kn * MR_BK, j0, td, tid);
+            mr_cp_commit();
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < nstep; k++)
+                Ops::step(Ah, Al, ts, k, wm, wn, lane, acc, sacc);
         }
     }
+    if (Ops::SPLIT_ACC)
+#pragma unroll
+        for (int i = 0; i < 64; i++)
+            acc1[i] += sacc1[i];
     mr_mma_store(a, acc, tile, j0, split, wm, wn, lane);
 }
 
+/* The compiled variants of the split-TF32 kernel (mr_gemm_opts.variant; docs/GPU.md has the
+ * measurements), and the split-FP16 kernel. */
+typedef struct {
+    void (*fn)(const mr_mma_args);
+    size_t smem; /* dynamic shared memory per CTA */
+} mr_mma_variant;
+#define MR_MMA_VARIANT(DB, ...) {mr_k_mma<__VA_ARGS__, DB>, mr_mma_smem_bytes<__VA_ARGS__>(DB)}
+static const mr_mma_variant mr_mma_variants[] = {
+    MR_MMA_VARIANT(1, mr_ops_tf32<0, 0>), /* 0: double-buffered P tile, integer split, one chain per fragment */
+    MR_MMA_VARIANT(0, mr_ops_tf32<0, 0>), /* 1: single P tile, two barriers per stage */
+    MR_MMA_VARIANT(1, mr_ops_tf32<1, 0>), /* 2: as 0 with cvt.rna for the split */
+    MR_MMA_VARIANT(0, mr_ops_tf32<0, 1>), /* 3: as 1 with the cross terms in a running accumulator */
+    MR_MMA_VARIANT(1, mr_ops_fp16),                /* the split-FP16 kernel (MR_GEMM_FP16X3), not a TF32 variant */
+};
+#define MR_MMA_FP16 4
+#define MR_MMA_NVARIANTS MR_MMA_FP16 /* the TF32 variants the options may choose */
+
 static mr_status mr_mma_attributes(void)
 {
-    for (int i = 0; i < MR_MMA_NVARIANTS; i++) {
-        mr_status st = MR_CU(cudaFuncSetAttribute(mr_mma_variants[i].fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  (int)mr_mma_smem_bytes(mr_mma_variants[i].db)));
+    for (size_t i = 0; i < sizeof mr_mma_variants / sizeof mr_mma_variants[0]; i++) {
+        const mr_mma_variant *v = &mr_mma_variants[i];
+        mr_status st = MR_CU(cudaFuncSetAttribute(v->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v->smem));
         if (st != MR_OK)
             return st;
     }
-    return MR_CU(cudaFuncSetAttribute(mr_k_mma16, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)mr_mma16_smem_bytes()));
+    return MR_OK;
 }
 
 /* ---- combine: partial sums -> voxels (and their Hermitian mirrors) ------------------------------ */
@@ -986,19 +954,7 @@ typedef struct {
 } mr_dbuf;
 
 /* Grow-only device buffer; contents are not kept. */
-static mr_status mr_dbuf_reserve(mr_dbuf *b, size_t bytes)
-{
-    if (b->bytes >= bytes)
-        return MR_OK;
-    if (b->p)
-        (void)cudaFree(b->p);
-    b->p = NULL;
-    b->bytes = 0;
-    mr_status st = MR_CU(cudaMalloc(&b->p, bytes ? bytes : 1));
-    if (st == MR_OK)
-        b->bytes = bytes;
-    return st;
-}
+static mr_status mr_dbuf_reserve(mr_dbuf *b, size_t bytes) { return mr_gpu_grow(&b->p, &b->bytes, bytes); }
 
 static void mr_dbuf_free(mr_dbuf *b)
 {
@@ -1463,12 +1419,8 @@ static mr_status mr_adjoint_mma(mr_gemm_plan *p, const mr_grid *g, const mr_tabl
         a.ld = (int)(2 * nc);
         a.split_stride = (long long)t->nrows_pad * a.ld;
         const dim3 grid((unsigned)(nc / MR_BC), (unsigned)(t->nrows_pad / MR_BN), (unsigned)nsplit);
-        if (amax) {
-            mr_k_mma16<<<grid, MR_THREADS, mr_mma16_smem_bytes(), p->s>>>(a);
-        } else {
-            const mr_mma_variant *v = &mr_mma_variants[p->o.variant];
-            v->fn<<<grid, MR_THREADS, mr_mma_smem_bytes(v->db), p->s>>>(a);
-        }
+        const mr_mma_variant *v = &mr_mma_variants[amax ? MR_MMA_FP16 : p->o.variant];
+        v->fn<<<grid, MR_THREADS, v->smem, p->s>>>(a);
         if ((st = MR_CU(cudaGetLastError())) != MR_OK)
             return st;
         mr_launch_combine<float>(p, a.part, nsplit, a.split_stride, a.ld, a.cols, (int)nc, g, amax, out, ot);
@@ -1670,8 +1622,7 @@ mr_status mr_gemm_adjoint_planes_dev(mr_gemm_plan *p, const mr_grid *g, mr_gemm_
     if (st == MR_OK && prec == MR_GEMM_FP16X3 && (st = mr_dbuf_reserve(&p->ws[MR_WS_AMAX], sizeof(unsigned))) == MR_OK &&
         (st = MR_CU(cudaMemsetAsync(p->ws[MR_WS_AMAX].p, 0, sizeof(unsigned), p->s))) == MR_OK) {
         amax = (const unsigned *)p->ws[MR_WS_AMAX].p;
-        const long long nb = mr_blocks(p->m, 256) < 1024 ? mr_blocks(p->m, 256) : 1024;
-        mr_k_absmax<<<(unsigned)nb, 256, 0, p->s>>>(d_a, real_weights, p->m, (unsigned *)amax);
+        mr_k_absmax<<<mr_gpu_blocks(p->m), MR_GPU_THREADS, 0, p->s>>>(d_a, real_weights, p->m, (unsigned *)amax);
     }
     if (st == MR_OK) {
         const dim3 grid(mr_blocks(p->kpad, 256), (unsigned)nplanes);

@@ -16,6 +16,10 @@ mr_status mr_gpu_ctx_fail(mr_gpu_ctx *c, mr_status st);
 /* The status of the last launch on the context (cudaGetLastError), recorded as a failure. */
 mr_status mr_gpu_ctx_launched(mr_gpu_ctx *c, const char *what);
 
+/* A grow-only device buffer on the current device: afterwards *p holds at least want bytes (*bytes its
+ * size); a buffer that is too small is freed and allocated anew, its contents not kept. */
+mr_status mr_gpu_grow(void **p, size_t *bytes, size_t want);
+
 /* Blocks for a grid-stride loop over n items with 256 threads per block. */
 #define MR_GPU_THREADS 256
 static inline unsigned mr_gpu_blocks(long long n)

@@ -507,6 +507,20 @@ mr_status mr_gpu_fd_normal(mr_gpu_ctx *c, const int64_t matrix[3], const float *
     return mr_gpu_ctx_launched(c, "finite differences normal");
 }
 
+mr_status mr_gpu_grow(void **p, size_t *bytes, size_t want)
+{
+    if (*bytes >= want)
+        return MR_OK;
+    if (*p)
+        (void)cudaFree(*p);
+    *p = NULL;
+    *bytes = 0;
+    mr_status st = MR_CU(cudaMalloc(p, want ? want : 1));
+    if (st == MR_OK)
+        *bytes = want;
+    return st;
+}
+
 mr_status mr_gpu_fetch(int device, float *host_dst, const float *dev_src, int64_t nfloats)
 {
     cudaStream_t s = NULL;

@@ -253,20 +253,6 @@ void mr_gpu_sums_trim(mr_gpu_sums *s)
 
 /* ---- the adjoint ------------------------------------------------------------------------------------ */
 
-static mr_status grow(void **p, size_t *have, size_t want)
-{
-    if (*have >= want)
-        return MR_OK;
-    if (*p)
-        (void)cudaFree(*p);
-    *p = NULL;
-    *have = 0;
-    mr_status st = MR_CU(cudaMalloc(p, want ? want : 1));
-    if (st == MR_OK)
-        *have = want;
-    return st;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
     const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -316,7 +302,7 @@ static mr_status run_part(mr_gpu_sums *s, sums_dev *d, int p)
      * gpu:0,0 takes the gather path of several GPUs on one) */
     char *dst = one_run && is_main && p == 0 ? s->d_out + (size_t)pl[0] * plane : NULL;
     if (!dst) {
-        if ((st = grow((void **)&d->d_part, &d->part_bytes, (size_t)np * plane)) != MR_OK)
+        if ((st = mr_gpu_grow((void **)&d->d_part, &d->part_bytes, (size_t)np * plane)) != MR_OK)
             return st;
         dst = d->d_part;
     }
@@ -360,7 +346,7 @@ static void run_dev(mr_gpu_sums *s, sums_dev *d)
     mr_status st = MR_CU(cudaSetDevice(d->device));
     if (st == MR_OK && d->device != s->main_dev) {
         const size_t ab = (size_t)s->m * (s->real ? 1 : 2) * sizeof(float);
-        if ((st = grow((void **)&d->d_a, &d->a_bytes, ab)) == MR_OK) {
+        if ((st = mr_gpu_grow((void **)&d->d_a, &d->a_bytes, ab)) == MR_OK) {
             cudaStream_t cs = mr_gpu_ctx_stream(d->ctx);
             st = MR_CU(cudaMemcpyPeerAsync(d->d_a, d->device, s->d_a, s->main_dev, ab, cs));
             if (st == MR_OK)
