@@ -4,9 +4,11 @@
 #include "gemm.h"
 #include "sums.h"
 
+static const char *const engine_names[] = {"sfu", "tf32x3", "fp64", "fp16x3"}; /* mr_sums_engine order */
+
 const char *mr_sums_engine_name(mr_sums_engine e)
 {
-    return e == MR_SUMS_TF32X3 ? "tf32x3" : e == MR_SUMS_FP64 ? "fp64" : e == MR_SUMS_FP16X3 ? "fp16x3" : "sfu";
+    return e >= MR_SUMS_SFU && e <= MR_SUMS_FP16X3 ? engine_names[e] : "unknown";
 }
 
 void mr_gemm_opts_default(mr_gemm_opts *o)

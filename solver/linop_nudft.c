@@ -38,17 +38,23 @@ void mr_nudft_opts_default(mr_nudft_opts *o)
     o->sums.ctx = NULL;
 }
 
-static const char *const precision_names[] = {"auto", "sfu", "tf32x3", "fp64", "fp16x3"};
+/* The GPU precisions are the engines of gpu/sums.h, one up (MR_PRECISION_AUTO first): names and mapping. */
+_Static_assert(MR_PRECISION_SFU == MR_SUMS_SFU + 1 && MR_PRECISION_TF32X3 == MR_SUMS_TF32X3 + 1 &&
+                   MR_PRECISION_FP64 == MR_SUMS_FP64 + 1 && MR_PRECISION_FP16X3 == MR_SUMS_FP16X3 + 1,
+               "mr_precision lists mr_sums_engine in its order after auto");
 
 const char *mr_precision_name(mr_precision p)
 {
-    return p >= MR_PRECISION_AUTO && p <= MR_PRECISION_FP16X3 ? precision_names[p] : "unknown";
+    if (p == MR_PRECISION_AUTO)
+        return "auto";
+    return p > MR_PRECISION_AUTO && p <= MR_PRECISION_FP16X3 ? mr_sums_engine_name((mr_sums_engine)(p - 1))
+                                                              : "unknown";
 }
 
 mr_status mr_precision_parse(const char *text, mr_precision *p)
 {
     for (int i = 0; text && i <= MR_PRECISION_FP16X3; i++)
-        if (strcmp(text, precision_names[i]) == 0) {
+        if (strcmp(text, mr_precision_name((mr_precision)i)) == 0) {
             *p = (mr_precision)i;
             return MR_OK;
         }
@@ -339,29 +345,13 @@ static mr_status make_engine(nudft_data *d, const float *traj, const mr_nudft_op
     so.devices = gpus;
     so.ndevices = ngpus;
     char why[512] = "";
-    switch (o->precision) {
-    case MR_PRECISION_SFU:
+    if (o->precision != MR_PRECISION_AUTO)
+        so.engine = (mr_sums_engine)(o->precision - 1);
+    else if (o->exact_trig)
         so.engine = MR_SUMS_SFU;
-        break;
-    case MR_PRECISION_TF32X3:
-        so.engine = MR_SUMS_TF32X3;
-        break;
-    case MR_PRECISION_FP64:
-        so.engine = MR_SUMS_FP64;
-        break;
-    case MR_PRECISION_FP16X3:
-        so.engine = MR_SUMS_FP16X3;
-        break;
-    case MR_PRECISION_AUTO:
-    default:
-        so.engine = o->exact_trig ? MR_SUMS_SFU
-                                  : mr_gpu_sums_choose(mr_backend_gpu_index(d->be), d->matrix, d->m, why, sizeof why);
-        break;
-    }
-    info->engine = so.engine == MR_SUMS_SFU      ? MR_PRECISION_SFU
-                   : so.engine == MR_SUMS_FP64   ? MR_PRECISION_FP64
-                   : so.engine == MR_SUMS_FP16X3 ? MR_PRECISION_FP16X3
-                                                 : MR_PRECISION_TF32X3;
+    else
+        so.engine = mr_gpu_sums_choose(mr_backend_gpu_index(d->be), d->matrix, d->m, why, sizeof why);
+    info->engine = (mr_precision)(so.engine + 1);
     static const char *const what[] = {"CUDA-core kernels, rung by grid size", "tensor-core GEMM, split TF32",
                                        "tensor-core DGEMM, float64", "tensor-core GEMM, split FP16, scaled"};
     const int n = snprintf(info->engine_name, sizeof info->engine_name, "gpu %s (%s)", mr_sums_engine_name(so.engine),
