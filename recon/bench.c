@@ -369,12 +369,25 @@ static mr_status gemm_acc(const bench_acc *a, const float *w, int real, mr_gemm_
     return st;
 }
 
-/* One GEMM row: the whole grid, median of the device times (mr_gemm_last_ms: tables cached by the
+/* The GEMM rows of the ladder, in order: engine, precision, and what the config column says. */
+static const struct {
+    mr_gemm_precision prec;
+    mr_gemm_engine engine;
+    const char *config;
+} gemm_rows[] = {
+    {MR_GEMM_TF32X3, MR_GEMM_ENGINE_MMA, "mma.sync TF32 x3"},
+    {MR_GEMM_TF32X3, MR_GEMM_ENGINE_CUBLAS, "cuBLAS GemmEx TF32 x3"}, /* with --gemm-cublas only */
+    {MR_GEMM_FP64, MR_GEMM_ENGINE_AUTO, "cuBLAS DGEMM"},
+    {MR_GEMM_FP16X3, MR_GEMM_ENGINE_MMA, "mma.sync FP16 x3, scaled"},
+};
+
+/* One GEMM row (gemm_rows[row]): the whole grid, median of the device times (mr_gemm_last_ms: tables cached by the
  * warm-up, weights uploaded and result copied back outside the timed part). */
-static mr_status bench_gemm_row(bench_ctx *c, const mr_grid *g, int real, mr_gemm_precision prec,
-                                mr_gemm_engine engine, const bench_acc *acc)
+static mr_status bench_gemm_row(bench_ctx *c, const mr_grid *g, int real, int row, const bench_acc *acc)
 {
     const mr_bench_opts *o = c->o;
+    const mr_gemm_precision prec = gemm_rows[row].prec;
+    const mr_gemm_engine engine = gemm_rows[row].engine;
     const float *w = real ? c->wreal : c->wcplx;
     if (c->nrows >= BENCH_MAX_ROWS)
         return mr_error(MR_EINTERNAL, "bench: too many rows");
@@ -399,11 +412,7 @@ static mr_status bench_gemm_row(bench_ctx *c, const mr_grid *g, int real, mr_gem
     snprintf(r->kernel, sizeof r->kernel, "%s", real ? "Q" : "FHd");
     snprintf(r->impl, sizeof r->impl, "gpu gemm %s%s", mr_gemm_precision_name(prec),
              engine == MR_GEMM_ENGINE_CUBLAS ? " cublas" : "");
-    snprintf(r->config, sizeof r->config, "%s%s",
-             prec == MR_GEMM_FP64     ? "cuBLAS DGEMM"
-             : prec == MR_GEMM_FP16X3 ? "mma.sync FP16 x3, scaled"
-                                      : (engine == MR_GEMM_ENGINE_CUBLAS ? "cuBLAS GemmEx TF32 x3" : "mma.sync TF32 x3"),
-             real ? ", Hermitian" : "");
+    snprintf(r->config, sizeof r->config, "%s%s", gemm_rows[row].config, real ? ", Hermitian" : "");
     mr_log(MR_LOG_INFO, "bench: %s %s on %lld voxels x %lld samples", r->kernel, r->impl, (long long)nv,
            (long long)c->m);
     for (int i = 0; i <= o->reps && st == MR_OK; i++) { /* i = 0: warm-up (builds the tables) */
@@ -459,13 +468,14 @@ static mr_status bench_ladder(bench_ctx *c)
                 fflush(c->out);
             }
         }
-        /* the tensor-core rows: tf32x3 (our kernel, optionally cuBLAS), fp64, fp16x3 (our kernel) */
-        for (int k = 0; k < 4 && st == MR_OK && c->gpu && strcmp(o->rows, "ladder") != 0; k++) {
-            const mr_gemm_precision prec = k == 2 ? MR_GEMM_FP64 : k == 3 ? MR_GEMM_FP16X3 : MR_GEMM_TF32X3;
-            if ((k == 1 && !o->gemm_cublas) || (strcmp(o->precision, "all") != 0 &&
-                                                strcmp(o->precision, mr_gemm_precision_name(prec)) != 0))
+        /* the tensor-core rows (gemm_rows) */
+        for (int k = 0; k < (int)(sizeof gemm_rows / sizeof gemm_rows[0]) && st == MR_OK && c->gpu &&
+                        strcmp(o->rows, "ladder") != 0;
+             k++) {
+            if ((gemm_rows[k].engine == MR_GEMM_ENGINE_CUBLAS && !o->gemm_cublas) ||
+                (strcmp(o->precision, "all") != 0 && strcmp(o->precision, mr_gemm_precision_name(gemm_rows[k].prec)) != 0))
                 continue;
-            st = bench_gemm_row(c, &g, real, prec, k == 1 ? MR_GEMM_ENGINE_CUBLAS : MR_GEMM_ENGINE_MMA, &acc);
+            st = bench_gemm_row(c, &g, real, k, &acc);
             if (st == MR_OK) {
                 print_row(c->out, &c->rows[c->nrows - 1]);
                 fflush(c->out);
@@ -660,16 +670,16 @@ static mr_status bench_q(bench_ctx *c)
             (long long)gq.n[0], (long long)gq.n[1], (long long)gq.n[2], ngpus, list, o->reps, acc[0].n);
     fprintf(c->out, "%-4s %-17s %12s %10s %10s %9s  %s\n", "sum", "engine", "time_ms", "pairs/s", "GFLOP/s", "rel_L2",
             "gpus");
-    static const mr_sums_engine engines[4] = {MR_SUMS_SFU, MR_SUMS_TF32X3, MR_SUMS_FP64, MR_SUMS_FP16X3};
     int mismatch = 0;
-    for (int e = 0; e < 4 && st == MR_OK; e++) {
-        if (strcmp(o->precision, "all") != 0 && strcmp(o->precision, mr_sums_engine_name(engines[e])) != 0)
+    for (int e = MR_SUMS_SFU; e <= MR_SUMS_FP16X3 && st == MR_OK; e++) {
+        const mr_sums_engine eng = (mr_sums_engine)e;
+        if (strcmp(o->precision, "all") != 0 && strcmp(o->precision, mr_sums_engine_name(eng)) != 0)
             continue;
         double q_one = 0;
         for (int split = 0; split < (ngpus > 1 ? 2 : 1) && st == MR_OK; split++) {
             mr_gpu_sums_opts so;
             memset(&so, 0, sizeof so);
-            so.engine = engines[e];
+            so.engine = eng;
             so.devices = gpus;
             so.ndevices = split ? ngpus : 1;
             so.gemm_split_samples = o->gemm_ksplit;
@@ -697,7 +707,7 @@ static mr_status bench_q(bench_ctx *c)
                 bench_row *r = &c->rows[c->nrows++];
                 memset(r, 0, sizeof *r);
                 snprintf(r->kernel, sizeof r->kernel, "%s", k ? "FHd" : "Q");
-                snprintf(r->impl, sizeof r->impl, "sums %s x%d", mr_sums_engine_name(engines[e]), split ? ngpus : 1);
+                snprintf(r->impl, sizeof r->impl, "sums %s x%d", mr_sums_engine_name(eng), split ? ngpus : 1);
                 if (split)
                     snprintf(r->config, sizeof r->config, "%s", list);
                 else
@@ -710,12 +720,12 @@ static mr_status bench_q(bench_ctx *c)
             }
             for (int k = 0; k < 2 && st == MR_OK && split; k++)
                 fprintf(c->out, "     %s %s split vs one part: rel_L2 %.2e%s%s%s\n", k ? "FHd" : "Q",
-                        mr_sums_engine_name(engines[e]), srel[k], srel[k] <= BENCH_SPLIT_TOL ? "" : " MISMATCH",
+                        mr_sums_engine_name(eng), srel[k], srel[k] <= BENCH_SPLIT_TOL ? "" : " MISMATCH",
                         where[k][0] ? "; " : "", where[k]);
             if (st == MR_OK && !split)
                 q_one = ms[0];
             if (st == MR_OK && split)
-                fprintf(c->out, "     Q %s: %.2fx one GPU on %d GPUs\n", mr_sums_engine_name(engines[e]), q_one / ms[0],
+                fprintf(c->out, "     Q %s: %.2fx one GPU on %d GPUs\n", mr_sums_engine_name(eng), q_one / ms[0],
                         ngpus);
             fflush(c->out);
             mr_gpu_sums_destroy(s);
@@ -919,9 +929,9 @@ mr_status mr_bench_run(const mr_bench_opts *o, FILE *out)
         return mr_error(MR_ENODEV, "bench --sweep needs a GPU (--device gpu and a usable CUDA device)");
     if (!o->rows || (strcmp(o->rows, "all") != 0 && strcmp(o->rows, "ladder") != 0 && strcmp(o->rows, "gemm") != 0))
         return mr_error(MR_EINVAL, "--rows '%s': expected all, ladder or gemm", o->rows ? o->rows : "");
-    if (!o->precision || (strcmp(o->precision, "all") != 0 && strcmp(o->precision, "tf32x3") != 0 &&
-                          strcmp(o->precision, "fp64") != 0 && strcmp(o->precision, "sfu") != 0 &&
-                          strcmp(o->precision, "fp16x3") != 0))
+    mr_precision prec = MR_PRECISION_AUTO;
+    if (!o->precision || (strcmp(o->precision, "all") != 0 &&
+                          (mr_precision_parse(o->precision, &prec) != MR_OK || prec == MR_PRECISION_AUTO)))
         return mr_error(MR_EINVAL, "--precision '%s': expected all, sfu, tf32x3, fp16x3 or fp64",
                         o->precision ? o->precision : "");
     const int kernels = strcmp(o->what, "kernels") == 0 || strcmp(o->what, "all") == 0;
