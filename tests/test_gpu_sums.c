@@ -38,6 +38,18 @@ static double rel_l2_dd(const double *a, const double *b, int64_t n)
 static const char *const engine_names[4] = {"sfu", "tf32x3", "fp64", "fp16x3"};
 static const double adjoint_bound[4] = {1e-5, 2e-6, 1e-12, 2e-6};
 
+/* The n complex outputs of type ot on c's GPU into doubles (floats are widened in place, from the back). */
+static mr_status fetch_out(mr_gpu_ctx *c, const float *dout, mr_gemm_type ot, int64_t n, double *out)
+{
+    if (ot == MR_GEMM_F64)
+        return mr_gpu_download(c, (float *)out, dout, 4 * n);
+    float *f = (float *)out;
+    mr_status st = mr_gpu_download(c, f, dout, 2 * n);
+    for (int64_t i = 2 * n - 1; st == MR_OK && i >= 0; i--)
+        out[i] = f[i];
+    return st;
+}
+
 /* Sums of engine e over the first `parts` entries of devices (the same GPU listed again splits on it). */
 static mr_gpu_sums *make_sums(mr_gpu_ctx *c, const float *traj, int64_t m, int e, const int *devices, int parts,
                               int64_t max_columns)
@@ -62,10 +74,9 @@ static void sums_case(mr_gpu_ctx *c, const int64_t matrix[3], int64_t m, int rea
     float *a = real ? test_random_weights(&rng, m) : test_random_normal(&rng, 2 * m);
     double *ref = malloc((size_t)n * 2 * sizeof(double)), *out = malloc((size_t)n * 2 * sizeof(double));
     double *base = malloc((size_t)n * 2 * sizeof(double));
-    float *of = malloc((size_t)n * 2 * sizeof(float));
     float *da = mr_gpu_alloc(c, real ? m : 2 * m), *dout = mr_gpu_alloc(c, 4 * n); /* room for doubles */
-    CHECK(ref && out && base && of && da && dout);
-    if (!ref || !out || !base || !of || !da || !dout)
+    CHECK(ref && out && base && da && dout);
+    if (!ref || !out || !base || !da || !dout)
         goto done;
     CHECK_OK(mr_gpu_upload(c, da, a, real ? m : 2 * m));
     mr_nudft_adjoint_ref(&g, traj, a, real, m, ref);
@@ -78,13 +89,7 @@ static void sums_case(mr_gpu_ctx *c, const int64_t matrix[3], int64_t m, int rea
                 continue;
             const mr_gemm_type ot = e == 2 ? MR_GEMM_F64 : MR_GEMM_F32;
             CHECK_OK(mr_gpu_sums_adjoint(s, &g, da, real, dout, ot));
-            if (ot == MR_GEMM_F64) {
-                CHECK_OK(mr_gpu_download(c, (float *)out, dout, 4 * n));
-            } else {
-                CHECK_OK(mr_gpu_download(c, of, dout, 2 * n));
-                for (int64_t i = 0; i < 2 * n; i++)
-                    out[i] = of[i];
-            }
+            CHECK_OK(fetch_out(c, dout, ot, n, out));
             char label[256];
             snprintf(label, sizeof label, "%s %s %lldx%lldx%lld M=%lld, %d part(s)%s: vs float64", engine_names[e],
                      real ? "Q" : "F^H d", (long long)g.n[0], (long long)g.n[1], (long long)g.n[2], (long long)m,
@@ -118,7 +123,6 @@ done:
     free(ref);
     free(out);
     free(base);
-    free(of);
 }
 
 static void forward_case(mr_gpu_ctx *c, const int64_t matrix[3], int64_t m)
@@ -286,14 +290,7 @@ static void split_large_case(mr_gpu_ctx *c)
             mr_gpu_sums *s = make_sums(c, traj, m, e, devices, parts, 0);
             for (int call = 0; s && call < 3; call++) {
                 CHECK_OK(mr_gpu_sums_adjoint(s, &g, dw, 1, dout, ot));
-                if (ot == MR_GEMM_F64) {
-                    CHECK_OK(mr_gpu_download(c, (float *)got, dout, 4 * n));
-                } else { /* floats into the front half, widened from the back */
-                    float *f = (float *)got;
-                    CHECK_OK(mr_gpu_download(c, f, dout, 2 * n));
-                    for (int64_t i = 2 * n - 1; i >= 0; i--)
-                        got[i] = f[i];
-                }
+                CHECK_OK(fetch_out(c, dout, ot, n, got));
                 if (parts == 1) {
                     memcpy(one, got, (size_t)n * 2 * sizeof(double));
                     continue;
