@@ -439,8 +439,9 @@ __device__ __forceinline__ int mr_mma_begin(const mr_mma_args &a, mr_mma_smem &s
  * of two s (mr_fp16_scale_exp: max |a| s in [2^14, 2^15)) before the products, and the combine kernel
  * multiplies by 1/s (exact). With |Ay| = |Bz| = 1, |P| <= max |a| s < 65504: P = hi + lo with both in
  * FP16 (hi rounded to nearest even, lo = P - hi exact in FP32, then rounded), and the same for T
- * (|T| <= 1). The lo parts may be subnormal: FP16 subnormals are spaced 2^-24 apart (the tensor cores
- * take them), an absolute error <= 2^-25 of T's scale and 2^-40 of P's largest entry, below the FP32
+ * (|T| <= 1). The lo parts may be subnormal: FP16 subnormals are spaced 2^-24 apart (that the tensor
+ * cores keep them shows in the measured error, docs/GPU.md), an absolute error <= 2^-25 of T's scale and
+ * 2^-40 of P's largest entry, below the FP32
  * rounding of the tables. Per 16 samples and fragment: t = A_lo B_hi + A_hi B_lo + A_hi B_hi from zero,
  * acc += t in FP32 (the truncating accumulation of the tensor core sees 48 products). */
 
