@@ -178,32 +178,24 @@ static int payload_pieces(char *key_mem, size_t key_bytes, char *q_mem, size_t q
     return i;
 }
 
-/* Read (or write) all n bytes, through short transfers and EINTR, at file offset off (pread/pwrite), or at
- * the file position when off < 0: 0, or -1. */
-static int transfer(int fd, void *buf, size_t n, int writing, int64_t off)
+/* Read (or write) all n bytes at file offset off (pread/pwrite), through short transfers and EINTR: 0, or
+ * -1. */
+static int transfer(int fd, void *buf, size_t n, int writing, uint64_t off)
 {
     char *p = buf;
     while (n > 0) {
         const size_t step = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        ssize_t r;
-        if (off >= 0)
-            r = writing ? pwrite(fd, p, step, (off_t)off) : pread(fd, p, step, (off_t)off);
-        else
-            r = writing ? write(fd, p, step) : read(fd, p, step);
+        const ssize_t r = writing ? pwrite(fd, p, step, (off_t)off) : pread(fd, p, step, (off_t)off);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             return -1;
         p += r;
         n -= (size_t)r;
-        if (off >= 0)
-            off += r;
+        off += (uint64_t)r;
     }
     return 0;
 }
-
-static int read_full(int fd, void *buf, size_t n) { return transfer(fd, buf, n, 0, -1); }
-static int write_full(int fd, const void *buf, size_t n) { return transfer(fd, (void *)buf, n, 1, -1); }
 
 /* The pieces read (fd >= 0: pread at their offsets) and hashed by several threads: a piece index taken
  * from next at a time. Plain pthreads, not OpenMP: a process forked after using the cache (the workers
@@ -223,7 +215,7 @@ static void *hash_worker(void *arg)
         if (i >= w->np || __atomic_load_n(&w->bad, __ATOMIC_RELAXED))
             return NULL;
         const qc_piece *p = &w->pc[i];
-        if (w->fd >= 0 && transfer(w->fd, p->mem, p->n, 0, (int64_t)p->off) != 0)
+        if (w->fd >= 0 && transfer(w->fd, p->mem, p->n, 0, p->off) != 0)
             __atomic_store_n(&w->bad, 1, __ATOMIC_RELAXED);
         else
             w->ph[i] = hash_of(p->mem, p->n, (uint64_t)i);
@@ -422,7 +414,7 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
         reject(c, path, why);
         goto done;
     }
-    if (read_full(fd, &hd, sizeof hd) != 0 || memcmp(hd.magic, QC_MAGIC, 8) != 0 || hd.format != QC_FORMAT ||
+    if (transfer(fd, &hd, sizeof hd, 0, 0) != 0 || memcmp(hd.magic, QC_MAGIC, 8) != 0 || hd.format != QC_FORMAT ||
         hd.header_bytes != sizeof hd || hd.endian != QC_ENDIAN ||
         hd.header_hash != hash_of(&hd, offsetof(qc_header, header_hash), 7)) {
         reject(c, path, "the header is damaged or of another format");
@@ -667,8 +659,9 @@ static void *write_job(void *arg)
     if (!hashed)
         errno = ENOMEM;
     const int fd = hashed ? mkstemp(j->tmp) : -1;
-    int ok = fd >= 0 && write_full(fd, &j->hd, sizeof j->hd) == 0 && write_full(fd, j->key_data, j->key_bytes) == 0 &&
-             write_full(fd, j->q, j->q_bytes) == 0;
+    int ok = fd >= 0 && transfer(fd, &j->hd, sizeof j->hd, 1, 0) == 0 &&
+             transfer(fd, j->key_data, j->key_bytes, 1, sizeof j->hd) == 0 &&
+             transfer(fd, j->q, j->q_bytes, 1, sizeof j->hd + j->key_bytes) == 0;
     if (fd >= 0) {
         (void)fchmod(fd, 0644);
         ok = close(fd) == 0 && ok;
