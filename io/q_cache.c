@@ -166,14 +166,12 @@ static int payload_pieces(char *key_mem, size_t key_bytes, char *q_mem, size_t q
     int i = 0;
     char *mem[2] = {key_mem, q_mem};
     const size_t len[2] = {key_bytes, q_bytes};
-    uint64_t off = base;
+    const uint64_t start[2] = {base, base + key_bytes};
     for (int r = 0; r < 2; r++)
         for (size_t o = 0; o < len[r]; o += QC_CHUNK, i++) {
             p[i].mem = mem[r] + o;
-            p[i].off = off + o;
+            p[i].off = start[r] + o;
             p[i].n = len[r] - o < QC_CHUNK ? len[r] - o : QC_CHUNK;
-            if (o + p[i].n == len[r])
-                off += len[r];
         }
     return i;
 }
@@ -265,7 +263,10 @@ static int64_t key_nq(const mr_q_key *k)
     return mr_grid_size(&g);
 }
 
-static uint64_t payload_bytes(const mr_q_key *k) { return ((uint64_t)k->m * 4 + (uint64_t)key_nq(k) * 2) * 4; }
+/* The payload: the key's data (traj [M][3] then qw [M]), then Q [nq][2], floats. */
+static size_t key_data_bytes(const mr_q_key *k) { return (size_t)k->m * 4 * sizeof(float); }
+static size_t q_bytes(const mr_q_key *k) { return (size_t)key_nq(k) * 2 * sizeof(float); }
+static uint64_t payload_bytes(const mr_q_key *k) { return (uint64_t)key_data_bytes(k) + q_bytes(k); }
 
 /* The 128-bit hash naming a key's file: everything a Q depends on, byte for byte. */
 static void key_hash(const mr_q_key *k, uint64_t out[2])
@@ -406,7 +407,7 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
     int ok = 0;
     qc_header hd;
     const uint64_t want = sizeof hd + payload_bytes(k);
-    unsigned char *chunk = NULL;
+    float *key_data = NULL;
     if ((uint64_t)sb.st_size != want) {
         char why[160];
         snprintf(why, sizeof why, "%lld bytes, expected %llu (truncated or not a Q cache file)",
@@ -429,10 +430,10 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
     }
     /* the payload read and hashed piece by piece on all cores: the key's data into a buffer (compared in
      * full below), Q straight into q */
-    const size_t key_bytes = (size_t)k->m * 4 * sizeof(float), qb = (size_t)key_nq(k) * 2 * sizeof(float);
-    chunk = malloc(key_bytes);
+    key_data = malloc(key_data_bytes(k));
     qc_piece *pc = NULL;
-    const int np = chunk ? payload_pieces((char *)chunk, key_bytes, (char *)q, qb, sizeof hd, &pc) : 0;
+    const int np =
+        key_data ? payload_pieces((char *)key_data, key_data_bytes(k), (char *)q, q_bytes(k), sizeof hd, &pc) : 0;
     if (!pc) {
         mr_log(MR_LOG_WARN, "Q cache: no memory to read %s: a miss", path);
         goto done;
@@ -448,15 +449,15 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
         reject(c, path, "the checksum of the data does not match (corrupt)");
         goto done;
     }
-    if (memcmp(chunk, k->traj, (size_t)k->m * 3 * sizeof(float)) != 0 ||
-        memcmp((float *)chunk + 3 * k->m, k->qw, (size_t)k->m * sizeof(float)) != 0) {
+    if (memcmp(key_data, k->traj, (size_t)k->m * 3 * sizeof(float)) != 0 ||
+        memcmp(key_data + 3 * k->m, k->qw, (size_t)k->m * sizeof(float)) != 0) {
         mr_log(MR_LOG_DEBUG, "Q cache: %s holds another trajectory or weights (hash collision): a miss", path);
         goto done;
     }
     ok = 1;
     (void)futimens(fd, NULL); /* recently used: the eviction keeps it */
 done:
-    free(chunk);
+    free(key_data);
     close(fd);
     return ok;
 }
@@ -724,16 +725,15 @@ static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
     unlock(&c->lock_fd);
     const uint64_t bytes = sizeof(qc_header) + payload_bytes(k);
     qc_job *j = q ? calloc(1, sizeof *j) : NULL;
-    const size_t key_bytes = (size_t)k->m * 4 * sizeof(float);
     if (q && (uint64_t)c->max_bytes < bytes) {
         mr_log(MR_LOG_INFO, "Q cache: Q takes %.0f MB, more than the cache's limit of %.0f MB: not stored",
                (double)bytes * 1e-6, (double)c->max_bytes * 1e-6);
-    } else if (q && j && (j->key_data = malloc(key_bytes))) {
+    } else if (q && j && (j->key_data = malloc(key_data_bytes(k)))) {
         memcpy(j->key_data, k->traj, (size_t)k->m * 3 * sizeof(float));
         memcpy(j->key_data + 3 * k->m, k->qw, (size_t)k->m * sizeof(float));
-        j->key_bytes = key_bytes;
+        j->key_bytes = key_data_bytes(k);
         j->q = q;
-        j->q_bytes = (size_t)key_nq(k) * 2 * sizeof(float);
+        j->q_bytes = q_bytes(k);
         j->lock_fd = lock_fd;
         j->max_bytes = c->max_bytes;
         j->dir = c->dir;
