@@ -286,7 +286,10 @@ static void key_hash(const mr_q_key *k, uint64_t out[2])
     }
 }
 
-static void fill_header(qc_header *hd, const mr_q_key *k, const uint64_t kh[2], uint64_t payload_hash)
+static uint64_t hash_header(const qc_header *hd) { return hash_of(hd, offsetof(qc_header, header_hash), 7); }
+
+/* The header of key k, but for its two hashes: the writer fills them once the payload is hashed. */
+static void fill_header(qc_header *hd, const mr_q_key *k, const uint64_t kh[2])
 {
     memset(hd, 0, sizeof *hd);
     memcpy(hd->magic, QC_MAGIC, 8);
@@ -302,8 +305,6 @@ static void fill_header(qc_header *hd, const mr_q_key *k, const uint64_t kh[2], 
     snprintf(hd->engine, sizeof hd->engine, "%s", k->engine);
     snprintf(hd->program, sizeof hd->program, "%s", MR_VERSION);
     hd->payload_bytes = payload_bytes(k);
-    hd->payload_hash = payload_hash;
-    hd->header_hash = hash_of(hd, offsetof(qc_header, header_hash), 7);
 }
 
 /* ---- the cache object ------------------------------------------------------------------------------- */
@@ -417,7 +418,7 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
     }
     if (transfer(fd, &hd, sizeof hd, 0, 0) != 0 || memcmp(hd.magic, QC_MAGIC, 8) != 0 || hd.format != QC_FORMAT ||
         hd.header_bytes != sizeof hd || hd.endian != QC_ENDIAN ||
-        hd.header_hash != hash_of(&hd, offsetof(qc_header, header_hash), 7)) {
+        hd.header_hash != hash_header(&hd)) {
         reject(c, path, "the header is damaged or of another format");
         goto done;
     }
@@ -656,7 +657,7 @@ static void *write_job(void *arg)
     const int np = payload_pieces((char *)j->key_data, j->key_bytes, (char *)j->q, j->q_bytes, 0, &pc);
     const int hashed = pc && pieces_hash(pc, np, -1, &j->hd.payload_hash) == 0;
     free(pc);
-    j->hd.header_hash = hash_of(&j->hd, offsetof(qc_header, header_hash), 7);
+    j->hd.header_hash = hash_header(&j->hd);
     if (!hashed)
         errno = ENOMEM;
     const int fd = hashed ? mkstemp(j->tmp) : -1;
@@ -741,7 +742,7 @@ static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
         file_name(c, kh, ".lock", j->lock_path, sizeof j->lock_path);
         snprintf(j->tmp, sizeof j->tmp, "%s/.q-%016llx%016llx.tmpXXXXXX", c->dir, (unsigned long long)kh[0],
                  (unsigned long long)kh[1]);
-        fill_header(&j->hd, k, kh, 0);
+        fill_header(&j->hd, k, kh);
         c->job = j;
         if (pthread_create(&c->writer, NULL, write_job, j) == 0) {
             c->writing = 1;
