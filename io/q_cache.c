@@ -331,9 +331,9 @@ struct mr_q_cache {
     int64_t max_bytes;
     int lock_fd;              /* held after a miss until its save */
     uint64_t lock_hash[2];
-    pthread_t writer;
+    qc_job *job;              /* the last write, until join_writer counts it */
+    pthread_t writer;         /* runs job when writing is 1 */
     int writing;
-    qc_job *job;
     mr_q_cache_stats stats;
 };
 
@@ -688,11 +688,13 @@ static void *write_job(void *arg)
     return NULL;
 }
 
+/* The last write finished (its thread joined, when it has one), counted, and its job freed. */
 static void join_writer(mr_q_cache *c)
 {
-    if (!c->writing)
+    if (!c->job)
         return;
-    pthread_join(c->writer, NULL);
+    if (c->writing)
+        pthread_join(c->writer, NULL);
     c->writing = 0;
     c->stats.stores += c->job->stored;
     c->stats.evicted += c->job->evicted;
@@ -748,11 +750,7 @@ static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
             c->writing = 1;
         } else { /* no thread: write it now */
             write_job(j);
-            c->writing = 0;
-            c->stats.stores += j->stored;
-            c->stats.evicted += j->evicted;
-            free(j);
-            c->job = NULL;
+            join_writer(c);
         }
         return;
     }
