@@ -586,9 +586,8 @@ int64_t mr_q_cache_clear(const char *dir)
     while ((de = readdir(d))) {
         int entry, tmp;
         char path[4200];
-        if (!cache_file(de->d_name, &entry, &tmp))
+        if (!cache_file(de->d_name, &entry, &tmp) || mr_path_join(path, sizeof path, dir, de->d_name) != MR_OK)
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         removed += unlink(path) == 0;
     }
     closedir(d);
@@ -609,12 +608,10 @@ static int64_t evict(const char *dir, int64_t max_bytes, const char *keep)
     struct dirent *de;
     while ((de = readdir(d))) {
         int entry, tmp;
-        if (!cache_file(de->d_name, &entry, &tmp) || (!entry && !tmp))
-            continue;
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         struct stat sb;
-        if (stat(path, &sb) != 0)
+        if (!cache_file(de->d_name, &entry, &tmp) || (!entry && !tmp) ||
+            mr_path_join(path, sizeof path, dir, de->d_name) != MR_OK || stat(path, &sb) != 0)
             continue;
         if (tmp) {
             if (now - sb.st_mtime > QC_STALE_TMP_S)
