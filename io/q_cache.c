@@ -166,44 +166,34 @@ static int payload_pieces(char *key_mem, size_t key_bytes, char *q_mem, size_t q
     int i = 0;
     char *mem[2] = {key_mem, q_mem};
     const size_t len[2] = {key_bytes, q_bytes};
-    uint64_t off = base;
+    const uint64_t start[2] = {base, base + key_bytes};
     for (int r = 0; r < 2; r++)
         for (size_t o = 0; o < len[r]; o += QC_CHUNK, i++) {
             p[i].mem = mem[r] + o;
-            p[i].off = off + o;
+            p[i].off = start[r] + o;
             p[i].n = len[r] - o < QC_CHUNK ? len[r] - o : QC_CHUNK;
-            if (o + p[i].n == len[r])
-                off += len[r];
         }
     return i;
 }
 
-/* Read (or write) all n bytes, through short transfers and EINTR, at file offset off (pread/pwrite), or at
- * the file position when off < 0: 0, or -1. */
-static int transfer(int fd, void *buf, size_t n, int writing, int64_t off)
+/* Read (or write) all n bytes at file offset off (pread/pwrite), through short transfers and EINTR: 0, or
+ * -1. */
+static int transfer(int fd, void *buf, size_t n, int writing, uint64_t off)
 {
     char *p = buf;
     while (n > 0) {
         const size_t step = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        ssize_t r;
-        if (off >= 0)
-            r = writing ? pwrite(fd, p, step, (off_t)off) : pread(fd, p, step, (off_t)off);
-        else
-            r = writing ? write(fd, p, step) : read(fd, p, step);
+        const ssize_t r = writing ? pwrite(fd, p, step, (off_t)off) : pread(fd, p, step, (off_t)off);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             return -1;
         p += r;
         n -= (size_t)r;
-        if (off >= 0)
-            off += r;
+        off += (uint64_t)r;
     }
     return 0;
 }
-
-static int read_full(int fd, void *buf, size_t n) { return transfer(fd, buf, n, 0, -1); }
-static int write_full(int fd, const void *buf, size_t n) { return transfer(fd, (void *)buf, n, 1, -1); }
 
 /* The pieces read (fd >= 0: pread at their offsets) and hashed by several threads: a piece index taken
  * from next at a time. Plain pthreads, not OpenMP: a process forked after using the cache (the workers
@@ -223,7 +213,7 @@ static void *hash_worker(void *arg)
         if (i >= w->np || __atomic_load_n(&w->bad, __ATOMIC_RELAXED))
             return NULL;
         const qc_piece *p = &w->pc[i];
-        if (w->fd >= 0 && transfer(w->fd, p->mem, p->n, 0, (int64_t)p->off) != 0)
+        if (w->fd >= 0 && transfer(w->fd, p->mem, p->n, 0, p->off) != 0)
             __atomic_store_n(&w->bad, 1, __ATOMIC_RELAXED);
         else
             w->ph[i] = hash_of(p->mem, p->n, (uint64_t)i);
@@ -273,7 +263,10 @@ static int64_t key_nq(const mr_q_key *k)
     return mr_grid_size(&g);
 }
 
-static uint64_t payload_bytes(const mr_q_key *k) { return ((uint64_t)k->m * 4 + (uint64_t)key_nq(k) * 2) * 4; }
+/* The payload: the key's data (traj [M][3] then qw [M]), then Q [nq][2], floats. */
+static size_t key_data_bytes(const mr_q_key *k) { return (size_t)k->m * 4 * sizeof(float); }
+static size_t q_bytes(const mr_q_key *k) { return (size_t)key_nq(k) * 2 * sizeof(float); }
+static uint64_t payload_bytes(const mr_q_key *k) { return (uint64_t)key_data_bytes(k) + q_bytes(k); }
 
 /* The 128-bit hash naming a key's file: everything a Q depends on, byte for byte. */
 static void key_hash(const mr_q_key *k, uint64_t out[2])
@@ -293,7 +286,10 @@ static void key_hash(const mr_q_key *k, uint64_t out[2])
     }
 }
 
-static void fill_header(qc_header *hd, const mr_q_key *k, const uint64_t kh[2], uint64_t payload_hash)
+static uint64_t hash_header(const qc_header *hd) { return hash_of(hd, offsetof(qc_header, header_hash), 7); }
+
+/* The header of key k, but for its two hashes: the writer fills them once the payload is hashed. */
+static void fill_header(qc_header *hd, const mr_q_key *k, const uint64_t kh[2])
 {
     memset(hd, 0, sizeof *hd);
     memcpy(hd->magic, QC_MAGIC, 8);
@@ -309,8 +305,6 @@ static void fill_header(qc_header *hd, const mr_q_key *k, const uint64_t kh[2], 
     snprintf(hd->engine, sizeof hd->engine, "%s", k->engine);
     snprintf(hd->program, sizeof hd->program, "%s", MR_VERSION);
     hd->payload_bytes = payload_bytes(k);
-    hd->payload_hash = payload_hash;
-    hd->header_hash = hash_of(hd, offsetof(qc_header, header_hash), 7);
 }
 
 /* ---- the cache object ------------------------------------------------------------------------------- */
@@ -337,9 +331,9 @@ struct mr_q_cache {
     int64_t max_bytes;
     int lock_fd;              /* held after a miss until its save */
     uint64_t lock_hash[2];
-    pthread_t writer;
+    qc_job *job;              /* the last write, until join_writer counts it */
+    pthread_t writer;         /* runs job when writing is 1 */
     int writing;
-    qc_job *job;
     mr_q_cache_stats stats;
 };
 
@@ -414,7 +408,7 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
     int ok = 0;
     qc_header hd;
     const uint64_t want = sizeof hd + payload_bytes(k);
-    unsigned char *chunk = NULL;
+    float *key_data = NULL;
     if ((uint64_t)sb.st_size != want) {
         char why[160];
         snprintf(why, sizeof why, "%lld bytes, expected %llu (truncated or not a Q cache file)",
@@ -422,9 +416,9 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
         reject(c, path, why);
         goto done;
     }
-    if (read_full(fd, &hd, sizeof hd) != 0 || memcmp(hd.magic, QC_MAGIC, 8) != 0 || hd.format != QC_FORMAT ||
+    if (transfer(fd, &hd, sizeof hd, 0, 0) != 0 || memcmp(hd.magic, QC_MAGIC, 8) != 0 || hd.format != QC_FORMAT ||
         hd.header_bytes != sizeof hd || hd.endian != QC_ENDIAN ||
-        hd.header_hash != hash_of(&hd, offsetof(qc_header, header_hash), 7)) {
+        hd.header_hash != hash_header(&hd)) {
         reject(c, path, "the header is damaged or of another format");
         goto done;
     }
@@ -437,10 +431,10 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
     }
     /* the payload read and hashed piece by piece on all cores: the key's data into a buffer (compared in
      * full below), Q straight into q */
-    const size_t key_bytes = (size_t)k->m * 4 * sizeof(float), qb = (size_t)key_nq(k) * 2 * sizeof(float);
-    chunk = malloc(key_bytes);
+    key_data = malloc(key_data_bytes(k));
     qc_piece *pc = NULL;
-    const int np = chunk ? payload_pieces((char *)chunk, key_bytes, (char *)q, qb, sizeof hd, &pc) : 0;
+    const int np =
+        key_data ? payload_pieces((char *)key_data, key_data_bytes(k), (char *)q, q_bytes(k), sizeof hd, &pc) : 0;
     if (!pc) {
         mr_log(MR_LOG_WARN, "Q cache: no memory to read %s: a miss", path);
         goto done;
@@ -456,15 +450,15 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
         reject(c, path, "the checksum of the data does not match (corrupt)");
         goto done;
     }
-    if (memcmp(chunk, k->traj, (size_t)k->m * 3 * sizeof(float)) != 0 ||
-        memcmp((float *)chunk + 3 * k->m, k->qw, (size_t)k->m * sizeof(float)) != 0) {
+    if (memcmp(key_data, k->traj, (size_t)k->m * 3 * sizeof(float)) != 0 ||
+        memcmp(key_data + 3 * k->m, k->qw, (size_t)k->m * sizeof(float)) != 0) {
         mr_log(MR_LOG_DEBUG, "Q cache: %s holds another trajectory or weights (hash collision): a miss", path);
         goto done;
     }
     ok = 1;
     (void)futimens(fd, NULL); /* recently used: the eviction keeps it */
 done:
-    free(chunk);
+    free(key_data);
     close(fd);
     return ok;
 }
@@ -592,9 +586,8 @@ int64_t mr_q_cache_clear(const char *dir)
     while ((de = readdir(d))) {
         int entry, tmp;
         char path[4200];
-        if (!cache_file(de->d_name, &entry, &tmp))
+        if (!cache_file(de->d_name, &entry, &tmp) || mr_path_join(path, sizeof path, dir, de->d_name) != MR_OK)
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         removed += unlink(path) == 0;
     }
     closedir(d);
@@ -615,12 +608,10 @@ static int64_t evict(const char *dir, int64_t max_bytes, const char *keep)
     struct dirent *de;
     while ((de = readdir(d))) {
         int entry, tmp;
-        if (!cache_file(de->d_name, &entry, &tmp) || (!entry && !tmp))
-            continue;
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         struct stat sb;
-        if (stat(path, &sb) != 0)
+        if (!cache_file(de->d_name, &entry, &tmp) || (!entry && !tmp) ||
+            mr_path_join(path, sizeof path, dir, de->d_name) != MR_OK || stat(path, &sb) != 0)
             continue;
         if (tmp) {
             if (now - sb.st_mtime > QC_STALE_TMP_S)
@@ -663,12 +654,13 @@ static void *write_job(void *arg)
     const int np = payload_pieces((char *)j->key_data, j->key_bytes, (char *)j->q, j->q_bytes, 0, &pc);
     const int hashed = pc && pieces_hash(pc, np, -1, &j->hd.payload_hash) == 0;
     free(pc);
-    j->hd.header_hash = hash_of(&j->hd, offsetof(qc_header, header_hash), 7);
+    j->hd.header_hash = hash_header(&j->hd);
     if (!hashed)
         errno = ENOMEM;
     const int fd = hashed ? mkstemp(j->tmp) : -1;
-    int ok = fd >= 0 && write_full(fd, &j->hd, sizeof j->hd) == 0 && write_full(fd, j->key_data, j->key_bytes) == 0 &&
-             write_full(fd, j->q, j->q_bytes) == 0;
+    int ok = fd >= 0 && transfer(fd, &j->hd, sizeof j->hd, 1, 0) == 0 &&
+             transfer(fd, j->key_data, j->key_bytes, 1, sizeof j->hd) == 0 &&
+             transfer(fd, j->q, j->q_bytes, 1, sizeof j->hd + j->key_bytes) == 0;
     if (fd >= 0) {
         (void)fchmod(fd, 0644);
         ok = close(fd) == 0 && ok;
@@ -693,11 +685,13 @@ static void *write_job(void *arg)
     return NULL;
 }
 
+/* The last write finished (its thread joined, when it has one), counted, and its job freed. */
 static void join_writer(mr_q_cache *c)
 {
-    if (!c->writing)
+    if (!c->job)
         return;
-    pthread_join(c->writer, NULL);
+    if (c->writing)
+        pthread_join(c->writer, NULL);
     c->writing = 0;
     c->stats.stores += c->job->stored;
     c->stats.evicted += c->job->evicted;
@@ -731,16 +725,15 @@ static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
     unlock(&c->lock_fd);
     const uint64_t bytes = sizeof(qc_header) + payload_bytes(k);
     qc_job *j = q ? calloc(1, sizeof *j) : NULL;
-    const size_t key_bytes = (size_t)k->m * 4 * sizeof(float);
     if (q && (uint64_t)c->max_bytes < bytes) {
         mr_log(MR_LOG_INFO, "Q cache: Q takes %.0f MB, more than the cache's limit of %.0f MB: not stored",
                (double)bytes * 1e-6, (double)c->max_bytes * 1e-6);
-    } else if (q && j && (j->key_data = malloc(key_bytes))) {
+    } else if (q && j && (j->key_data = malloc(key_data_bytes(k)))) {
         memcpy(j->key_data, k->traj, (size_t)k->m * 3 * sizeof(float));
         memcpy(j->key_data + 3 * k->m, k->qw, (size_t)k->m * sizeof(float));
-        j->key_bytes = key_bytes;
+        j->key_bytes = key_data_bytes(k);
         j->q = q;
-        j->q_bytes = (size_t)key_nq(k) * 2 * sizeof(float);
+        j->q_bytes = q_bytes(k);
         j->lock_fd = lock_fd;
         j->max_bytes = c->max_bytes;
         j->dir = c->dir;
@@ -748,17 +741,13 @@ static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
         file_name(c, kh, ".lock", j->lock_path, sizeof j->lock_path);
         snprintf(j->tmp, sizeof j->tmp, "%s/.q-%016llx%016llx.tmpXXXXXX", c->dir, (unsigned long long)kh[0],
                  (unsigned long long)kh[1]);
-        fill_header(&j->hd, k, kh, 0);
+        fill_header(&j->hd, k, kh);
         c->job = j;
         if (pthread_create(&c->writer, NULL, write_job, j) == 0) {
             c->writing = 1;
         } else { /* no thread: write it now */
             write_job(j);
-            c->writing = 0;
-            c->stats.stores += j->stored;
-            c->stats.evicted += j->evicted;
-            free(j);
-            c->job = NULL;
+            join_writer(c);
         }
         return;
     }

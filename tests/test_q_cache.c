@@ -309,7 +309,8 @@ static void eviction(const char *dir)
         CHECK_OK(mr_q_cache_path(c, &k[i].k, path[i], sizeof path[i]));
     CHECK(file_size(path[0]) < 0);
     mr_q_cache_close(c);
-    /* room for two entries and a half */
+    /* room for two entries and a half; an entry is Q (8 bytes a point), traj and weights (16 bytes a sample)
+     * and the 232-byte header */
     const int64_t entry = (int64_t)(k[0].nq * 8 + 300 * 16 + 232);
     CHECK_OK(mr_q_cache_open(&c, dir, 5 * entry / 2));
     if (!c)
