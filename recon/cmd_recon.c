@@ -59,9 +59,11 @@ static mr_status start_split(mr_comm **comm, mr_mpi_recon **split, mr_device_sel
         if (mr_mpi_node_gpus(*comm, ngpu < 64 ? ngpu : 64, mine) > 0)
             so.device = mine[0];
     }
-    if (device.kind == MR_DEVICE_GPU && so.device < 0)
-        st = mr_error(MR_ENODEV, "rank %d (%s): --device %s: %s", mr_comm_rank(*comm), mr_comm_host(*comm),
-                      device.index >= 0 ? "gpu:N" : "gpu", ngpu == 0 ? "no usable GPU" : "no such GPU");
+    if (device.kind == MR_DEVICE_GPU && so.device < 0) { /* the other ranks' messages get "rank R (host): " */
+        char req[MR_DEVICE_TEXT];
+        mr_device_format(device, req, sizeof req);
+        st = mr_error(MR_ENODEV, "--device %s: %s", req, ngpu == 0 ? "no usable GPU" : "no such GPU");
+    }
     if (st == MR_OK)
         st = mr_mpi_recon_create(*comm, &so, split);
     *gpu = so.device;

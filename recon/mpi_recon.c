@@ -1,5 +1,7 @@
 /* One reconstruction over MPI ranks: rank 0's sums provider and the other ranks' service loop
- * (recon/mpi_recon.h describes the protocol). */
+ * (recon/mpi_recon.h describes the protocol). The error messages name no rank: a failure on a rank
+ * > 0 reaches rank 0 through mr_comm_agree, or stderr through serve_split (cmd_recon.c), both of
+ * which prefix "rank R (host): ". */
 #include "mpi_recon.h"
 
 #include <stdlib.h>
@@ -17,8 +19,8 @@ typedef struct {
     int32_t real_weights; /* REQ_SUM: a is real [m] (else complex [m][2]) */
     int32_t new_traj;     /* REQ_SUM: the trajectory follows (else the previous request's) */
     int32_t code;         /* REQ_END: rank 0's exit status */
-    int64_t m;
-    int64_t n[3], center[3], scale[3];
+    int64_t m;            /* REQ_SUM: the samples */
+    mr_grid g;            /* REQ_SUM: the grid of the sums */
 } request;
 
 struct mr_mpi_recon {
@@ -29,7 +31,6 @@ struct mr_mpi_recon {
     float *a;    /* ranks > 0: the weights of the request */
     int64_t a_cap;
     int broken;  /* rank 0: a message failed part way; the job cannot go on (mr_mpi_recon_end fails) */
-    int requests;
 };
 
 mr_status mr_mpi_recon_create(mr_comm *comm, const mr_split_opts *so, mr_mpi_recon **out)
@@ -70,8 +71,7 @@ static mr_status keep_traj(mr_mpi_recon *r, int64_t m)
     r->m = 0;
     r->traj = malloc((size_t)m * 3 * sizeof *r->traj);
     if (!r->traj)
-        return mr_error(MR_ENOMEM, "rank %d: out of memory for a trajectory of %lld samples", mr_comm_rank(r->comm),
-                        (long long)m);
+        return mr_error(MR_ENOMEM, "out of memory for a trajectory of %lld samples", (long long)m);
     return MR_OK;
 }
 
@@ -85,12 +85,7 @@ mr_status mr_mpi_recon_sums(void *ctx, const mr_grid *g, const float *traj, cons
         return mr_error(MR_EIO, "split sums: an earlier message to the ranks failed");
     if (!g || !traj || !a || !out || m < 1 || m > MR_MAX_SAMPLES)
         return mr_error(MR_EINVAL, "split sums: null array or %lld samples", (long long)m);
-    request q = {REQ_SUM, real_weights != 0, 0, 0, m, {0}, {0}, {0}};
-    for (int ax = 0; ax < 3; ax++) {
-        q.n[ax] = g->n[ax];
-        q.center[ax] = g->center[ax];
-        q.scale[ax] = g->scale[ax];
-    }
+    request q = {.kind = REQ_SUM, .real_weights = real_weights != 0, .m = m, .g = *g};
     q.new_traj = !(r->traj && r->m == m && memcmp(r->traj, traj, (size_t)m * 3 * sizeof *traj) == 0);
     mr_status st = send_all(r, &q);
     if (st != MR_OK)
@@ -119,15 +114,13 @@ mr_status mr_mpi_recon_sums(void *ctx, const mr_grid *g, const float *traj, cons
         mr_log(MR_LOG_DEBUG, "split %s over %d ranks: %lld planes here, slowest rank %.3f s, gather %.3f s, total %.3f s",
                real_weights ? "Q" : "F^H d", stats.ranks, (long long)stats.planes, stats.compute_max_s, stats.gather_s,
                stats.total_s);
-    r->requests++;
     return st;
 }
 
 mr_status mr_mpi_recon_end(mr_mpi_recon *r, int code)
 {
-    const request q = {REQ_END, 0, 0, code, 0, {0}, {0}, {0}};
-    mr_status st = r->broken ? mr_error(MR_EIO, "the ranks are out of step after a failed message") : send_all(r, &q);
-    return st;
+    const request q = {.kind = REQ_END, .code = code};
+    return r->broken ? mr_error(MR_EIO, "the ranks are out of step after a failed message") : send_all(r, &q);
 }
 
 /* Wait for rank 0's next request without spinning (rank 0 may compute for minutes meanwhile). */
@@ -139,25 +132,24 @@ static mr_status wait_request(mr_mpi_recon *r, request *q)
     while (!mr_comm_probe(r->comm, &src, &n))
         nanosleep(&nap, NULL);
     if (src != 0 || n != sizeof *q)
-        return mr_error(MR_EIO, "rank %d: unexpected message of %zu bytes from rank %d", mr_comm_rank(r->comm), n, src);
+        return mr_error(MR_EIO, "unexpected message of %zu bytes from rank %d", n, src);
     return mr_comm_recv(r->comm, src, q, sizeof *q);
 }
 
 /* This rank's buffers for request q. */
 static mr_status prepare(mr_mpi_recon *r, const request *q)
 {
-    const int rank = mr_comm_rank(r->comm);
     if (q->m < 1 || q->m > MR_MAX_SAMPLES)
-        return mr_error(MR_EINVAL, "rank %d: request for %lld samples", rank, (long long)q->m);
+        return mr_error(MR_EINVAL, "request for %lld samples", (long long)q->m);
     if (!q->new_traj && q->m != r->m)
-        return mr_error(MR_EINVAL, "rank %d: request for %lld samples without a trajectory", rank, (long long)q->m);
+        return mr_error(MR_EINVAL, "request for %lld samples without a trajectory", (long long)q->m);
     mr_status st = q->new_traj ? keep_traj(r, q->m) : MR_OK;
     const int64_t na = q->m * (q->real_weights ? 1 : 2);
     if (st == MR_OK && na > r->a_cap) {
         free(r->a);
         r->a_cap = 0;
         if (!(r->a = malloc((size_t)na * sizeof *r->a)))
-            return mr_error(MR_ENOMEM, "rank %d: out of memory for %lld weights", rank, (long long)q->m);
+            return mr_error(MR_ENOMEM, "out of memory for %lld weights", (long long)q->m);
         r->a_cap = na;
     }
     return st;
@@ -176,7 +168,7 @@ mr_status mr_mpi_recon_serve(mr_mpi_recon *r, int *code)
             return MR_OK;
         }
         if (q.kind != REQ_SUM)
-            return mr_error(MR_EIO, "rank %d: unknown request %d from rank 0", mr_comm_rank(r->comm), (int)q.kind);
+            return mr_error(MR_EIO, "unknown request %d from rank 0", (int)q.kind);
         st = mr_comm_agree(r->comm, prepare(r, &q));
         if (st != MR_OK) { /* rank 0 reports it; its next request sends the trajectory again */
             r->m = 0;
@@ -191,15 +183,8 @@ mr_status mr_mpi_recon_serve(mr_mpi_recon *r, int *code)
             st = mr_comm_bcast(r->comm, r->a, (size_t)q.m * (q.real_weights ? 1 : 2) * sizeof *r->a, 0);
         if (st != MR_OK)
             return st;
-        mr_grid g;
-        for (int ax = 0; ax < 3; ax++) {
-            g.n[ax] = q.n[ax];
-            g.center[ax] = q.center[ax];
-            g.scale[ax] = q.scale[ax];
-        }
         /* a failure here is every rank's (agreed inside): rank 0 reports it */
-        if (mr_mpi_adjoint_split(r->comm, &g, r->traj, r->a, q.real_weights, q.m, NULL, &r->so, NULL) != MR_OK)
+        if (mr_mpi_adjoint_split(r->comm, &q.g, r->traj, r->a, q.real_weights, q.m, NULL, &r->so, NULL) != MR_OK)
             mr_clear_error();
-        r->requests++;
     }
 }

@@ -105,7 +105,7 @@ static int set_value(const mr_cmd_spec *s, const mr_opt *o, const char *val)
         mr_opt_list *l = o->dest;
         const char **items = realloc(l->items, (size_t)(l->count + 1) * sizeof *items);
         if (!items)
-            return mr_opts_usage(s, "%s%s", "out of memory", "");
+            return mr_opts_usage(s, "%s", "out of memory");
         items[l->count++] = val;
         l->items = items;
         return 0;
@@ -119,7 +119,7 @@ int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *r
     memset(res, 0, sizeof *res);
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     if (!pos)
-        return mr_opts_usage(s, "%s%s", "out of memory", "");
+        return mr_opts_usage(s, "%s", "out of memory");
     res->positional = pos;
     res->owned = pos;
     int only_positional = 0;
@@ -151,17 +151,17 @@ int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *r
             o = find_short(s, a[1]);
         }
         if (!o)
-            return mr_opts_usage(s, "unknown option '%s'%s", a, "");
+            return mr_opts_usage(s, "unknown option '%s'", a);
         if (o->type == MR_OPT_FLAG) {
             if (inline_val)
-                return mr_opts_usage(s, "option '%s' takes no value%s", a, "");
+                return mr_opts_usage(s, "option '%s' takes no value", a);
             set_value(s, o, NULL);
             continue;
         }
         const char *val = inline_val;
         if (!val) {
             if (i + 1 >= argc)
-                return mr_opts_usage(s, "option '%s' needs a value%s", a, "");
+                return mr_opts_usage(s, "option '%s' needs a value", a);
             val = argv[++i];
         }
         int rc = set_value(s, o, val);
@@ -169,9 +169,9 @@ int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *r
             return rc;
     }
     if (res->npositional < s->min_positional)
-        return mr_opts_usage(s, "missing argument: expected %s%s", s->args ? s->args : "arguments", "");
+        return mr_opts_usage(s, "missing argument: expected %s", s->args ? s->args : "arguments");
     if (s->max_positional >= 0 && res->npositional > s->max_positional)
-        return mr_opts_usage(s, "unexpected argument '%s'%s", pos[s->max_positional], "");
+        return mr_opts_usage(s, "unexpected argument '%s'", pos[s->max_positional]);
     return MR_EXIT_OK;
 }
 

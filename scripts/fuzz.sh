@@ -77,10 +77,8 @@ fi
 [ -f /usr/include/ismrmrd/ismrmrd.h ] ||
   echo "fuzz: libismrmrd-dev is missing: no ISMRMRD seeds (apt-get install libismrmrd-dev)" >&2
 if ! have_libfuzzer; then
-  if ! have_libfuzzer; then
-    echo "fuzz: clang with libFuzzer is needed (Debian: apt-get install clang libclang-rt-dev libomp-dev)" >&2
-    exit 1
-  fi
+  echo "fuzz: clang with libFuzzer is needed (Debian: apt-get install clang libclang-rt-dev libomp-dev)" >&2
+  exit 1
 fi
 
 # ---- build ------------------------------------------------------------------------------------
