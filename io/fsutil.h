@@ -42,7 +42,6 @@ int mr_remove_tree(const char *path);
 /* Join "dir/name" into buf; MR_EINVAL if it does not fit. */
 mr_status mr_path_join(char *buf, size_t size, const char *dir, const char *name);
 
-
 #ifdef __cplusplus
 }
 #endif

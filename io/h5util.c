@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "../base/log.h"

@@ -70,7 +70,7 @@ mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx);
 /* The first half of that: run reader(file, path, ctx) in the child only and return its verdict
  * (MR_OK: the child accepted the file; otherwise its status and message, or MR_EFORMAT naming the
  * signal), for a reader whose result cannot cross a process boundary (a handle that keeps the
- * file open, io/ismrmrd_h5.c): the caller then reads in this process. What the reader writes to
+ * file open: io/input.c's check of an ISMRMRD file): the caller then reads in this process. What the reader writes to
  * ctx stays in the child. When pipe or fork fails: MR_OK (nothing checked). The reader must not
  * start OpenMP threads: a pool the parent already started does not exist in the child. */
 mr_status mr_h5_check_isolated(const char *path, mr_h5_reader reader, void *ctx);

@@ -133,17 +133,26 @@ mr_status mr_input_h5_format(hid_t file, const char *label, mr_input_format *for
     return MR_OK;
 }
 
-/* The child's check of an HDF5 input (mr_h5_check_isolated): the format and, for a mrirecon k-space
- * file, the whole scan, read and dropped. So one child takes a crash of libhdf5 on anything that
- * mr_input_read decodes later here, and a queued background task (base/child.h: the device
- * initialisation) starts as that child is forked and runs while both read. (ISMRMRD: the index and
- * every volume are read in mr_ismrmrd_open_path's own child.) */
-static mr_status h5_check(hid_t file, const char *path, void *format)
+/* The child's check of an HDF5 input (mr_h5_check_isolated): the format, then everything that is read
+ * here later, read and dropped: a mrirecon k-space file's whole scan (mr_input_read), an ISMRMRD
+ * file's index and every volume (mr_ismrmrd_check). So one child takes a crash of libhdf5 on
+ * anything decoded later here, and a queued background task (base/child.h: the device
+ * initialisation) starts as that child is forked and runs while both read. */
+typedef struct {
+    mr_input_format format;
+    const mr_read_opts *opts;
+} h5_check_ctx;
+
+static mr_status h5_check(hid_t file, const char *path, void *ctx)
 {
-    mr_status st = mr_input_h5_format(file, path, format);
+    h5_check_ctx *c = ctx;
+    mr_status st = mr_input_h5_format(file, path, &c->format);
+    if (st != MR_OK)
+        return st;
+    if (c->format == MR_INPUT_ISMRMRD)
+        return mr_ismrmrd_check(file, path, c->opts);
     mr_kspace *ks = NULL;
-    if (st == MR_OK && *(mr_input_format *)format == MR_INPUT_MRIRECON)
-        st = mr_kspace_read_file(file, path, &ks);
+    st = mr_kspace_read_file(file, path, &ks);
     mr_kspace_free(ks);
     return st;
 }
@@ -184,13 +193,13 @@ mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **o
     if (bart) {
         in->format = MR_INPUT_BART;
     } else {
-        /* HDF5: the usual checks and messages (missing, empty, not HDF5, truncated); the format (and a
-         * mrirecon scan) is read in a child process first, which takes a crash of libhdf5 on a damaged
-         * file (h5_check) */
+        /* HDF5: the usual checks and messages (missing, empty, not HDF5, truncated); the whole file is
+         * read in a child process first, which takes a crash of libhdf5 on a damaged file (h5_check) */
         hid_t file;
         if (stat(path, &in->checked) != 0)
             memset(&in->checked, 0, sizeof in->checked); /* mr_h5_open_read says why */
-        if ((st = mr_h5_check_isolated(path, h5_check, &in->format)) != MR_OK ||
+        h5_check_ctx check = {MR_INPUT_MRIRECON, &in->opts};
+        if ((st = mr_h5_check_isolated(path, h5_check, &check)) != MR_OK ||
             (st = mr_h5_open_read(path, &file)) != MR_OK) {
             free(in);
             return st;

@@ -34,8 +34,9 @@ const char *mr_input_format_name(mr_input_format f);
 typedef struct mr_input mr_input;
 
 /* Open `path` and identify it by content. Errors: MR_EIO (cannot open), MR_EFORMAT (not a known
- * format, or malformed: for ISMRMRD every header, trajectory and noise scan is validated here; a
- * mrirecon scan is read whole in a child process here, so its errors come from here too). */
+ * format, or malformed: for ISMRMRD every header, trajectory and noise scan is validated here). An
+ * HDF5 input is read whole in one child process here first (a mrirecon scan; an ISMRMRD index and
+ * every volume), which takes a crash of libhdf5; a mrirecon scan's errors come from here too. */
 mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **out);
 
 /* The format of an open HDF5 file (mr_h5_open_read, mr_h5_open_memory), as mr_input_open decides it:

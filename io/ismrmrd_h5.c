@@ -1284,13 +1284,10 @@ mr_status mr_ismrmrd_open(hid_t file, const char *label, const mr_read_opts *opt
     return MR_OK;
 }
 
-/* The child's read (mr_h5_check_isolated): the whole open, then every volume, so that libhdf5 decodes
- * every structure and every variable-length sequence of the file once there. Only the open decides:
- * a volume this reader refuses is refused again when it is read here (other volumes stay usable). */
-static mr_status open_and_read_all(hid_t file, const char *path, void *ctx)
+mr_status mr_ismrmrd_check(hid_t file, const char *label, const mr_read_opts *opts)
 {
     mr_ismrmrd *r = NULL;
-    mr_status st = mr_ismrmrd_open(file, path, ctx, &r);
+    mr_status st = mr_ismrmrd_open(file, label, opts, &r);
     for (int v = 0; st == MR_OK && v < r->nvol; v++) {
         mr_kspace *ks = NULL;
         if (mr_ismrmrd_read_volume(r, v, &ks) == MR_OK)
@@ -1304,17 +1301,7 @@ mr_status mr_ismrmrd_open_path(const char *path, const mr_read_opts *opts, mr_is
 {
     *out = NULL;
     hid_t file;
-    mr_read_opts o;
-    if (opts)
-        o = *opts;
-    else
-        mr_read_opts_default(&o);
-    /* (the reader does no prewhitening, recon/volumes.c does: no OpenMP in the child, whose thread
-     * pool would not survive fork) */
-    mr_status st = mr_h5_check_isolated(path, open_and_read_all, &o);
-    if (st != MR_OK)
-        return st;
-    st = mr_h5_open_read(path, &file);
+    mr_status st = mr_h5_open_read(path, &file);
     if (st != MR_OK)
         return st;
     st = mr_ismrmrd_open(file, path, opts, out);

@@ -105,10 +105,16 @@ int mr_ismrmrd_detect(hid_t file, const char *label, char *group, size_t size);
 
 /* Open and index the dataset (the three passes above). `label` names the file in messages. */
 mr_status mr_ismrmrd_open(hid_t file, const char *label, const mr_read_opts *opts, mr_ismrmrd **out);
-/* The same for a path (mr_h5_open_read's checks first); the handle owns the file. The file is first
- * opened and every volume read in a child process (mr_h5_check_isolated), which takes the crash or
- * hang of libhdf5 on a damaged file (docs/FUZZING.md): a file that is accepted is read twice. */
+/* The same for a path (mr_h5_open_read's checks first); the handle owns the file. In this process:
+ * for a file that mr_ismrmrd_check accepted in a child process (io/input.c, mr_h5_check_isolated),
+ * which takes the crash or hang of libhdf5 on a damaged file (docs/FUZZING.md). */
 mr_status mr_ismrmrd_open_path(const char *path, const mr_read_opts *opts, mr_ismrmrd **out);
+/* The check to run in that child: mr_ismrmrd_open, then every volume read and dropped, so that
+ * libhdf5 decodes every structure and every variable-length sequence of the file once there. Only
+ * the open decides: a volume this reader refuses is refused again when it is read in the parent
+ * (other volumes stay usable). It does no prewhitening (recon/volumes.c does), hence no OpenMP,
+ * whose thread pool would not survive the fork. */
+mr_status mr_ismrmrd_check(hid_t file, const char *label, const mr_read_opts *opts);
 
 const mr_ismrmrd_summary *mr_ismrmrd_summary_get(const mr_ismrmrd *r);
 

@@ -233,9 +233,13 @@ mr_status mr_backend_create(mr_backend **out, mr_device_sel sel, int threads)
         desc[0] = '\0';
         mr_clear_error();
     }
-    int used = snprintf(b->name, sizeof b->name, "gpu:%d %s", gpu, desc);
-    for (int i = 0; i < ngpus && ngpus > 1 && used > 0 && (size_t)used < sizeof b->name; i++)
-        used += snprintf(b->name + used, sizeof b->name - (size_t)used, "%s%d", i ? "," : "; sums on gpu:", gpus[i]);
+    char sums[MR_DEVICE_TEXT] = ""; /* several GPUs: "gpu:0,1" */
+    if (ngpus > 1) {
+        mr_device_sel list = {.kind = MR_DEVICE_GPU, .index = gpu, .ngpus = ngpus};
+        memcpy(list.gpus, gpus, (size_t)ngpus * sizeof *gpus);
+        mr_device_format(list, sums, sizeof sums);
+    }
+    snprintf(b->name, sizeof b->name, "gpu:%d %s%s%s", gpu, desc, sums[0] ? "; sums on " : "", sums);
     *out = b;
     return MR_OK;
 }

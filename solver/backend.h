@@ -51,10 +51,10 @@ mr_status mr_device_parse(const char *text, mr_device_sel *out);
 /* The request as text (the forms above) into buf (MR_DEVICE_TEXT bytes hold any). */
 void mr_device_format(mr_device_sel sel, char *buf, size_t size);
 
-/* Resolve a request without making anything: *gpu = the GPU index to use, or -1 for the host.
- * Explicit GPU requests fail (MR_ENODEV) when no such CUDA device exists (for a list: any entry);
- * AUTO logs its choice once per call when it takes the host. (Whether cuFFT loads is known only when
- * the backend is made.) */
+/* Resolve a request: *gpu = the GPU index to use, or -1 for the host. Nothing is made here, but a
+ * GPU's initialisation is queued (mr_device_resolve_gpus). Explicit GPU requests fail (MR_ENODEV)
+ * when no such CUDA device exists (for a list: any entry); AUTO logs its choice once per call when it
+ * takes the host. (Whether cuFFT loads is known only when the backend is made.) */
 mr_status mr_device_resolve(mr_device_sel sel, int *gpu);
 /* The same, with every GPU that shares the exact sums: gpus[0] = *gpu from mr_device_resolve, then
  * the other GPUs of gpu:all (ascending) or of the list (in order); *n = 0 for the host, 1 for one
