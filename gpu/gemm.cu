@@ -325,15 +325,15 @@ __device__ __forceinline__ void mr_mma_load(const mr_mma_args &a, const mr_mma_s
     }
 }
 
-/* One unit of P = Ay Bw, split into TF32 hi/lo, written in mma.sync A-fragment order: unit u covers the
- * m16 tile mt = u / 4 (8 columns: rows g = re, g + 8 = im of column 8 mt + g) and the 8 samples of
- * k8 = u % 4. Lane (g, q) computes the samples q and q + 4 of column 8 mt + g, i.e. its own fragment
- * registers {a0, a1, a2, a3} = {re(q), im(q), re(q+4), im(q+4)}, stored as one float4 for hi and one
- * for lo: the MMA loads them back with one 128-bit load each, already in operand order. */
+/* One A fragment of P = Ay Bw, split into TF32 hi/lo: the m16 tile mt (8 columns: rows g = re, g + 8 = im
+ * of column 8 mt + g) over the 8 samples k8 of stage st. Lane (g, q) computes the samples q and q + 4 of
+ * column 8 mt + g, i.e. its own fragment registers {a0, a1, a2, a3} = {re(q), im(q), re(q+4), im(q+4)}
+ * (the A layout of mma.sync m16n8k8 and of wgmma m64nNk8 alike). */
 template <int CVT>
-__device__ __forceinline__ void mr_mma_form(const mr_mma_smem &sm, float4 *Ah, float4 *Al, int st, int u, int lane)
+__device__ __forceinline__ void mr_mma_frag(const mr_mma_smem &sm, int st, int mt, int k8, int lane, uint32_t h[4],
+                                            uint32_t l[4])
 {
-    const int mt = u >> 2, k8 = u & 3, g = lane >> 2, q = lane & 3;
+    const int g = lane >> 2, q = lane & 3;
     const int c = mt * 8 + g, k = k8 * 8 + q;
     const float2 *ay = sm.Ays + st * MR_BC * MR_AY_LD + c * MR_AY_LD + k;
     const float2 *bz = sm.Bzs + st * MR_ZMAX * MR_AY_LD + sm.zl[c] * MR_AY_LD + k;
@@ -343,10 +343,17 @@ __device__ __forceinline__ void mr_mma_form(const mr_mma_smem &sm, float4 *Ah, f
     v[1] = fmaf(a0.x, b0.y, a0.y * b0.x);
     v[2] = fmaf(a1.x, b1.x, -a1.y * b1.y);
     v[3] = fmaf(a1.x, b1.y, a1.y * b1.x);
-    uint32_t h[4], l[4];
 #pragma unroll
     for (int e = 0; e < 4; e++)
         mr_split_t<CVT>(v[e], &h[e], &l[e]);
+}
+
+template <int CVT>
+__device__ __forceinline__ void mr_mma_form(const mr_mma_smem &sm, float4 *Ah, float4 *Al, int st, int u, int lane)
+{
+    uint32_t h[4], l[4]; /* unit u = (m16 tile u / 4, k8 = u % 4), stored as one float4 for hi and one for
+                            lo: the MMA loads them back with one 128-bit load each, already in operand order */
+    mr_mma_frag<CVT>(sm, st, u >> 2, u & 3, lane, h, l);
     const int idx = u * 32 + lane;
     Ah[idx] = make_float4(__uint_as_float(h[0]), __uint_as_float(h[1]), __uint_as_float(h[2]), __uint_as_float(h[3]));
     Al[idx] = make_float4(__uint_as_float(l[0]), __uint_as_float(l[1]), __uint_as_float(l[2]), __uint_as_float(l[3]));
@@ -655,6 +662,10 @@ template <class Ops, int DB> __global__ void __launch_bounds__(MR_THREADS, 1) mr
     mr_mma_store(a, acc, tile, j0, split, wm, wn, lane);
 }
 
+#if defined(MR_HAVE_WGMMA)
+#include "gemm_wgmma.cuh"
+#endif
+
 /* The compiled variants of the split-TF32 kernel (mr_gemm_opts.variant; docs/GPU.md has the
  * measurements), and the split-FP16 kernel. */
 typedef struct {
@@ -672,7 +683,7 @@ static const mr_mma_variant mr_mma_variants[] = {
 #define MR_MMA_FP16 4
 #define MR_MMA_NVARIANTS MR_MMA_FP16 /* the TF32 variants the options may choose */
 
-static mr_status mr_mma_attributes(void)
+static mr_status mr_mma_attributes(int wgmma)
 {
     for (size_t i = 0; i < sizeof mr_mma_variants / sizeof mr_mma_variants[0]; i++) {
         const mr_mma_variant *v = &mr_mma_variants[i];
@@ -680,7 +691,32 @@ static mr_status mr_mma_attributes(void)
         if (st != MR_OK)
             return st;
     }
+#if defined(MR_HAVE_WGMMA)
+    if (wgmma)
+        return MR_CU(cudaFuncSetAttribute(mr_k_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)mr_wg_smem_bytes()));
+#else
+    (void)wgmma;
+#endif
     return MR_OK;
+}
+
+/* Whether the wgmma engine runs on this device: gemm.cu built for sm_90a and compute capability 9.0 (the
+ * arch-specific code runs on no other). */
+int mr_gemm_wgmma_available(int device)
+{
+#if defined(MR_HAVE_WGMMA)
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return major == 9 && minor == 0;
+#else
+    (void)device;
+    return 0;
+#endif
 }
 
 /* ---- combine: partial sums -> voxels (and their Hermitian mirrors) ------------------------------ */
@@ -988,6 +1024,7 @@ struct mr_gemm_plan {
     uint64_t clock;
     mr_dbuf ws[MR_WS_COUNT];
     double last_ms;
+    int wgmma; /* the tf32x3 adjoint runs mr_k_wgmma (engine WGMMA, or AUTO where it is available) */
 };
 
 static void mr_free_buffers(mr_gemm_plan *p)
@@ -1045,7 +1082,8 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
     if (!o)
         o = &def;
     if (o->split_samples < 0 || o->split_samples % MR_KPAD_ALIGN || o->mem_fraction < 0 || o->mem_fraction > 1 ||
-        o->max_columns < 0 || o->max_samples < 0 || o->variant < 0 || o->variant >= MR_MMA_NVARIANTS)
+        o->max_columns < 0 || o->max_samples < 0 || o->variant < 0 || o->variant >= MR_MMA_NVARIANTS ||
+        o->engine < MR_GEMM_ENGINE_AUTO || o->engine > MR_GEMM_ENGINE_WGMMA)
         return mr_error(MR_EINVAL,
                         "mr_gemm_create: bad options (split_samples %d must be a multiple of %d, mem_fraction %g in "
                         "[0, 1], caps >= 0)",
@@ -1057,6 +1095,11 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
     }
     if (o->device < 0 || o->device >= n)
         return mr_error(MR_ENODEV, "GPU %d is not usable (%d CUDA devices found)", o->device, n);
+    const int wgmma_ok = mr_gemm_wgmma_available(o->device);
+    if (o->engine == MR_GEMM_ENGINE_WGMMA && !wgmma_ok)
+        return mr_error(MR_ENODEV, "the wgmma engine needs a GPU of compute capability 9.0 and a build for sm_90a "
+                                   "(CMAKE_CUDA_ARCHITECTURES with 90); GPU %d does not qualify",
+                        o->device);
     mr_status st = mr_gemm_load();
     if (st != MR_OK)
         return st;
@@ -1064,6 +1107,7 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
     if (!p)
         return mr_error(MR_ENOMEM, "mr_gemm_create: out of host memory");
     p->o = *o;
+    p->wgmma = o->engine == MR_GEMM_ENGINE_WGMMA || (o->engine == MR_GEMM_ENGINE_AUTO && wgmma_ok);
     if (p->o.mem_fraction == 0)
         p->o.mem_fraction = def.mem_fraction;
     if (p->o.split_samples == 0)
@@ -1075,7 +1119,7 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
         (st = MR_CU(cudaEventCreate(&p->ev0))) != MR_OK || (st = MR_CU(cudaEventCreate(&p->ev1))) != MR_OK ||
         (st = MR_CU(cudaMalloc((void **)&p->d_traj, (size_t)m * 3 * sizeof(float)))) != MR_OK ||
         (st = MR_CU(cudaMemcpy(p->d_traj, traj, (size_t)m * 3 * sizeof(float), cudaMemcpyHostToDevice))) != MR_OK ||
-        (st = mr_mma_attributes()) != MR_OK) {
+        (st = mr_mma_attributes(p->wgmma)) != MR_OK) {
         mr_gemm_destroy(p);
         return st;
     }
@@ -1382,8 +1426,9 @@ static int64_t mr_chunk_samples(mr_gemm_plan *p, size_t per_sample, int64_t want
     return k < p->kpad ? k : p->kpad;
 }
 
-/* The MMA engine over the pass's tiles: split TF32 (the variant of the options), or split FP16 when amax
- * (the device maximum of |a|, which scaled Bw) is given. */
+/* The MMA engine over the pass's tiles: split TF32 (the wgmma kernel where the plan uses it, else the
+ * mma.sync variant of the options), or split FP16 when amax (the device maximum of |a|, which scaled Bw)
+ * is given. */
 static mr_status mr_adjoint_mma(mr_gemm_plan *p, const mr_grid *g, const mr_tables *t, const mr_colplan *cp,
                                 const unsigned *amax, void *out, mr_gemm_type ot)
 {
@@ -1420,8 +1465,15 @@ static mr_status mr_adjoint_mma(mr_gemm_plan *p, const mr_grid *g, const mr_tabl
         a.ld = (int)(2 * nc);
         a.split_stride = (long long)t->nrows_pad * a.ld;
         const dim3 grid((unsigned)(nc / MR_BC), (unsigned)(t->nrows_pad / MR_BN), (unsigned)nsplit);
-        const mr_mma_variant *v = &mr_mma_variants[amax ? MR_MMA_FP16 : p->o.variant];
-        v->fn<<<grid, MR_THREADS, v->smem, p->s>>>(a);
+#if defined(MR_HAVE_WGMMA)
+        if (!amax && p->wgmma)
+            mr_k_wgmma<<<grid, MR_THREADS, mr_wg_smem_bytes(), p->s>>>(a);
+        else
+#endif
+        {
+            const mr_mma_variant *v = &mr_mma_variants[amax ? MR_MMA_FP16 : p->o.variant];
+            v->fn<<<grid, MR_THREADS, v->smem, p->s>>>(a);
+        }
         if ((st = MR_CU(cudaGetLastError())) != MR_OK)
             return st;
         mr_launch_combine<float>(p, a.part, nsplit, a.split_stride, a.ld, a.cols, (int)nc, g, amax, out, ot);

@@ -43,9 +43,11 @@ typedef enum { MR_GEMM_F32 = 0, MR_GEMM_F64 = 1 } mr_gemm_type;
 
 /* Who multiplies in MR_GEMM_TF32X3 (MR_GEMM_FP64 always uses cuBLAS DGEMM, MR_GEMM_FP16X3 our kernel). */
 typedef enum {
-    MR_GEMM_ENGINE_AUTO = 0, /* the fastest measured: MMA (docs/BENCHMARKS.md) */
+    MR_GEMM_ENGINE_AUTO = 0, /* the fastest measured (docs/BENCHMARKS.md): WGMMA where available, else MMA */
     MR_GEMM_ENGINE_MMA = 1,  /* our fused mma.sync kernel: the (y,z) rows formed on the fly, no big operand */
-    MR_GEMM_ENGINE_CUBLAS = 2 /* cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_FAST_TF32, operands materialised */
+    MR_GEMM_ENGINE_CUBLAS = 2, /* cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_FAST_TF32, operands materialised */
+    MR_GEMM_ENGINE_WGMMA = 3   /* our fused kernel on the warpgroup MMA (wgmma) of sm_90a: compute capability 9.0
+                                  and a build for sm_90a only (mr_gemm_wgmma_available) */
 } mr_gemm_engine;
 
 typedef struct {
@@ -68,6 +70,10 @@ void mr_gemm_opts_default(mr_gemm_opts *o);
  * the library and why it could not be loaded (it is loaded at run time, docs/GPU.md "Linking cuBLAS").
  * mr_gemm_create calls it. */
 mr_status mr_gemm_load(void);
+
+/* 1 when the wgmma engine runs on CUDA device `device` (gemm.cu built for sm_90a and compute capability
+ * 9.0), else 0; 0 without CUDA. */
+int mr_gemm_wgmma_available(int device);
 
 /* Device memory the tables of grid g take for M samples (the plan keeps them per grid, two grids):
  * (ceil(nx / MR_GEMM_ROW_ALIGN) MR_GEMM_ROW_ALIGN + 2 ny + 2 nz) * ceil(M / MR_GEMM_SAMPLE_ALIGN)

@@ -18,6 +18,12 @@ void mr_gemm_destroy(mr_gemm_plan *p) { (void)p; }
 
 mr_status mr_gemm_load(void) { return gemm_nocuda(); }
 
+int mr_gemm_wgmma_available(int device)
+{
+    (void)device;
+    return 0;
+}
+
 void mr_gemm_release(mr_gemm_plan *p) { (void)p; }
 
 mr_status mr_gemm_set_stream(mr_gemm_plan *p, void *stream)

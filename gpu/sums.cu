@@ -93,6 +93,11 @@ mr_sums_engine mr_gpu_sums_choose(int device, const int64_t matrix[3], int64_t m
                  (double)fr * 1e-9, device);
         return MR_SUMS_SFU;
     }
+    if (mr_gemm_wgmma_available(device)) {
+        snprintf(why, why_size, "tf32x3: tensor-core GEMM in split TF32 on the warpgroup MMA (tables %.2f GB)",
+                 need * 1e-9);
+        return MR_SUMS_TF32X3;
+    }
     snprintf(why, why_size, "fp16x3: tensor-core GEMM in split FP16 (tables %.2f GB)", need * 1e-9);
     return MR_SUMS_FP16X3;
 }
@@ -224,7 +229,10 @@ void mr_gpu_sums_describe(const mr_gpu_sums *s, const mr_grid *g, int real_weigh
 {
     if (s->engine != MR_SUMS_SFU) {
         snprintf(buf, size, "gpu %s",
-                 s->engine == MR_SUMS_FP64 ? "fp64 dgemm" : s->engine == MR_SUMS_FP16X3 ? "fp16x3 mma" : "tf32x3 mma v0");
+                 s->engine == MR_SUMS_FP64     ? "fp64 dgemm"
+                 : s->engine == MR_SUMS_FP16X3 ? "fp16x3 mma"
+                 : mr_gemm_wgmma_available(s->main_dev) ? "tf32x3 wgmma"
+                                                        : "tf32x3 mma v0");
         return;
     }
     const mr_gpu_variant v = s->exact_trig ? MR_GPU_CONSTANT : mr_gpu_variant_for_grid(s->main_dev, g, real_weights);

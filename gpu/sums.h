@@ -58,8 +58,9 @@ typedef struct {
 const char *mr_sums_engine_name(mr_sums_engine e);
 
 /* The engine the operator takes when the user leaves the choice to it, for an image matrix and M samples
- * on `device`; why (may be NULL) receives the reason in words. MR_SUMS_FP16X3 (faster and more accurate
- * than the kernels and tf32x3 on every measured size, docs/BENCHMARKS.md) unless cuBLAS does not load, the GEMM
+ * on `device`; why (may be NULL) receives the reason in words. MR_SUMS_TF32X3 where its warpgroup-MMA kernel
+ * runs (compute capability 9.0: the fastest there, docs/BENCHMARKS.md), else MR_SUMS_FP16X3 (faster than the
+ * mma.sync tf32x3 and the kernels on every measured size), unless cuBLAS does not load, the GEMM
  * tables of the Q grid would take more than a third of the free device memory, or the Q sum is so small
  * (< MR_SUMS_GEMM_MIN_PAIRS voxel-sample pairs) that loading cuBLAS costs more than it saves. */
 #define MR_SUMS_GEMM_MIN_PAIRS 0.0

@@ -376,6 +376,7 @@ static const struct {
     const char *config;
 } gemm_rows[] = {
     {MR_GEMM_TF32X3, MR_GEMM_ENGINE_MMA, "mma.sync TF32 x3"},
+    {MR_GEMM_TF32X3, MR_GEMM_ENGINE_WGMMA, "wgmma TF32 x3"}, /* where available (compute capability 9.0) */
     {MR_GEMM_TF32X3, MR_GEMM_ENGINE_CUBLAS, "cuBLAS GemmEx TF32 x3"}, /* with --gemm-cublas only */
     {MR_GEMM_FP64, MR_GEMM_ENGINE_AUTO, "cuBLAS DGEMM"},
     {MR_GEMM_FP16X3, MR_GEMM_ENGINE_MMA, "mma.sync FP16 x3, scaled"},
@@ -411,7 +412,7 @@ static mr_status bench_gemm_row(bench_ctx *c, const mr_grid *g, int real, int ro
     memset(r, 0, sizeof *r);
     snprintf(r->kernel, sizeof r->kernel, "%s", real ? "Q" : "FHd");
     snprintf(r->impl, sizeof r->impl, "gpu gemm %s%s", mr_gemm_precision_name(prec),
-             engine == MR_GEMM_ENGINE_CUBLAS ? " cublas" : "");
+             engine == MR_GEMM_ENGINE_CUBLAS ? " cublas" : engine == MR_GEMM_ENGINE_WGMMA ? " wgmma" : "");
     snprintf(r->config, sizeof r->config, "%s%s", gemm_rows[row].config, real ? ", Hermitian" : "");
     mr_log(MR_LOG_INFO, "bench: %s %s on %lld voxels x %lld samples", r->kernel, r->impl, (long long)nv,
            (long long)c->m);
@@ -473,6 +474,7 @@ static mr_status bench_ladder(bench_ctx *c)
                         strcmp(o->rows, "ladder") != 0;
              k++) {
             if ((gemm_rows[k].engine == MR_GEMM_ENGINE_CUBLAS && !o->gemm_cublas) ||
+                (gemm_rows[k].engine == MR_GEMM_ENGINE_WGMMA && !mr_gemm_wgmma_available(0)) || /* the plans' GPU */
                 (strcmp(o->precision, "all") != 0 && strcmp(o->precision, mr_gemm_precision_name(gemm_rows[k].prec)) != 0))
                 continue;
             st = bench_gemm_row(c, &g, real, k, &acc);

@@ -30,8 +30,8 @@ typedef enum {
 #define MR_OPT_HELP_PRECISION                                                                                     \
     "engine of the exact sums Q and F^H d on a GPU: tf32x3 = tensor cores in split TF32, fp16x3 = tensor cores "  \
     "in split FP16 with scaled weights (same accuracy), fp64 = tensor-core DGEMM (the sums in float64), sfu = "    \
-    "the CUDA-core kernels; auto = fp16x3, or sfu where the GEMM does not "                                       \
-    "fit or pay (docs/GPU.md); on the CPU only auto (its own kernels)"
+    "the CUDA-core kernels; auto = tf32x3 on an H100/H200 (compute capability 9.0, its wgmma kernel), else "     \
+    "fp16x3, or sfu where the GEMM does not fit or pay (docs/GPU.md); on the CPU only auto (its own kernels)"
 #define MR_OPT_HELP_DEVICE                                                                                        \
     "where the reconstruction runs (auto: a GPU when one is usable; gpu:all or gpu:0,1: Q and F^H d split across " \
     "those GPUs, CG on the first)"

@@ -112,7 +112,8 @@ typedef struct {
  * The rest of the pipeline keeps float32 whatever the engine: Q and F^H d are stored as float,
  * the Toeplitz FFTs and CG run in float32 (with double dot products). */
 typedef enum {
-    MR_PRECISION_AUTO = 0, /* host: the CPU kernels; GPU: the measured default (fp16x3 where it pays) */
+    MR_PRECISION_AUTO = 0, /* host: the CPU kernels; GPU: the measured default (tf32x3 on compute
+                              capability 9.0, else fp16x3, where it pays: gpu/sums.h) */
     MR_PRECISION_SFU = 1,  /* GPU: the CUDA-core kernels of the ladder (fixed-point phase, hardware sincos;
                               rung by grid size: multi-voxel on large grids, the SFU rung on small ones) */
     MR_PRECISION_TF32X3 = 2, /* GPU: matrix products on the tensor cores in split TF32 (gpu/gemm.h) */

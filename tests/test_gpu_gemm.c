@@ -35,11 +35,15 @@ typedef struct {
 
 static const tmode modes[] = {
     {"tf32x3/mma", MR_GEMM_TF32X3, MR_GEMM_ENGINE_MMA},
+    {"tf32x3/wgmma", MR_GEMM_TF32X3, MR_GEMM_ENGINE_WGMMA}, /* compute capability 9.0 with an sm_90a build only */
     {"tf32x3/cublas", MR_GEMM_TF32X3, MR_GEMM_ENGINE_CUBLAS},
     {"fp64", MR_GEMM_FP64, MR_GEMM_ENGINE_AUTO},
     {"fp16x3", MR_GEMM_FP16X3, MR_GEMM_ENGINE_MMA},
 };
 #define NMODES ((int)(sizeof modes / sizeof modes[0]))
+
+/* A mode this GPU cannot run (the wgmma engine elsewhere than on compute capability 9.0). */
+static int skip_mode(int md) { return modes[md].engine == MR_GEMM_ENGINE_WGMMA && !mr_gemm_wgmma_available(0); }
 
 static double tol_of(mr_gemm_precision p) { return p == MR_GEMM_FP64 ? TOL_FP64 : TOL_TF32; }
 
@@ -174,6 +178,8 @@ static void run_case(const tcase *tc, uint64_t *rng)
         for (int small = 0; small <= 1; small++)
             for (int herm = 0; herm <= 1; herm++)
                 for (int md = 0; md < NMODES; md++) {
+                    if (skip_mode(md))
+                        continue;
                     mr_gemm_opts o;
                     mr_gemm_opts_default(&o);
                     o.engine = modes[md].engine;
@@ -239,6 +245,8 @@ static void check_adjointness(uint64_t *rng)
         for (int64_t i = 0; i < 2 * m; i++)
             y[i] = (float)test_normal(rng);
         for (int md = 0; md < NMODES; md++) {
+            if (skip_mode(md))
+                continue;
             mr_gemm_plan *p = plan_for(traj, m, md);
             if (!p)
                 continue;
@@ -301,6 +309,8 @@ static void check_device_api(uint64_t *rng)
     CHECK(cudaMemcpy(d_a, ar, (size_t)m * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
     CHECK(cudaMemcpy(d_x, x, (size_t)nvi * 2 * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
     for (int md = 0; md < NMODES; md++) {
+        if (skip_mode(md))
+            continue;
         if (modes[md].engine == MR_GEMM_ENGINE_CUBLAS) /* our kernels only */
             continue;
         mr_gemm_plan *p = plan_for(traj, m, md);
@@ -395,6 +405,8 @@ static void check_phantom(const char *name, mr_traj_kind kind, const int64_t mat
                 a[i] = q ? 1.0f : ks->data[i];
             mr_nudft_adjoint_ref(&g, ks->traj, a, q, m, ref);
             for (int md = 0; md < NMODES; md++) {
+                if (skip_mode(md))
+                    continue;
                 mr_gemm_plan *p = plan_for(ks->traj, m, md);
                 if (!p)
                     continue;
@@ -428,6 +440,8 @@ static void check_realistic(uint64_t *rng)
             random_traj(rng, matrix, 1.0, m, traj);
             random_weights(rng, q, m, a);
             for (int md = 0; md < NMODES; md++) {
+                if (skip_mode(md))
+                    continue;
                 if (modes[md].engine == MR_GEMM_ENGINE_CUBLAS)
                     continue;
                 mr_gemm_plan *p = NULL;
@@ -557,6 +571,15 @@ int main(void)
     mr_gemm_opts_default(&o);
     o.split_samples = 33;
     CHECK(mr_gemm_create(&p, k, 1, &o) == MR_EINVAL && p == NULL);
+    mr_gemm_opts_default(&o);
+    o.engine = (mr_gemm_engine)(MR_GEMM_ENGINE_WGMMA + 1);
+    CHECK(mr_gemm_create(&p, k, 1, &o) == MR_EINVAL && p == NULL);
+    if (!mr_gemm_wgmma_available(0)) { /* asked for where it cannot run: a clear error, no plan */
+        o.engine = MR_GEMM_ENGINE_WGMMA;
+        CHECK(mr_gemm_create(&p, k, 1, &o) == MR_ENODEV && p == NULL);
+        mr_clear_error();
+    }
+    printf("wgmma engine on GPU 0: %s\n", mr_gemm_wgmma_available(0) ? "available (tested)" : "not available (skipped)");
     mr_gemm_precision pr;
     CHECK(mr_gemm_precision_parse("fp64", &pr) == MR_OK && pr == MR_GEMM_FP64);
     CHECK(mr_gemm_precision_parse("fp16x3", &pr) == MR_OK && pr == MR_GEMM_FP16X3);
