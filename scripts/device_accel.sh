@@ -5,7 +5,7 @@
 # CUDA start-up dominates), and Q / F^H d through the operator's engine on one GPU and split (--what q).
 # Key results go to $OUT/summary.txt, every log and report.json to $OUT/logs.tgz.
 # Usage: scripts/device_accel.sh [tests|bench|e2e|all] (default all; e2e: the tests and the book problem
-# end to end only); BUILD=/tmp/b
+# end to end only); BUILD=/tmp/b; ROUNDS=N runs the GPU tests N times (default 1)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WHAT="${1:-all}"
@@ -17,16 +17,19 @@ build_tree
 bin="$B/mrirecon"
 ldd "$bin" | grep -iE "cublas|cufft" >>"$S" || echo "mrirecon links no cuBLAS/cuFFT (both loaded at run time)" >>"$S"
 
-if [ "$WHAT" != bench ]; then
+for round in $(seq 1 "${ROUNDS:-1}"); do
+  [ "$WHAT" = bench ] && break
   for t in test_gpu_sums test_q_cache test_op_device test_gpu_linop test_gpu_cg test_gpu_gemm test_gpu_nudft \
     test_gpu_phantom test_background; do
-    log "$t"
-    (cd "$B" && MRIRECON_CACHE_DIR=/tmp/accel-test-cache timeout 90 "./$t") >"$L/$t.log" 2>&1
+    log "$t (round $round)"
+    lg="$L/$t.$round.log"
+    (cd "$B" && MRIRECON_CACHE_DIR=/tmp/accel-test-cache timeout 90 "./$t") >"$lg" 2>&1
     echo "exit $?" >>"$S"
-    grep -E "FAIL|checks,|CHECK failed|precision |rungs|auto engine|operator .*: Q|parts vs 1 part|backend of" "$L/$t.log" |
-      grep -v "^mrirecon: warning: Q cache" | head -60 >>"$S"
+    pat="FAIL|checks,|CHECK failed|voxels wrong|voxel \("
+    [ "$round" = 1 ] && pat="$pat|precision |rungs|auto engine|operator .*: Q|parts vs 1 part|backend of"
+    grep -E "$pat" "$lg" | grep -v "^mrirecon: warning: Q cache" | head -60 >>"$S"
   done
-fi
+done
 
 summarise() { # REPORT LABEL
   python3 - "$1" "$2" <<'EOF' >>"$S" 2>&1
