@@ -14,7 +14,9 @@
  *
  * Precision modes:
  *   MR_GEMM_TF32X3  split TF32 on the tensor cores: A = A_hi + A_lo, A.B ~ A_hi.B_hi + A_hi.B_lo + A_lo.B_hi
- *                   with FP32 accumulation (rel. L2 ~1e-6); our own mma.sync kernel (default) or cuBLAS.
+ *                   with FP32 accumulation (rel. L2 ~1e-6); our own kernel on the warpgroup MMA (wgmma,
+ *                   compute capability 9.0: the default there), our mma.sync kernel (the default elsewhere),
+ *                   or cuBLAS.
  *   MR_GEMM_FP64    float64 tables and DGEMM on the FP64 tensor cores (cuBLAS): the exact sum in double
  *                   (rel. L2 ~1e-14).
  *   MR_GEMM_FP16X3  split FP16 (the same three products, mma.sync m16n8k16: twice the work per tensor-core

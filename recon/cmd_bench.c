@@ -52,7 +52,7 @@ int mr_cmd_bench(int argc, char **argv)
          "also time tf32x3 with the cuBLAS engine (GemmEx, operands materialised) next to our mma.sync kernel", NULL,
          0, -1},
         {"gemm-variant", 0, MR_OPT_INT, &o.gemm_variant, "V",
-         "MMA kernel variant of the tf32x3 rows, for tuning (0: the default; docs/GPU.md lists them)", NULL, 0, 3},
+         "kernel variant of the mma.sync tf32x3 row, for tuning (0: the default; docs/GPU.md lists them)", NULL, 0, 3},
         {"gemm-ksplit", 0, MR_OPT_INT, &o.gemm_ksplit, "K",
          "samples per K split of the tf32x3 MMA kernel, a multiple of 32 (0: the default, 4096), for the GEMM rows "
          "and --what q",
