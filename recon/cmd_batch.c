@@ -179,7 +179,8 @@ int mr_cmd_batch(int argc, char **argv)
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", resume && force ? "--resume and --force exclude each other" : "missing -o OUTDIR");
     }
-    if ((rc = mr_cg_cli_apply(&spec, &cg, &ctx.recon)) != MR_EXIT_OK) {
+    if ((rc = mr_cg_cli_apply(&spec, &cg, &ctx.recon)) != MR_EXIT_OK ||
+        (rc = mr_opts_check_precision(&spec, ctx.recon.op.precision, device)) != MR_EXIT_OK) {
         mr_opts_free(&res);
         return rc;
     }

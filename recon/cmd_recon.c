@@ -200,9 +200,8 @@ int mr_cmd_recon(int argc, char **argv)
         return mr_opts_usage(&spec, "missing -o OUTDIR");
     if (o.sens_maps && (!strcmp(o.sens, "rss") || !strcmp(o.sens, "estimate")))
         return mr_opts_usage(&spec, "--sens-maps %s and --sens %s exclude each other", o.sens_maps, o.sens);
-    if (o.op.precision != MR_PRECISION_AUTO && device.kind == MR_DEVICE_CPU)
-        return mr_opts_usage(&spec, "--precision %s runs on a GPU; with --device cpu only auto",
-                             mr_precision_name(o.op.precision));
+    if ((rc = mr_opts_check_precision(&spec, o.op.precision, device)) != MR_EXIT_OK)
+        return rc;
     if ((rc = mr_cg_cli_apply(&spec, &cg, &o)) != MR_EXIT_OK)
         return rc;
     if (mr_read_cli_apply(&rdc, &o.read, &o.prewhiten) != MR_OK)

@@ -63,7 +63,8 @@ int mr_cmd_validate(int argc, char **argv)
     mr_opts_free(&res); /* no positional arguments */
     if (!o.outdir || !o.outdir[0])
         return mr_opts_usage(&spec, "missing -o DIR");
-    if ((rc = mr_cg_cli_apply(&spec, &cg, &cg_opts)) != MR_EXIT_OK)
+    if ((rc = mr_cg_cli_apply(&spec, &cg, &cg_opts)) != MR_EXIT_OK ||
+        (rc = mr_opts_check_precision(&spec, o.op.precision, device)) != MR_EXIT_OK)
         return rc;
     o.lambda = cg_opts.lambda;
     o.lambda_rel = cg_opts.lambda_rel;

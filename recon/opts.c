@@ -325,3 +325,11 @@ int mr_opts_parse_matrix(const char *text, int64_t v[3])
     }
     return n;
 }
+
+int mr_opts_check_precision(const mr_cmd_spec *spec, mr_precision precision, mr_device_sel device)
+{
+    if (precision != MR_PRECISION_AUTO && device.kind == MR_DEVICE_CPU)
+        return mr_opts_usage(spec, "--precision %s runs on a GPU; with --device cpu only auto",
+                             mr_precision_name(precision));
+    return MR_EXIT_OK;
+}

@@ -97,6 +97,11 @@ int mr_opts_usage(const mr_cmd_spec *spec, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* --precision other than auto with --device cpu (the precisions name GPU engines): the usage message and
+ * MR_EXIT_USAGE; else MR_EXIT_OK. One rule for recon, batch and validate. */
+int mr_opts_check_precision(const mr_cmd_spec *spec, mr_precision precision, mr_device_sel device);
+
 /* An option value of one to three comma-separated numbers ("a", "a,b", "a,b,c") into v[0..n);
  * returns n, or 0 on a syntax error or a value that is not finite. */
 int mr_opts_parse_list3(const char *text, double v[3]);

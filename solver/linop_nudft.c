@@ -58,7 +58,7 @@ mr_status mr_precision_parse(const char *text, mr_precision *p)
             *p = (mr_precision)i;
             return MR_OK;
         }
-    return mr_error(MR_EINVAL, "precision '%s' is not auto, sfu, tf32x3, fp16x3 or fp64", text ? text : "(null)");
+    return mr_error(MR_EINVAL, "'%s' is not auto, sfu, tf32x3, fp16x3 or fp64", text ? text : "(null)");
 }
 
 /* ---- the Toeplitz normal ----------------------------------------------------------------------- */

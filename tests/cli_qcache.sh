@@ -69,6 +69,13 @@ expect 2 "--precision tf32x3 --device cpu" -- "$bin" recon "$dir/s1.h5" -o "$dir
 check "usage message names the precision" grep -q "precision tf32x3" "$dir/err"
 expect 2 "--precision bogus" -- "$bin" recon "$dir/s1.h5" -o "$dir/r6" --precision fp32
 check "message lists the choices" grep -q "'fp32' is not auto, sfu, tf32x3, fp16x3 or fp64" "$dir/err"
+check "message names the option once" grep -q "mrirecon recon: --precision: 'fp32' is not auto" "$dir/err"
+expect 2 "batch --precision fp64 --device cpu" -- "$bin" batch "$dir/s1.h5" -o "$dir/b6" --precision fp64 --device cpu
+check "batch: the usage message of recon" grep -q "precision fp64 runs on a GPU; with --device cpu only auto" "$dir/err"
+check "batch: nothing created" test ! -e "$dir/b6"
+expect 2 "validate --precision fp16x3 --device cpu" -- "$bin" validate -o "$dir/v6" --precision fp16x3 --device cpu
+check "validate: the usage message of recon" grep -q "precision fp16x3 runs on a GPU; with --device cpu only auto" "$dir/err"
+check "validate: nothing created" test ! -e "$dir/v6"
 if [ "$("$bin" recon "$dir/s1.h5" -o "$dir/probe" --device gpu --q-cache off -q >/dev/null 2>&1; echo $?)" = 1 ]; then
   expect 1 "--precision fp64 --device auto without a GPU" -- "$bin" recon "$dir/s1.h5" -o "$dir/r7" --precision fp64
   check "run-time message names the precision" grep -q "precision fp64 runs on a GPU" "$dir/err"
