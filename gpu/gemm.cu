@@ -572,11 +572,18 @@ struct mr_ops_fp16 {
     }
 };
 
+/* Shared memory after the A tiles (mr_mma_begin's layout): the pipeline stages of T (rows of tsld floats)
+ * and of Ay and Bw (rows of ayld float2), and the column table. */
+static constexpr size_t mr_mma_stage_bytes(int tsld, int ayld)
+{
+    return (size_t)MR_STAGES * MR_BN * tsld * sizeof(float) +
+           (size_t)MR_STAGES * (MR_BC + MR_ZMAX) * ayld * sizeof(float2) + 2 * MR_BC * sizeof(int);
+}
+
 template <class Ops> static constexpr size_t mr_mma_smem_bytes(int db)
 {
-    return (size_t)MR_STAGES * MR_BN * Ops::TSLD * sizeof(float) +
-           (size_t)MR_STAGES * (MR_BC + MR_ZMAX) * Ops::AYLD * sizeof(float2) +
-           (size_t)(db ? 2 : 1) * 2 * Ops::AFRAG * sizeof(typename Ops::frag) + 2 * MR_BC * sizeof(int);
+    return (size_t)(db ? 2 : 1) * 2 * Ops::AFRAG * sizeof(typename Ops::frag) +
+           mr_mma_stage_bytes(Ops::TSLD, Ops::AYLD);
 }
 
 /* DB = 0: one A tile; per stage: barrier, form P, barrier, MMAs.
@@ -1026,6 +1033,19 @@ struct mr_gemm_plan {
     double last_ms;
     int wgmma; /* the tf32x3 adjoint runs mr_k_wgmma (engine WGMMA, or AUTO where it is available) */
 };
+
+const char *mr_gemm_adjoint_kernel(const mr_gemm_plan *p, mr_gemm_precision prec)
+{
+    static const char *const mma[] = {"tf32x3 mma v0", "tf32x3 mma v1", "tf32x3 mma v2", "tf32x3 mma v3"};
+    static_assert(sizeof mma / sizeof mma[0] == MR_MMA_NVARIANTS, "a name per mma.sync variant");
+    if (prec == MR_GEMM_FP64)
+        return "fp64 dgemm";
+    if (prec == MR_GEMM_FP16X3)
+        return "fp16x3 mma";
+    if (p->o.engine == MR_GEMM_ENGINE_CUBLAS)
+        return "tf32x3 cublas";
+    return p->wgmma ? "tf32x3 wgmma" : mma[p->o.variant];
+}
 
 static void mr_free_buffers(mr_gemm_plan *p)
 {

@@ -94,6 +94,10 @@ mr_status mr_gemm_precision_parse(const char *text, mr_gemm_precision *p);
 mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const mr_gemm_opts *o);
 void mr_gemm_destroy(mr_gemm_plan *p);
 
+/* The kernel the plan's adjoint runs in precision prec, in words: "tf32x3 wgmma", "tf32x3 mma v0".. "v3",
+ * "tf32x3 cublas", "fp16x3 mma" or "fp64 dgemm". The bits of a sum depend on it (the Q cache keys on it). */
+const char *mr_gemm_adjoint_kernel(const mr_gemm_plan *p, mr_gemm_precision prec);
+
 /* Free the tables and the work space the plan keeps (the next call rebuilds what it needs), e.g. once Q
  * is done and only the image grid is used from then on. */
 void mr_gemm_release(mr_gemm_plan *p);

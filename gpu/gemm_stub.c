@@ -18,6 +18,13 @@ void mr_gemm_destroy(mr_gemm_plan *p) { (void)p; }
 
 mr_status mr_gemm_load(void) { return gemm_nocuda(); }
 
+const char *mr_gemm_adjoint_kernel(const mr_gemm_plan *p, mr_gemm_precision prec)
+{
+    (void)p;
+    (void)prec;
+    return "none";
+}
+
 int mr_gemm_wgmma_available(int device)
 {
     (void)device;

@@ -208,6 +208,5 @@ __global__ void __launch_bounds__(MR_THREADS, 1) mr_k_wgmma(const mr_mma_args a)
 
 static constexpr size_t mr_wg_smem_bytes(void)
 {
-    return (size_t)4 * MR_WG_BUF * sizeof(float) + (size_t)MR_STAGES * MR_BN * MR_TS_LD * sizeof(float) +
-           (size_t)MR_STAGES * (MR_BC + MR_ZMAX) * MR_AY_LD * sizeof(float2) + 2 * MR_BC * sizeof(int);
+    return (size_t)4 * MR_WG_BUF * sizeof(float) + mr_mma_stage_bytes(MR_TS_LD, MR_AY_LD);
 }

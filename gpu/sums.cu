@@ -53,10 +53,11 @@ struct mr_gpu_sums {
     mr_gpu_variant rung;
 };
 
-static mr_gemm_precision gemm_prec(const mr_gpu_sums *s)
-{
-    return s->engine == MR_SUMS_FP64 ? MR_GEMM_FP64 : s->engine == MR_SUMS_FP16X3 ? MR_GEMM_FP16X3 : MR_GEMM_TF32X3;
-}
+/* The GEMM engines are the precisions of gpu/gemm.h, one up (MR_SUMS_SFU first). */
+static_assert(MR_SUMS_TF32X3 == MR_GEMM_TF32X3 + 1 && MR_SUMS_FP64 == MR_GEMM_FP64 + 1 &&
+                  MR_SUMS_FP16X3 == MR_GEMM_FP16X3 + 1,
+              "mr_sums_engine lists mr_gemm_precision in its order after sfu");
+static mr_gemm_precision gemm_prec(const mr_gpu_sums *s) { return (mr_gemm_precision)(s->engine - 1); }
 
 mr_sums_engine mr_gpu_sums_choose(int device, const int64_t matrix[3], int64_t m, char *why, size_t why_size)
 {
@@ -185,8 +186,7 @@ mr_status mr_gpu_sums_create(mr_gpu_sums **out, mr_gpu_ctx *c, const float *traj
         return mr_error(MR_EINVAL, "GPU sums: %d devices listed, the first %d (need 1..%d, the first the context's "
                                    "GPU %d)",
                         nd, o->devices ? o->devices[0] : -1, MR_SUMS_MAX_PARTS, main_dev);
-    if (o->engine != MR_SUMS_SFU && o->engine != MR_SUMS_TF32X3 && o->engine != MR_SUMS_FP64 &&
-        o->engine != MR_SUMS_FP16X3)
+    if (o->engine < MR_SUMS_SFU || o->engine > MR_SUMS_FP16X3)
         return mr_error(MR_EINVAL, "GPU sums: unknown engine %d", (int)o->engine);
     mr_gpu_sums *s = (mr_gpu_sums *)calloc(1, sizeof *s);
     if (!s)
@@ -228,11 +228,7 @@ int mr_gpu_sums_parts(const mr_gpu_sums *s) { return s ? s->nparts : 0; }
 void mr_gpu_sums_describe(const mr_gpu_sums *s, const mr_grid *g, int real_weights, char *buf, size_t size)
 {
     if (s->engine != MR_SUMS_SFU) {
-        snprintf(buf, size, "gpu %s",
-                 s->engine == MR_SUMS_FP64     ? "fp64 dgemm"
-                 : s->engine == MR_SUMS_FP16X3 ? "fp16x3 mma"
-                 : mr_gemm_wgmma_available(s->main_dev) ? "tf32x3 wgmma"
-                                                        : "tf32x3 mma v0");
+        snprintf(buf, size, "gpu %s", mr_gemm_adjoint_kernel(s->dev[0].gp, gemm_prec(s))); /* the main GPU's */
         return;
     }
     const mr_gpu_variant v = s->exact_trig ? MR_GPU_CONSTANT : mr_gpu_variant_for_grid(s->main_dev, g, real_weights);

@@ -36,7 +36,8 @@ extern "C" {
 typedef enum {
     MR_SUMS_SFU = 0,    /* the ladder's CUDA-core kernels (fixed-point phase, hardware sincos), the rung chosen by
                            grid size (mr_gpu_variant_for_grid); with exact_trig the constant-memory rung */
-    MR_SUMS_TF32X3 = 1, /* tensor-core GEMM in split TF32 (our mma.sync kernel; the forward with cuBLAS) */
+    MR_SUMS_TF32X3 = 1, /* tensor-core GEMM in split TF32 (our wgmma kernel on compute capability 9.0, else our
+                           mma.sync kernel; the forward with cuBLAS) */
     MR_SUMS_FP64 = 2,   /* tensor-core DGEMM: the sums in float64 */
     MR_SUMS_FP16X3 = 3  /* tensor-core GEMM in split FP16, weights scaled into FP16's range (our kernel) */
 } mr_sums_engine;

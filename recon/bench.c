@@ -373,13 +373,14 @@ static mr_status gemm_acc(const bench_acc *a, const float *w, int real, mr_gemm_
 static const struct {
     mr_gemm_precision prec;
     mr_gemm_engine engine;
+    const char *impl;   /* after "gpu gemm <precision>" in the implementation column */
     const char *config;
 } gemm_rows[] = {
-    {MR_GEMM_TF32X3, MR_GEMM_ENGINE_MMA, "mma.sync TF32 x3"},
-    {MR_GEMM_TF32X3, MR_GEMM_ENGINE_WGMMA, "wgmma TF32 x3"}, /* where available (compute capability 9.0) */
-    {MR_GEMM_TF32X3, MR_GEMM_ENGINE_CUBLAS, "cuBLAS GemmEx TF32 x3"}, /* with --gemm-cublas only */
-    {MR_GEMM_FP64, MR_GEMM_ENGINE_AUTO, "cuBLAS DGEMM"},
-    {MR_GEMM_FP16X3, MR_GEMM_ENGINE_MMA, "mma.sync FP16 x3, scaled"},
+    {MR_GEMM_TF32X3, MR_GEMM_ENGINE_MMA, "", "mma.sync TF32 x3"},
+    {MR_GEMM_TF32X3, MR_GEMM_ENGINE_WGMMA, " wgmma", "wgmma TF32 x3"}, /* where available (compute capability 9.0) */
+    {MR_GEMM_TF32X3, MR_GEMM_ENGINE_CUBLAS, " cublas", "cuBLAS GemmEx TF32 x3"}, /* with --gemm-cublas only */
+    {MR_GEMM_FP64, MR_GEMM_ENGINE_AUTO, "", "cuBLAS DGEMM"},
+    {MR_GEMM_FP16X3, MR_GEMM_ENGINE_MMA, "", "mma.sync FP16 x3, scaled"},
 };
 
 /* One GEMM row (gemm_rows[row]): the whole grid, median of the device times (mr_gemm_last_ms: tables cached by the
@@ -411,8 +412,7 @@ static mr_status bench_gemm_row(bench_ctx *c, const mr_grid *g, int real, int ro
     bench_row *r = &c->rows[c->nrows];
     memset(r, 0, sizeof *r);
     snprintf(r->kernel, sizeof r->kernel, "%s", real ? "Q" : "FHd");
-    snprintf(r->impl, sizeof r->impl, "gpu gemm %s%s", mr_gemm_precision_name(prec),
-             engine == MR_GEMM_ENGINE_CUBLAS ? " cublas" : engine == MR_GEMM_ENGINE_WGMMA ? " wgmma" : "");
+    snprintf(r->impl, sizeof r->impl, "gpu gemm %s%s", mr_gemm_precision_name(prec), gemm_rows[row].impl);
     snprintf(r->config, sizeof r->config, "%s%s", gemm_rows[row].config, real ? ", Hermitian" : "");
     mr_log(MR_LOG_INFO, "bench: %s %s on %lld voxels x %lld samples", r->kernel, r->impl, (long long)nv,
            (long long)c->m);

@@ -78,12 +78,17 @@ static void random_weights(uint64_t *rng, int real, int64_t m, float *a)
 }
 
 /* Relative L2 of an output of type t (n complex values) against a double reference; NaN fails. */
+/* Value i of an output array of type t. */
+static double out_at(const void *out, mr_gemm_type t, int64_t i)
+{
+    return t == MR_GEMM_F64 ? ((const double *)out)[i] : (double)((const float *)out)[i];
+}
+
 static double rel_l2(const void *out, mr_gemm_type t, const double *ref, int64_t n)
 {
     double num = 0.0, den = 0.0;
     for (int64_t i = 0; i < 2 * n; i++) {
-        const double v = t == MR_GEMM_F64 ? ((const double *)out)[i] : (double)((const float *)out)[i];
-        const double d = v - ref[i];
+        const double d = out_at(out, t, i) - ref[i];
         num += d * d;
         den += ref[i] * ref[i];
     }
@@ -123,15 +128,14 @@ static void describe_wrong(const char *what, const mr_grid *g, const void *out, 
     const int64_t nv = mr_grid_size(g);
     double no = 0.0, nr = 0.0, mx = 0.0;
     for (int64_t i = 0; i < 2 * nv; i++) {
-        const double o = ot == MR_GEMM_F64 ? ((const double *)out)[i] : (double)((const float *)out)[i];
+        const double o = out_at(out, ot, i);
         no += o * o;
         nr += ref[i] * ref[i];
         mx = fabs(ref[i]) > mx ? fabs(ref[i]) : mx;
     }
     int64_t bad = 0;
     for (int64_t v = 0; v < nv; v++) {
-        const double o0 = ot == MR_GEMM_F64 ? ((const double *)out)[2 * v] : (double)((const float *)out)[2 * v];
-        const double o1 = ot == MR_GEMM_F64 ? ((const double *)out)[2 * v + 1] : (double)((const float *)out)[2 * v + 1];
+        const double o0 = out_at(out, ot, 2 * v), o1 = out_at(out, ot, 2 * v + 1);
         if (!(hypot(o0 - ref[2 * v], o1 - ref[2 * v + 1]) <= 1e-3 * mx)) {
             if (bad < 8)
                 fprintf(stderr, "  %s: voxel (%lld, %lld, %lld) = (%g, %g), reference (%g, %g)\n", what,

@@ -35,7 +35,8 @@ static double rel_l2_dd(const double *a, const double *b, int64_t n)
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-static const char *const engine_names[4] = {"sfu", "tf32x3", "fp64", "fp16x3"};
+/* The engine's name (sfu, tf32x3, fp64, fp16x3: mr_sums_engine order, which the loops below follow). */
+static const char *ename(int e) { return mr_sums_engine_name((mr_sums_engine)e); }
 static const double adjoint_bound[4] = {1e-5, 2e-6, 1e-12, 2e-6};
 
 /* The n complex outputs of type ot on c's GPU into doubles (floats are widened in place, from the back). */
@@ -91,7 +92,7 @@ static void sums_case(mr_gpu_ctx *c, const int64_t matrix[3], int64_t m, int rea
             CHECK_OK(mr_gpu_sums_adjoint(s, &g, da, real, dout, ot));
             CHECK_OK(fetch_out(c, dout, ot, n, out));
             char label[256];
-            snprintf(label, sizeof label, "%s %s %lldx%lldx%lld M=%lld, %d part(s)%s: vs float64", engine_names[e],
+            snprintf(label, sizeof label, "%s %s %lldx%lldx%lld M=%lld, %d part(s)%s: vs float64", ename(e),
                      real ? "Q" : "F^H d", (long long)g.n[0], (long long)g.n[1], (long long)g.n[2], (long long)m,
                      parts, max_columns ? ", passes of 64 columns" : "");
             CHECK_LE(label, rel_l2_dd(out, ref, 2 * n), adjoint_bound[e]);
@@ -100,7 +101,7 @@ static void sums_case(mr_gpu_ctx *c, const int64_t matrix[3], int64_t m, int rea
             } else {
                 const double d = rel_l2_dd(out, base, 2 * n);
                 const double bound = e == 2 ? 1e-13 : ((e == 1 || e == 3) && real ? 1e-6 : 0.0);
-                snprintf(label, sizeof label, "%s %s %lldx%lldx%lld, %d parts vs 1 part", engine_names[e],
+                snprintf(label, sizeof label, "%s %s %lldx%lldx%lld, %d parts vs 1 part", ename(e),
                          real ? "Q" : "F^H d", (long long)g.n[0], (long long)g.n[1], (long long)g.n[2], parts);
                 CHECK_LE(label, d, bound);
             }
@@ -147,7 +148,7 @@ static void forward_case(mr_gpu_ctx *c, const int64_t matrix[3], int64_t m)
             CHECK_OK(mr_gpu_sums_forward(s, &g, dx, dy));
             CHECK_OK(mr_gpu_download(c, y, dy, 2 * m));
             char label[200];
-            snprintf(label, sizeof label, "%s forward %lldx%lldx%lld M=%lld vs float64", engine_names[e],
+            snprintf(label, sizeof label, "%s forward %lldx%lldx%lld M=%lld vs float64", ename(e),
                      (long long)matrix[0], (long long)matrix[1], (long long)matrix[2], (long long)m);
             CHECK_LE(label, test_rel_l2(y, ref, 2 * m), bound[e]);
             mr_gpu_sums_destroy(s);
@@ -297,7 +298,7 @@ static void split_large_case(mr_gpu_ctx *c)
                 }
                 char label[160];
                 snprintf(label, sizeof label, "%s Q %lldx%lldx%lld M=%lld, 2 parts vs 1 part, call %d",
-                         engine_names[e], (long long)g.n[0], (long long)g.n[1], (long long)g.n[2], (long long)m,
+                         ename(e), (long long)g.n[0], (long long)g.n[1], (long long)g.n[2], (long long)m,
                          call + 1);
                 CHECK_LE(label, rel_l2_dd(got, one, 2 * n), e == 2 ? 1e-12 : 1e-6);
             }
