@@ -31,26 +31,6 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
   done
 done
 
-summarise() { # REPORT LABEL
-  python3 - "$1" "$2" <<'EOF' >>"$S" 2>&1
-import json, sys
-r = json.load(open(sys.argv[1])); t = r["timings_s"]; m = r["methods"][0]; s = r["settings"]
-keys = ["read", "device_init", "sums_setup", "q", "plan", "fft_plan", "fhd", "solve", "write", "total"]
-print(sys.argv[2], "|", s.get("sums"), "| Q:", s.get("q_source"))
-print("  " + ", ".join("%s %.3f" % (k, t.get(k, float("nan"))) for k in keys))
-mt = m.get("metrics", {})
-print("  PSNR image %s dB, bandlimited %s dB, iterations %d" % (mt.get("image", {}).get("psnr_db"),
-      mt.get("bandlimited", {}).get("psnr_db"), m["iterations"]))
-EOF
-}
-run_recon() { # LABEL OUTDIR ARGS...
-  local label=$1 out=$2
-  shift 2
-  /usr/bin/time -f "wall %e s, max RSS %M KiB" "$bin" recon "$@" -o "$out" >"$L/$(basename "$out").log" 2>&1
-  echo "$label: exit $? $(tail -1 "$L/$(basename "$out").log")" >>"$S"
-  [ -f "$out/report.json" ] && summarise "$out/report.json" "$label" && cp "$out/report.json" "$L/$(basename "$out").json"
-}
-
 if [ "$WHAT" != tests ]; then
   log "book phantom"
   "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 -q >>"$S" 2>&1

@@ -3,7 +3,8 @@
 # default /tmp/b), S ($OUT/summary.txt); the logs in $L go to $OUT/logs.tgz on exit; log MSG prints a
 # timestamped line into the summary; build_tree [TARGET] configures $B with CUDA (sm_90) and warnings as
 # errors and builds TARGET (default everything), exiting on failure; the summary starts with the GPU, the CPU model, the core count and
-# the commit (the file COMMIT, written by whoever sends the tree).
+# the commit (the file COMMIT, written by whoever sends the tree). run_recon LABEL OUTDIR ARGS... runs
+# "$bin" recon and adds its report.json's timings to the summary (summarise REPORT LABEL).
 OUT="${OUT:-$PWD/device-out}"
 B="${BUILD:-/tmp/b}"
 rm -rf "$L" && mkdir -p "$L" "$OUT"
@@ -27,4 +28,24 @@ build_tree() {
   echo "build exit $rc in $((SECONDS - t0)) s" >>"$S"
   grep -i "warning" "$L/build.log" | head -20 >>"$S"
   [ $rc -eq 0 ] || { log "BUILD FAILED"; grep -B2 -A10 -i "error" "$L/build.log" | head -60 >>"$S"; exit 1; }
+}
+
+summarise() { # REPORT LABEL
+  python3 - "$1" "$2" <<'EOF' >>"$S" 2>&1
+import json, sys
+r = json.load(open(sys.argv[1])); t = r["timings_s"]; m = r["methods"][0]; s = r["settings"]
+keys = ["read", "device_init", "sums_setup", "q", "plan", "fft_plan", "fhd", "solve", "write", "total"]
+print(sys.argv[2], "|", s.get("sums"), "| Q:", s.get("q_source"))
+print("  " + ", ".join("%s %.3f" % (k, t.get(k, float("nan"))) for k in keys))
+mt = m.get("metrics", {})
+print("  PSNR image %s dB, bandlimited %s dB, iterations %d" % (mt.get("image", {}).get("psnr_db"),
+      mt.get("bandlimited", {}).get("psnr_db"), m["iterations"]))
+EOF
+}
+run_recon() { # LABEL OUTDIR ARGS...
+  local label=$1 out=$2
+  shift 2
+  /usr/bin/time -f "wall %e s, max RSS %M KiB" "$bin" recon "$@" -o "$out" >"$L/$(basename "$out").log" 2>&1
+  echo "$label: exit $? $(tail -1 "$L/$(basename "$out").log")" >>"$S"
+  [ -f "$out/report.json" ] && summarise "$out/report.json" "$label" && cp "$out/report.json" "$L/$(basename "$out").json"
 }

@@ -61,8 +61,23 @@ BATCH+=(--q-cache off)
 "$MR" batch "$S/big" -o "$S/bigref" "${BATCH[@]}" -q
 expect_rc 0 $? "single-process reference of the big scans"
 
+# scan_child PID OUT: the child of PID that runs a scan of OUT (its stderr is that scan's log under OUT;
+# a rank has other children, e.g. the one that counts GPUs at start-up), not yet exited; empty if none
+scan_child() {
+  local c dir
+  dir=$(realpath -m "$2")
+  for c in $(mpi_children "$1"); do
+    grep -q '^State:[[:space:]]*Z' "/proc/$c/status" 2> /dev/null && continue # exited already
+    case $(readlink "/proc/$c/fd/2" 2> /dev/null) in
+      "$dir"/*) echo "$c"; return 0 ;;
+    esac
+  done
+  return 0
+}
+
 # kill_rank1 OUT MPIRUN-OPTIONS...: start a 2-rank batch, SIGKILL rank 1 in the middle of a scan (after
-# some scan finished; its scan child seen running in 2 polls in a row, not yet exited). Sets RC (mpirun's status)
+# some scan finished; its scan child seen running in 2 polls in a row, and not yet reaped when rank 1 is
+# stopped for the kill). Sets RC (mpirun's status)
 # and KILLED.
 kill_rank1() {
   local out=$1
@@ -74,8 +89,7 @@ kill_rank1() {
     [ -n "$r1" ] || r1=$(mpi_rank_pid $mp 1)
     c=""
     if [ -n "$r1" ] && ls "$out"/*/.done > /dev/null 2>&1; then
-      c=$(mpi_children "$r1" | head -1)
-      [ -n "$c" ] && grep -q '^State:[[:space:]]*Z' "/proc/$c/status" 2> /dev/null && c="" # exited already
+      c=$(scan_child "$r1" "$out")
     fi
     if [ -n "$c" ] && [ "$c" = "$child" ]; then
       seen=$((seen + 1))
@@ -84,8 +98,15 @@ kill_rank1() {
       seen=0
     fi
     if [ $seen -ge 1 ]; then
-      kill -KILL "$r1" && KILLED=1
-      break
+      # stopped, rank 1 cannot reap the child and report its scan; a child still there (running or a
+      # zombie) is a scan rank 0 still counts as running on rank 1, so the kill loses it
+      kill -STOP "$r1"
+      if grep -q "^PPid:[[:space:]]*$r1\$" "/proc/$c/status" 2> /dev/null; then
+        kill -KILL "$r1" && KILLED=1
+        break
+      fi
+      kill -CONT "$r1"
+      seen=0
     fi
     sleep 0.05
     waited=$((waited + 1))

@@ -3,8 +3,9 @@
  *     F^H d (complex weights), 2D and 3D, odd edges, M not a multiple of any tile, GEMM passes forced
  *     small; the forward too. Bounds (relative L2): sfu 1e-5, tf32x3 and fp16x3 2e-6, fp64 1e-12 with double
  *     output (1e-6 for the forward, whose output is float);
- *   - the split across "GPUs" on one GPU (the device listed 2 and 3 times: the parts computed one after
- *     the other and gathered with the peer-copy path of several GPUs) equals the unsplit result: the
+ *   - the split across GPUs (on a host with one GPU, that GPU listed 2 and 3 times: the parts computed
+ *     one after the other and gathered with the peer-copy path of several GPUs; with more GPUs, the parts
+ *     go round the host's GPUs, e.g. 0,1,0) equals the unsplit result: the
  *     kernel slabs and the non-Hermitian GEMM bit for bit, the Hermitian GEMM Q to 1e-6 (its mirror
  *     pairs are taken from the other side of the list; fp16x3 likewise) and fp64 to 1e-13;
  *   - the operator on a backend gpu:0,0 against gpu:0 (adjoint, normal) and the CPU operator, for each
@@ -51,6 +52,15 @@ static mr_status fetch_out(mr_gpu_ctx *c, const float *dout, mr_gemm_type ot, in
     return st;
 }
 
+/* The devices of a split into n parts: the context's GPU first, then round the host's GPUs (one GPU:
+ * itself n times). */
+static void split_devices(mr_gpu_ctx *c, int *devices, int n)
+{
+    const int dev = mr_gpu_ctx_device(c), count = mr_gpu_count();
+    for (int k = 0; k < n; k++)
+        devices[k] = count > 1 ? (dev + k) % count : dev;
+}
+
 /* Sums of engine e over the first `parts` entries of devices (the same GPU listed again splits on it). */
 static mr_gpu_sums *make_sums(mr_gpu_ctx *c, const float *traj, int64_t m, int e, const int *devices, int parts,
                               int64_t max_columns)
@@ -81,8 +91,8 @@ static void sums_case(mr_gpu_ctx *c, const int64_t matrix[3], int64_t m, int rea
         goto done;
     CHECK_OK(mr_gpu_upload(c, da, a, real ? m : 2 * m));
     mr_nudft_adjoint_ref(&g, traj, a, real, m, ref);
-    const int dev = mr_gpu_ctx_device(c);
-    const int devices[3] = {dev, dev, dev};
+    int devices[3];
+    split_devices(c, devices, 3);
     for (int e = 0; e < 4; e++) {
         for (int parts = 1; parts <= 3; parts++) {
             mr_gpu_sums *s = make_sums(c, traj, m, e, devices, parts, max_columns);
@@ -282,8 +292,8 @@ static void split_large_case(mr_gpu_ctx *c)
     double *one = malloc((size_t)n * 2 * sizeof(double)), *got = malloc((size_t)n * 2 * sizeof(double));
     float *dw = mr_gpu_alloc(c, m), *dout = mr_gpu_alloc(c, 4 * n); /* room for doubles */
     CHECK(traj && w && one && got && dw && dout);
-    const int dev = mr_gpu_ctx_device(c);
-    const int devices[2] = {dev, dev};
+    int devices[2];
+    split_devices(c, devices, 2);
     for (int e = 1; e <= 3 && traj && w && one && got && dw && dout; e++) {
         CHECK_OK(mr_gpu_upload(c, dw, w, m));
         const mr_gemm_type ot = e == 2 ? MR_GEMM_F64 : MR_GEMM_F32;
@@ -324,6 +334,9 @@ int main(void)
     CHECK_OK(mr_gpu_ctx_create(&c, 0));
     if (!c)
         return test_finish("test_gpu_sums");
+    int parts[3];
+    split_devices(c, parts, 3);
+    printf("%d GPU(s): the splits' parts on GPUs %d,%d,%d\n", mr_gpu_count(), parts[0], parts[1], parts[2]);
     if (mr_gemm_load() != MR_OK) {
         printf("cuBLAS does not load (%s): the GEMM engines cannot run here\n", mr_last_error());
         CHECK(0);

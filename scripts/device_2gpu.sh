@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Issue 10's two-GPU target on a two-GPU host (the `run` device tool, kind nvidia-h200-x2), in one call:
+# build mrirecon and test_gpu_sums with CUDA (-DMR_WERROR=ON); the GPUs' link (nvidia-smi topo -m); Q and
+# F^H d through the operator's engine on GPU 0 and split over both (`bench --what q --device gpu:0,1`,
+# which also compares the split with one part and fails on a mismatch), tf32x3 first; test_gpu_sums,
+# whose splits then go round both GPUs; the book problem end to end on gpu:0 and gpu:all; the other
+# precisions last. Results to $OUT/summary.txt, logs and report.json files to $OUT/logs.tgz.
+# Usage: scripts/device_2gpu.sh; BUILD=/tmp/b; REPS=N for bench (default 5)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+L=/tmp/2gpu-logs
+. scripts/device_lib.sh
+export MRIRECON_CACHE_DIR=/tmp/2gpu-cache # never the user's ~/.cache
+reps=${REPS:-5}
+
+nvidia-smi topo -m >>"$S" 2>&1
+build_tree mrirecon
+bin="$B/mrirecon"
+
+bench_q() { # PRECISION
+  log "bench --what q --precision $1 --device gpu:0,1"
+  timeout 150 "$bin" bench --device gpu:0,1 --what q --precision "$1" --problem book --reps "$reps" \
+    >"$L/q_$1.log" 2>&1
+  echo "exit $?" >>"$S"
+  grep -E "^(Q|FHd) |split vs|one GPU|error|MISMATCH" "$L/q_$1.log" >>"$S"
+}
+
+bench_q tf32x3
+
+log "build test_gpu_sums"
+cmake --build "$B" -j"$(nproc)" --target test_gpu_sums >>"$L/build.log" 2>&1
+echo "build exit $?" >>"$S"
+log "test_gpu_sums"
+(cd "$B" && timeout 120 ./test_gpu_sums) >"$L/test_gpu_sums.log" 2>&1
+echo "exit $?" >>"$S"
+grep -E "FAIL|checks,|CHECK failed|GPU\(s\)|parts vs 1 part" "$L/test_gpu_sums.log" | head -40 >>"$S"
+
+log "book phantom"
+"$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 -q >>"$S" 2>&1
+for i in 1 2 3; do
+  for d in gpu:0 gpu:all; do
+    run_recon "book $d $i" "/tmp/bk_${d/:/_}_$i" /tmp/book.h5 --device "$d" --q-cache off
+  done
+done
+
+for p in fp16x3 fp64; do bench_q "$p"; done
+log "done"
