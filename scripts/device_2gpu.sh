@@ -5,43 +5,61 @@
 # which also compares the split with one part and fails on a mismatch), tf32x3 first; test_gpu_sums,
 # whose splits then go round both GPUs; the book problem end to end on gpu:0 and gpu:all; the other
 # precisions last. Results to $OUT/summary.txt, logs and report.json files to $OUT/logs.tgz.
-# Usage: scripts/device_2gpu.sh; BUILD=/tmp/b; REPS=N for bench (default 5)
+# Usage: scripts/device_2gpu.sh [scaling|more] (default scaling: the above); `more`: every GPU test
+# program (full build), then a larger problem (192^3 image, 384^3 Q grid, 1617 x 396 kooshball samples)
+# through bench --what q and end to end on gpu:0 and gpu:all. BUILD=/tmp/b; REPS=N for bench (default 5)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+WHAT="${1:-scaling}"
 L=/tmp/2gpu-logs
 . scripts/device_lib.sh
 export MRIRECON_CACHE_DIR=/tmp/2gpu-cache # never the user's ~/.cache
 reps=${REPS:-5}
-
 nvidia-smi topo -m >>"$S" 2>&1
-build_tree mrirecon
-bin="$B/mrirecon"
 
-bench_q() { # PRECISION
-  log "bench --what q --precision $1 --device gpu:0,1"
-  timeout 150 "$bin" bench --device gpu:0,1 --what q --precision "$1" --problem book --reps "$reps" \
-    >"$L/q_$1.log" 2>&1
+bench_q() { # PRECISION PROBLEM
+  log "bench --what q --precision $1 --problem $2 --device gpu:0,1"
+  timeout 150 "$bin" bench --device gpu:0,1 --what q --precision "$1" --problem "$2" --reps "$reps" \
+    >"$L/q_$1_$2.log" 2>&1
   echo "exit $?" >>"$S"
-  grep -E "^(Q|FHd) |split vs|one GPU|error|MISMATCH" "$L/q_$1.log" >>"$S"
+  grep -E "^(Q|FHd) |split vs|one GPU|error|MISMATCH" "$L/q_$1_$2.log" >>"$S"
+}
+e2e() { # SCAN RUNS
+  for i in $(seq 1 "$2"); do
+    for d in gpu:0 gpu:all; do
+      run_recon "$(basename "$1" .h5) $d $i" "/tmp/$(basename "$1" .h5)_${d/:/_}_$i" "$1" --device "$d" --q-cache off
+    done
+  done
 }
 
-bench_q tf32x3
-
-log "build test_gpu_sums"
-cmake --build "$B" -j"$(nproc)" --target test_gpu_sums >>"$L/build.log" 2>&1
-echo "build exit $?" >>"$S"
-log "test_gpu_sums"
-(cd "$B" && timeout 120 ./test_gpu_sums) >"$L/test_gpu_sums.log" 2>&1
-echo "exit $?" >>"$S"
-grep -E "FAIL|checks,|CHECK failed|GPU\(s\)|parts vs 1 part" "$L/test_gpu_sums.log" | head -40 >>"$S"
-
-log "book phantom"
-"$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 -q >>"$S" 2>&1
-for i in 1 2 3; do
-  for d in gpu:0 gpu:all; do
-    run_recon "book $d $i" "/tmp/bk_${d/:/_}_$i" /tmp/book.h5 --device "$d" --q-cache off
+if [ "$WHAT" = scaling ]; then
+  build_tree mrirecon
+  bin="$B/mrirecon"
+  bench_q tf32x3 book
+  log "build test_gpu_sums"
+  cmake --build "$B" -j"$(nproc)" --target test_gpu_sums >>"$L/build.log" 2>&1
+  echo "build exit $?" >>"$S"
+  log "test_gpu_sums"
+  (cd "$B" && timeout 120 ./test_gpu_sums) >"$L/test_gpu_sums.log" 2>&1
+  echo "exit $?" >>"$S"
+  grep -E "FAIL|checks,|CHECK failed|GPU\(s\)|parts vs 1 part" "$L/test_gpu_sums.log" | head -40 >>"$S"
+  log "book phantom"
+  "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 -q >>"$S" 2>&1
+  e2e /tmp/book.h5 3
+  for p in fp16x3 fp64; do bench_q "$p" book; done
+else
+  build_tree
+  bin="$B/mrirecon"
+  for t in test_gpu_sums test_q_cache test_op_device test_gpu_linop test_gpu_cg test_gpu_gemm test_gpu_nudft \
+    test_gpu_phantom test_background; do
+    log "$t"
+    (cd "$B" && MRIRECON_CACHE_DIR=/tmp/2gpu-test-cache timeout 90 "./$t") >"$L/$t.log" 2>&1
+    echo "exit $?" >>"$S"
+    grep -E "FAIL|checks,|CHECK failed|GPU\(s\)" "$L/$t.log" | head -20 >>"$S"
   done
-done
-
-for p in fp16x3 fp64; do bench_q "$p"; done
+  log "phantom 192^3"
+  "$bin" phantom -o /tmp/big.h5 --dim 3 --matrix 192 --traj kooshball --spokes 1617 --readout 396 -q >>"$S" 2>&1
+  bench_q tf32x3 192,192,192:640332
+  e2e /tmp/big.h5 2
+fi
 log "done"
