@@ -1106,8 +1106,9 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
         o->engine < MR_GEMM_ENGINE_AUTO || o->engine > MR_GEMM_ENGINE_WGMMA)
         return mr_error(MR_EINVAL,
                         "mr_gemm_create: bad options (split_samples %d must be a multiple of %d, mem_fraction %g in "
-                        "[0, 1], caps >= 0)",
-                        o->split_samples, MR_KPAD_ALIGN, o->mem_fraction);
+                        "[0, 1], caps >= 0, variant %d in 0..%d, engine %d in %d..%d)",
+                        o->split_samples, MR_KPAD_ALIGN, o->mem_fraction, o->variant, MR_MMA_NVARIANTS - 1,
+                        (int)o->engine, (int)MR_GEMM_ENGINE_AUTO, (int)MR_GEMM_ENGINE_WGMMA);
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -395,6 +395,7 @@ static mr_status bench_gemm_row(bench_ctx *c, const mr_grid *g, int real, int ro
         return mr_error(MR_EINTERNAL, "bench: too many rows");
     mr_gemm_opts go;
     mr_gemm_opts_default(&go);
+    go.device = c->gpu_index;
     go.engine = engine;
     go.variant = c->o->gemm_variant;
     go.split_samples = c->o->gemm_ksplit;
@@ -474,7 +475,7 @@ static mr_status bench_ladder(bench_ctx *c)
                         strcmp(o->rows, "ladder") != 0;
              k++) {
             if ((gemm_rows[k].engine == MR_GEMM_ENGINE_CUBLAS && !o->gemm_cublas) ||
-                (gemm_rows[k].engine == MR_GEMM_ENGINE_WGMMA && !mr_gemm_wgmma_available(0)) || /* the plans' GPU */
+                (gemm_rows[k].engine == MR_GEMM_ENGINE_WGMMA && !mr_gemm_wgmma_available(c->gpu_index)) ||
                 (strcmp(o->precision, "all") != 0 && strcmp(o->precision, mr_gemm_precision_name(gemm_rows[k].prec)) != 0))
                 continue;
             st = bench_gemm_row(c, &g, real, k, &acc);

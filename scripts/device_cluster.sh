@@ -12,13 +12,7 @@ L=/tmp/cluster-logs
 export MRIRECON_CACHE_DIR=/tmp/cluster-cache OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 { which mpirun && mpirun --version | head -1; } >>"$S" 2>&1 || { log "no mpirun here"; exit 1; }
 
-log "build"
-t0=$SECONDS
-cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON -DMR_MPI=ON -DMR_WERROR=ON >"$L/cmake.log" 2>&1 &&
-  cmake --build "$B" -j"$(nproc)" --target mrirecon tool_mpi_split tool_imgcmp >"$L/build.log" 2>&1
-rc=$?
-echo "build exit $rc in $((SECONDS - t0)) s" >>"$S"
-[ $rc -eq 0 ] || { grep -B2 -A10 -i "error" "$L/cmake.log" "$L/build.log" | head -40 >>"$S"; exit 1; }
+CMAKE_EXTRA=-DMR_MPI=ON build_tree mrirecon tool_mpi_split tool_imgcmp
 
 log "Q 256^3 over 2 ranks (a GPU each) vs one process"
 timeout 150 mpirun -n 2 --bind-to none "$B/tool_mpi_split" --what q --dims 3 --matrix 256 --samples 1138368 \

@@ -38,6 +38,41 @@ static inline void io_test_rmdir(const char *dir)
 /* 1 when a path exists. */
 static inline int io_test_exists(const char *path) { return access(path, F_OK) == 0; }
 
+/* Two float arrays of n values bit for bit, or both absent. */
+static inline int io_test_same_floats(const float *a, const float *b, size_t n)
+{
+    return (!a && !b) || (a && b && memcmp(a, b, n * sizeof(float)) == 0);
+}
+
+/* The first part in which two scans differ (every field: sizes, arrays bit for bit, metadata), or NULL
+ * when they are the same. */
+static inline const char *io_test_scan_diff(const mr_kspace *a, const mr_kspace *b)
+{
+    if (!a || !b)
+        return "a scan is missing";
+    if (memcmp(a->matrix, b->matrix, sizeof a->matrix) || a->nsamples != b->nsamples || a->ncoils != b->ncoils)
+        return "sizes";
+    const size_t m = (size_t)a->nsamples, c = (size_t)a->ncoils, nv = (size_t)mr_kspace_voxels(a);
+    if (memcmp(a->fov_mm, b->fov_mm, sizeof a->fov_mm))
+        return "fov_mm";
+    if (!io_test_same_floats(a->traj, b->traj, 3 * m))
+        return "traj";
+    if (!io_test_same_floats(a->data, b->data, 2 * m * c))
+        return "data";
+    if (!io_test_same_floats(a->weights, b->weights, m))
+        return "weights";
+    if (!io_test_same_floats(a->truth, b->truth, nv) || !io_test_same_floats(a->truth_bl, b->truth_bl, nv))
+        return "truth";
+    if (!io_test_same_floats(a->sens, b->sens, 2 * c * nv))
+        return "sens";
+    if (strcmp(a->traj_kind, b->traj_kind) || strcmp(a->phantom, b->phantom))
+        return "traj_kind or phantom";
+    if (memcmp(&a->noise_sigma, &b->noise_sigma, sizeof a->noise_sigma) ||
+        memcmp(&a->snr_db, &b->snr_db, sizeof a->snr_db) || a->noise_seed != b->noise_seed)
+        return "noise";
+    return NULL;
+}
+
 /* Number of entries of dir whose name starts with prefix (to find stray temporary files). */
 static inline int io_test_count_prefix(const char *dir, const char *prefix)
 {

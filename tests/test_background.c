@@ -156,23 +156,8 @@ static void test_fork_rules(void)
     started_pipe[0] = started_pipe[1] = -1;
 }
 
-static int same_floats(const float *a, const float *b, size_t n)
-{
-    return (!a && !b) || (a && b && memcmp(a, b, n * sizeof(float)) == 0);
-}
-
-static int same_scan(const mr_kspace *a, const mr_kspace *b)
-{
-    if (!a || !b || memcmp(a->matrix, b->matrix, sizeof a->matrix) || a->nsamples != b->nsamples ||
-        a->ncoils != b->ncoils)
-        return 0;
-    const size_t n = (size_t)(a->matrix[0] * a->matrix[1] * a->matrix[2]), m = (size_t)a->nsamples,
-                 c = (size_t)a->ncoils;
-    return same_floats(a->traj, b->traj, 3 * m) && same_floats(a->data, b->data, 2 * m * c) &&
-           same_floats(a->weights, b->weights, m) && same_floats(a->truth, b->truth, n) &&
-           same_floats(a->truth_bl, b->truth_bl, n) && same_floats(a->sens, b->sens, 2 * c * n) &&
-           !strcmp(a->traj_kind, b->traj_kind) && !strcmp(a->phantom, b->phantom);
-}
+/* Two reads of a scan alike in every part (io_testutil.h). */
+static int same_scan(const mr_kspace *a, const mr_kspace *b) { return io_test_scan_diff(a, b) == NULL; }
 
 static void test_read_overlapped(void)
 {

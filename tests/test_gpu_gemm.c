@@ -77,13 +77,13 @@ static void random_weights(uint64_t *rng, int real, int64_t m, float *a)
     }
 }
 
-/* Relative L2 of an output of type t (n complex values) against a double reference; NaN fails. */
 /* Value i of an output array of type t. */
 static double out_at(const void *out, mr_gemm_type t, int64_t i)
 {
     return t == MR_GEMM_F64 ? ((const double *)out)[i] : (double)((const float *)out)[i];
 }
 
+/* Relative L2 of an output of type t (n complex values) against a double reference; NaN fails. */
 static double rel_l2(const void *out, mr_gemm_type t, const double *ref, int64_t n)
 {
     double num = 0.0, den = 0.0;
