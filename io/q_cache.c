@@ -474,6 +474,19 @@ static void unlock(int *fd)
     *fd = -1;
 }
 
+/* Releases a held key lock and removes its lock file, but only while the path still names the inode this
+ * process locked: another process may have made a fresh lock file there after an earlier holder removed
+ * the old one, and that one is not ours to remove. Whoever opened the old inode before its removal locks
+ * it next, finds the entry (or computes Q), and finds nothing to remove. */
+static void drop_lock(int *fd, const char *path)
+{
+    struct stat held, named;
+    if (*fd >= 0 && fstat(*fd, &held) == 0 && stat(path, &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino)
+        (void)unlink(path);
+    unlock(fd);
+}
+
 /* The key's lock: 1 when held (fd in *out), 0 when it could not be taken (no lock file, or waited too
  * long: the caller goes on without it). */
 static int take_lock(mr_q_cache *c, const uint64_t kh[2], int *out)
@@ -537,7 +550,9 @@ static int qc_load(mr_q_store *s, const mr_q_key *k, float *q)
     memset(&seen, 0, sizeof seen);
     int fd = -1, hit = read_entry(c, k, kh, q, &seen);
     if (!hit && take_lock(c, kh, &fd) && read_entry(c, k, kh, q, &seen)) { /* computed meanwhile by the holder */
-        unlock(&fd);
+        char path[4200];
+        file_name(c, kh, ".lock", path, sizeof path);
+        drop_lock(&fd, path); /* this lock file may be new, made after the holder removed its own */
         hit = 1;
     }
     if (hit) {
@@ -673,11 +688,8 @@ static void *write_job(void *arg)
         if (fd >= 0)
             (void)unlink(j->tmp);
     }
-    /* the entry is in place: waiting processes read it now. The lock file goes too (a process that opened
-     * it before still locks the same inode and then finds the entry; one arriving later needs no lock). */
-    if (j->lock_fd >= 0 && j->stored)
-        (void)unlink(j->lock_path);
-    unlock(&j->lock_fd);
+    /* the entry is in place (or will not be): waiting processes go on now, and the lock file goes too */
+    drop_lock(&j->lock_fd, j->lock_path);
     free(j->q);
     j->q = NULL;
     free(j->key_data);
@@ -755,12 +767,9 @@ static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
         free(j->key_data);
     free(j);
     free(q);
-    if (lock_fd >= 0) { /* nothing to store: the lock file goes (see write_job) */
-        char path[4200];
-        file_name(c, kh, ".lock", path, sizeof path);
-        (void)unlink(path);
-    }
-    unlock(&lock_fd);
+    char path[4200]; /* nothing to store: the lock file goes (see write_job) */
+    file_name(c, kh, ".lock", path, sizeof path);
+    drop_lock(&lock_fd, path);
 }
 
 /* ---- open / close ------------------------------------------------------------------------------------- */
