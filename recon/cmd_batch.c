@@ -220,7 +220,7 @@ int mr_cmd_batch(int argc, char **argv)
     int ngpu = device.kind == MR_DEVICE_CPU ? 0 : mr_batch_gpu_count();
     st = MR_OK;
     if (device.kind == MR_DEVICE_GPU && (ngpu == 0 || device.index >= ngpu)) {
-        char req[32];
+        char req[MR_DEVICE_TEXT];
         mr_device_format(device, req, sizeof req);
         st = mr_error(MR_ENODEV, "--device %s: %s", req, ngpu == 0 ? "no usable GPU" : "no such GPU (see --device gpu)");
     }

@@ -38,7 +38,8 @@ static void print_table(void *ctx, const mr_report *r)
 
 /* Under mpirun with several ranks: MPI up, and in *split this rank's part of the split sums
  * (recon/mpi_recon.h): the CPU cores of its share of the node, or with a GPU requested (or auto and
- * GPUs present) its GPU by node-local rank as the batch picks them (gpu:N: GPU N on every rank).
+ * GPUs present) its GPU by node-local rank as the batch picks them (gpu:N, or a list's first GPU N: GPU N
+ * on every rank; each rank's sums run on one GPU).
  * Collective: every rank gets the same status. *split stays NULL for a plain process or one rank.
  * *gpu: the GPU of this rank's sums (-1: the CPU), where rank 0 also runs CG. */
 static mr_status start_split(mr_comm **comm, mr_mpi_recon **split, mr_device_sel device, int threads, int *gpu)
@@ -182,9 +183,10 @@ int mr_cmd_recon(int argc, char **argv)
         "regulariser and every CG vector operation there); gridding always runs on the CPU; without a\n"
         "usable GPU it is an error for every method.\n"
         "Several ranks (MPI builds): 'mpirun -n P mrirecon recon SCAN -o OUTDIR ...' (or srun) computes\n"
-        "Q and each F^H d in voxel slabs on every rank (its CPU cores, or with --device gpu its GPU by\n"
-        "node-local rank) and gathers them on rank 0, which alone reads the scan, runs CG and gridding,\n"
-        "and writes the outputs and logs (docs/CLUSTER.md). Every rank exits with rank 0's status.",
+        "Q and each F^H d in voxel slabs on every rank (its CPU cores, or with --device gpu or gpu:all\n"
+        "its GPU by node-local rank; gpu:N, or a list gpu:N,M,..., GPU N on every rank: one GPU per\n"
+        "rank) and gathers them on rank 0, which alone reads the scan, runs CG and gridding, and\n"
+        "writes the outputs and logs (docs/CLUSTER.md). Every rank exits with rank 0's status.",
         table,
         (int)(sizeof table / sizeof table[0]),
         1,
