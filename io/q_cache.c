@@ -609,8 +609,19 @@ int64_t mr_q_cache_clear(const char *dir)
     return removed;
 }
 
+/* A lock file older than QC_STALE_TMP_S that nobody holds (its process crashed while computing Q, or
+ * went on without the cache): removed. One that is held stays. */
+static void remove_stale_lock(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        drop_lock(&fd, path);
+    else if (fd >= 0)
+        close(fd);
+}
+
 /* Remove the least recently used entries until the rest fits in max_bytes (never `keep`), and
- * temporary files older than QC_STALE_TMP_S. */
+ * temporary files and unheld lock files older than QC_STALE_TMP_S. */
 static int64_t evict(const char *dir, int64_t max_bytes, const char *keep)
 {
     DIR *d = opendir(dir);
@@ -625,12 +636,16 @@ static int64_t evict(const char *dir, int64_t max_bytes, const char *keep)
         int entry, tmp;
         char path[4200];
         struct stat sb;
-        if (!cache_file(de->d_name, &entry, &tmp) || (!entry && !tmp) ||
-            mr_path_join(path, sizeof path, dir, de->d_name) != MR_OK || stat(path, &sb) != 0)
+        if (!cache_file(de->d_name, &entry, &tmp) || mr_path_join(path, sizeof path, dir, de->d_name) != MR_OK ||
+            stat(path, &sb) != 0)
             continue;
-        if (tmp) {
-            if (now - sb.st_mtime > QC_STALE_TMP_S)
-                (void)unlink(path);
+        if (!entry) { /* a temporary or lock file */
+            if (now - sb.st_mtime > QC_STALE_TMP_S) {
+                if (tmp)
+                    (void)unlink(path);
+                else
+                    remove_stale_lock(path);
+            }
             continue;
         }
         total += sb.st_size;

@@ -30,7 +30,8 @@
  *
  * Size: at most max_bytes in entries (default 4 GiB, or MRIRECON_Q_CACHE_MAX_MB); after each store the
  * least recently used entries (mtime, refreshed on every hit) are removed until the rest fits. A Q larger
- * than the limit is not stored. Temporary files older than an hour (a crashed writer) are removed then too.
+ * than the limit is not stored. Temporary files older than an hour (a crashed writer), and lock files older
+ * than an hour that nobody holds (a process that crashed while computing Q), are removed then too.
  *
  * Ownership: mr_q_cache_open's object belongs to the caller (mr_q_cache_close, after every save: free
  * the NUDFT operators that use it first). Its functions may be called from several threads (the NUDFT

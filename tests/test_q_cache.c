@@ -12,12 +12,15 @@
  *     owes waits for it and hits (Q computed once), as with the GPU operator's background saver;
  *   - a cache that cannot be written does not fail the operator (a warning; the same Q);
  *   - the size limit evicts the least recently used entry; a Q larger than the limit is not stored;
+ *   - a store removes temporary and unheld lock files older than an hour, never a held or recent one;
+ *   - processes missing one key at the same moment leave no lock file, however their steps interleave;
  *   - the default directory follows MRIRECON_CACHE_DIR (and "off").
  * Fresh random keys each run (seeded, printed). */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -336,6 +339,51 @@ static void eviction(const char *dir)
         free_key(&k[i]);
 }
 
+/* Leftovers of crashed processes: a store removes temporary files and lock files older than an hour,
+ * but never a lock file some process holds, nor a recent file (it may belong to a running process). */
+static void stale_files(const char *dir)
+{
+    test_key k;
+    make_key(&k, 16, 12, 200, "stale");
+    CHECK(mkdir(dir, 0755) == 0);
+    static const char *const names[5] = {".q-00000000000000000000000000000001.tmpAbCdEf",
+                                         ".q-00000000000000000000000000000002.tmpAbCdEf",
+                                         "q-00000000000000000000000000000003.lock",
+                                         "q-00000000000000000000000000000004.lock",
+                                         "q-00000000000000000000000000000005.lock"};
+    static const int old[5] = {1, 0, 1, 1, 0}, stays[5] = {0, 1, 0, 1, 1}; /* file 4 is held */
+    char path[5][4300];
+    int held = -1;
+    const time_t now = time(NULL);
+    for (int i = 0; i < 5; i++) {
+        snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
+        const int fd = open(path[i], O_RDWR | O_CREAT, 0644);
+        CHECK(fd >= 0);
+        const struct timespec ts[2] = {{now - (old[i] ? 7200 : 60), 0}, {now - (old[i] ? 7200 : 60), 0}};
+        CHECK(fd >= 0 && futimens(fd, ts) == 0);
+        if (i == 3) {
+            CHECK(flock(fd, LOCK_EX | LOCK_NB) == 0); /* a process computing a long Q */
+            held = fd;
+        } else if (fd >= 0) {
+            close(fd);
+        }
+    }
+    mr_q_cache *c = NULL;
+    mr_q_store *s = open_store(dir, &c);
+    if (s)
+        CHECK(store_key(s, &k) == 0);
+    mr_q_cache_close(c); /* the store's eviction pass has run */
+    for (int i = 0; i < 5; i++) {
+        const int kept = file_size(path[i]) >= 0;
+        printf("stale files: %s (%s%s): %s, expected %s\n", names[i], old[i] ? "2 h old" : "1 min old",
+               i == 3 ? ", held" : "", kept ? "kept" : "removed", stays[i] ? "kept" : "removed");
+        CHECK(kept == stays[i]);
+    }
+    if (held >= 0)
+        close(held);
+    free_key(&k);
+}
+
 /* Processes sharing the cache: every hit is the key's exact Q; no temporary file survives. */
 static void concurrent(const char *dir)
 {
@@ -577,13 +625,14 @@ int main(void)
 {
     rng = test_seed();
     const char *tmp = test_tmpdir("q_cache");
-    char dir[7][4200];
-    for (int i = 0; i < 7; i++)
+    char dir[8][4200];
+    for (int i = 0; i < 8; i++)
         snprintf(dir[i], sizeof dir[i], "%s/cache%d", tmp, i);
     hits_and_misses(dir[0]);
     eviction(dir[1]);
     concurrent(dir[2]);
     racing_first_loads(dir[6]);
+    stale_files(dir[7]);
     operator_store(dir[3]);
     large_entry(dir[4]);
     threads(dir[5]);
