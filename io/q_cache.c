@@ -614,9 +614,11 @@ int64_t mr_q_cache_clear(const char *dir)
 static void remove_stale_lock(const char *path)
 {
     int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+    if (fd < 0)
+        return;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
         drop_lock(&fd, path);
-    else if (fd >= 0)
+    else
         close(fd);
 }
 
