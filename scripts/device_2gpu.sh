@@ -47,13 +47,7 @@ if [ "$WHAT" = scaling ]; then
 else
   build_tree
   bin="$B/mrirecon"
-  for t in test_gpu_sums test_q_cache test_op_device test_gpu_linop test_gpu_cg test_gpu_gemm test_gpu_nudft \
-    test_gpu_phantom test_background; do
-    log "$t"
-    (cd "$B" && MRIRECON_CACHE_DIR=/tmp/2gpu-test-cache timeout 90 "./$t") >"$L/$t.log" 2>&1
-    echo "exit $?" >>"$S"
-    grep -E "FAIL|checks,|CHECK failed|GPU\(s\)" "$L/$t.log" | head -20 >>"$S"
-  done
+  gpu_tests "" "FAIL|checks,|CHECK failed|GPU\(s\)"
   log "phantom 192^3"
   "$bin" phantom -o /tmp/big.h5 --dim 3 --matrix 192 --traj kooshball --spokes 1617 --readout 396 -q >>"$S" 2>&1
   bench_q tf32x3 192,192,192:640332

@@ -19,16 +19,9 @@ ldd "$bin" | grep -iE "cublas|cufft" >>"$S" || echo "mrirecon links no cuBLAS/cu
 
 for round in $(seq 1 "${ROUNDS:-1}"); do
   [ "$WHAT" = bench ] && break
-  for t in test_gpu_sums test_q_cache test_op_device test_gpu_linop test_gpu_cg test_gpu_gemm test_gpu_nudft \
-    test_gpu_phantom test_background; do
-    log "$t (round $round)"
-    lg="$L/$t.$round.log"
-    (cd "$B" && MRIRECON_CACHE_DIR=/tmp/accel-test-cache timeout 90 "./$t") >"$lg" 2>&1
-    echo "exit $?" >>"$S"
-    pat="FAIL|checks,|CHECK failed|voxels wrong|voxel \("
-    [ "$round" = 1 ] && pat="$pat|precision |rungs|auto engine|operator .*: Q|parts vs 1 part|backend of"
-    grep -E "$pat" "$lg" | grep -v "^mrirecon: warning: Q cache" | head -60 >>"$S"
-  done
+  pat="FAIL|checks,|CHECK failed|voxels wrong|voxel \("
+  [ "$round" = 1 ] && pat="$pat|precision |rungs|auto engine|operator .*: Q|parts vs 1 part|backend of"
+  gpu_tests ".round$round" "$pat"
 done
 
 if [ "$WHAT" != tests ]; then

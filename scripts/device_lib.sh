@@ -5,7 +5,9 @@
 # errors and the options in CMAKE_EXTRA (e.g. -DMR_MPI=ON), and builds the targets (default everything),
 # exiting on failure; the summary starts with the GPU, the CPU model, the core count and the commit (the
 # file COMMIT, written by whoever sends the tree). run_recon LABEL OUTDIR ARGS... runs
-# "$bin" recon and adds its report.json's timings to the summary (summarise REPORT LABEL).
+# "$bin" recon and adds its report.json's timings to the summary (summarise REPORT LABEL). gpu_tests TAG
+# PATTERN runs the GPU test programs once (logs $L/<test>TAG.log, e.g. TAG .round2), their exit status
+# and the lines matching PATTERN to the summary.
 OUT="${OUT:-$PWD/device-out}"
 B="${BUILD:-/tmp/b}"
 rm -rf "$L" && mkdir -p "$L" "$OUT"
@@ -50,4 +52,18 @@ run_recon() { # LABEL OUTDIR ARGS...
   /usr/bin/time -f "wall %e s, max RSS %M KiB" "$bin" recon "$@" -o "$out" >"$L/$(basename "$out").log" 2>&1
   echo "$label: exit $? $(tail -1 "$L/$(basename "$out").log")" >>"$S"
   [ -f "$out/report.json" ] && summarise "$out/report.json" "$label" && cp "$out/report.json" "$L/$(basename "$out").json"
+}
+
+# The test programs that exercise the GPU (each skips without one), in the order they are worth running.
+GPU_TESTS="test_gpu_sums test_q_cache test_op_device test_gpu_linop test_gpu_cg test_gpu_gemm test_gpu_nudft
+  test_gpu_phantom test_background"
+gpu_tests() { # TAG PATTERN
+  local t lg
+  for t in $GPU_TESTS; do
+    log "$t$1"
+    lg="$L/$t$1.log"
+    (cd "$B" && MRIRECON_CACHE_DIR=/tmp/gpu-test-cache timeout 90 "./$t") >"$lg" 2>&1
+    echo "exit $?" >>"$S"
+    grep -E "$2" "$lg" | grep -v "^mrirecon: warning: Q cache" | head -60 >>"$S"
+  done
 }
