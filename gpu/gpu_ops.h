@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/ewise.h"
 #include "../base/status.h"
 
 #ifdef __cplusplus
@@ -51,9 +52,11 @@ void mr_gpu_vec_zero(mr_gpu_ctx *c, int64_t n, float *x);
 void mr_gpu_vec_copy(mr_gpu_ctx *c, int64_t n, float *dst, const float *src);
 void mr_gpu_vec_dot(mr_gpu_ctx *c, int64_t n, const float *x, const float *y, double out[2]); /* sum conj(x) y */
 double mr_gpu_vec_norm(mr_gpu_ctx *c, int64_t n, const float *x);
-void mr_gpu_vec_axpy(mr_gpu_ctx *c, int64_t n, float *y, double a, const float *x); /* y += a x */
-void mr_gpu_vec_xpay(mr_gpu_ctx *c, int64_t n, float *y, double a, const float *x); /* y = x + a y */
-void mr_gpu_vec_scale(mr_gpu_ctx *c, int64_t n, float *x, double a);
+/* The maps and reductions of base/ewise.h (gpu/ewise.cu: one kernel template for all of them); args is a
+ * host struct, its weights in device memory. */
+void mr_gpu_vec_ewise(mr_gpu_ctx *c, mr_ew_op op, int64_t n, float *out, const float *x, const float *y,
+                      const mr_ew_args *args);
+double mr_gpu_vec_ewise_reduce(mr_gpu_ctx *c, mr_ewr_op op, int64_t n, const float *x, const mr_ew_args *args);
 double mr_gpu_vec_mag_dist2(mr_gpu_ctx *c, int64_t n, const float *x, const float *t); /* sum (|x|-|t|)^2 */
 
 /* ---- element-wise operators ------------------------------------------------------------------ */

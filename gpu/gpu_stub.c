@@ -1,4 +1,6 @@
 /* Built instead of the CUDA sources when mrirecon is configured without CUDA. */
+#include <math.h>
+
 #include "gpu.h"
 
 int mr_gpu_count(void) { return 0; }
@@ -142,9 +144,16 @@ void mr_gpu_vec_dot(mr_gpu_ctx *c, int64_t n, const float *x, const float *y, do
 }
 
 double mr_gpu_vec_norm(mr_gpu_ctx *c, int64_t n, const float *x) { return (void)c, (void)n, (void)x, 0.0; }
-void mr_gpu_vec_axpy(mr_gpu_ctx *c, int64_t n, float *y, double a, const float *x) { (void)c, (void)n, (void)y, (void)a, (void)x; }
-void mr_gpu_vec_xpay(mr_gpu_ctx *c, int64_t n, float *y, double a, const float *x) { (void)c, (void)n, (void)y, (void)a, (void)x; }
-void mr_gpu_vec_scale(mr_gpu_ctx *c, int64_t n, float *x, double a) { (void)c, (void)n, (void)x, (void)a; }
+void mr_gpu_vec_ewise(mr_gpu_ctx *c, mr_ew_op op, int64_t n, float *out, const float *x, const float *y,
+                      const mr_ew_args *args)
+{
+    (void)c, (void)op, (void)n, (void)out, (void)x, (void)y, (void)args;
+}
+double mr_gpu_vec_ewise_reduce(mr_gpu_ctx *c, mr_ewr_op op, int64_t n, const float *x, const mr_ew_args *args)
+{
+    (void)c, (void)op, (void)n, (void)x, (void)args;
+    return NAN;
+}
 
 double mr_gpu_vec_mag_dist2(mr_gpu_ctx *c, int64_t n, const float *x, const float *t)
 {

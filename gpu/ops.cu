@@ -158,41 +158,6 @@ mr_status mr_gpu_download(mr_gpu_ctx *c, float *host_dst, const float *dev_src, 
 
 /* ---- vector operations ------------------------------------------------------------------------- */
 
-__global__ void k_axpy(long long n, float2 *y, float a, const float2 *x)
-{
-    MR_GRID_STRIDE(i, n)
-    {
-        float2 v = y[i];
-        const float2 u = x[i];
-        v.x += a * u.x;
-        v.y += a * u.y;
-        y[i] = v;
-    }
-}
-
-__global__ void k_xpay(long long n, float2 *y, float a, const float2 *x)
-{
-    MR_GRID_STRIDE(i, n)
-    {
-        float2 v = y[i];
-        const float2 u = x[i];
-        v.x = u.x + a * v.x;
-        v.y = u.y + a * v.y;
-        y[i] = v;
-    }
-}
-
-__global__ void k_scale(long long n, float2 *x, float a)
-{
-    MR_GRID_STRIDE(i, n)
-    {
-        float2 v = x[i];
-        v.x *= a;
-        v.y *= a;
-        x[i] = v;
-    }
-}
-
 /* Block tree in shared memory: s[0..MR_GPU_THREADS) -> s[0]. */
 __device__ void block_sum(double *s)
 {
@@ -204,46 +169,68 @@ __device__ void block_sum(double *s)
     }
 }
 
-/* kind 0: dot sum conj(x) y (2 values); 1: sum |x|^2; 2: sum (|x| - |y|)^2 */
-template <int KIND> __global__ void k_reduce(long long n, const float2 *x, const float2 *y, double *part)
+/* The terms of the reductions: each adds its element i to (a, b). */
+struct dot_term { /* sum conj(x) y */
+    const float2 *x, *y;
+    __device__ void operator()(long long i, double &a, double &b) const
+    {
+        const float2 u = x[i], v = y[i];
+        a += (double)u.x * v.x + (double)u.y * v.y;
+        b += (double)u.x * v.y - (double)u.y * v.x;
+    }
+};
+struct norm2_term { /* sum |x|^2 */
+    const float2 *x;
+    __device__ void operator()(long long i, double &a, double &) const
+    {
+        const float2 u = x[i];
+        a += (double)u.x * u.x + (double)u.y * u.y;
+    }
+};
+struct mag_dist2_term { /* sum (|x| - |y|)^2 */
+    const float2 *x, *y;
+    __device__ void operator()(long long i, double &a, double &) const
+    {
+        const float2 u = x[i], v = y[i];
+        const double d = hypot((double)u.x, (double)u.y) - hypot((double)v.x, (double)v.y);
+        a += d * d;
+    }
+};
+template <int OP> struct ewise_term { /* the reductions of base/ewise.h */
+    long long n;
+    const float *x;
+    mr_ew_args args;
+    __device__ void operator()(long long i, double &a, double &) const { a += mr_ew_term(OP, i, n, x, &args); }
+};
+
+template <class Term> __global__ void k_reduce(long long n, Term term, double *part)
 {
     __shared__ double s0[MR_GPU_THREADS], s1[MR_GPU_THREADS];
     double a = 0, b = 0;
     MR_GRID_STRIDE(i, n)
     {
-        const float2 u = x[i];
-        if (KIND == 0) {
-            const float2 v = y[i];
-            a += (double)u.x * v.x + (double)u.y * v.y;
-            b += (double)u.x * v.y - (double)u.y * v.x;
-        } else if (KIND == 1) {
-            a += (double)u.x * u.x + (double)u.y * u.y;
-        } else {
-            const float2 v = y[i];
-            const double d = hypot((double)u.x, (double)u.y) - hypot((double)v.x, (double)v.y);
-            a += d * d;
-        }
+        term(i, a, b);
     }
     s0[threadIdx.x] = a;
     s1[threadIdx.x] = b;
     block_sum(s0);
-    if (KIND == 0)
-        block_sum(s1);
+    block_sum(s1);
     if (threadIdx.x == 0) {
         part[2 * blockIdx.x] = s0[0];
-        part[2 * blockIdx.x + 1] = KIND == 0 ? s1[0] : 0.0;
+        part[2 * blockIdx.x + 1] = s1[0];
     }
 }
 
-/* Launch a reduction and add the block sums on the host; NaN (and a recorded failure) on error. */
-template <int KIND> static void reduce(mr_gpu_ctx *c, int64_t n, const float *x, const float *y, double out[2])
+/* Launch a reduction over n terms and add the block sums on the host; NaN (and a recorded failure) on
+ * error. */
+template <class Term> static void reduce(mr_gpu_ctx *c, int64_t n, Term term, double out[2])
 {
     out[0] = out[1] = NAN;
     if (c->err != MR_OK)
         return;
     long long b = ((long long)n + MR_GPU_THREADS - 1) / MR_GPU_THREADS;
     const unsigned blocks = (unsigned)(b < 1 ? 1 : (b > MR_RED_BLOCKS ? MR_RED_BLOCKS : b));
-    k_reduce<KIND><<<blocks, MR_GPU_THREADS, 0, c->s>>>((long long)n, (const float2 *)x, (const float2 *)y, c->d_part);
+    k_reduce<Term><<<blocks, MR_GPU_THREADS, 0, c->s>>>((long long)n, term, c->d_part);
     if (mr_gpu_ctx_launched(c, "reduction") != MR_OK)
         return;
     mr_status st = MR_CU(cudaMemcpyAsync(c->h_part, c->d_part, blocks * 2 * sizeof(double), cudaMemcpyDeviceToHost, c->s));
@@ -260,6 +247,50 @@ template <int KIND> static void reduce(mr_gpu_ctx *c, int64_t n, const float *x,
     out[1] = bb;
 }
 
+/* The maps of base/ewise.h: one kernel, instantiated per map. */
+template <int OP>
+__global__ void k_ewise(long long n, float *out, const float *x, const float *y, mr_ew_args args)
+{
+    MR_GRID_STRIDE(i, n)
+    {
+        mr_ew_apply(OP, i, n, out, x, y, &args);
+    }
+}
+
+void mr_gpu_vec_ewise(mr_gpu_ctx *c, mr_ew_op op, int64_t n, float *out, const float *x, const float *y,
+                      const mr_ew_args *args)
+{
+    switch (op) {
+#define MR_EW_LAUNCH(name)                                                                                   \
+    case MR_EW_##name:                                                                                         \
+        k_ewise<MR_EW_##name><<<mr_gpu_blocks(n), MR_GPU_THREADS, 0, c->s>>>((long long)n, out, x, y, *args);  \
+        break;
+        MR_EW_MAPS(MR_EW_LAUNCH)
+#undef MR_EW_LAUNCH
+    default:
+        mr_gpu_ctx_fail(c, mr_error(MR_EINTERNAL, "GPU %d: element-wise map %d does not exist", c->device, (int)op));
+        return;
+    }
+    mr_gpu_ctx_launched(c, "element-wise map");
+}
+
+double mr_gpu_vec_ewise_reduce(mr_gpu_ctx *c, mr_ewr_op op, int64_t n, const float *x, const mr_ew_args *args)
+{
+    double r[2] = {NAN, NAN};
+    switch (op) {
+#define MR_EWR_LAUNCH(name)                                                                                  \
+    case MR_EWR_##name:                                                                                        \
+        reduce(c, n, ewise_term<MR_EWR_##name>{(long long)n, x, *args}, r);                                     \
+        break;
+        MR_EW_REDUCTIONS(MR_EWR_LAUNCH)
+#undef MR_EWR_LAUNCH
+    default:
+        mr_gpu_ctx_fail(c, mr_error(MR_EINTERNAL, "GPU %d: element-wise reduction %d does not exist", c->device,
+                                    (int)op));
+    }
+    return r[0];
+}
+
 void mr_gpu_vec_zero(mr_gpu_ctx *c, int64_t n, float *x)
 {
     mr_gpu_ctx_fail(c, MR_CU(cudaMemsetAsync(x, 0, (size_t)n * 2 * sizeof(float), c->s)));
@@ -274,39 +305,21 @@ void mr_gpu_vec_copy(mr_gpu_ctx *c, int64_t n, float *dst, const float *src)
 
 void mr_gpu_vec_dot(mr_gpu_ctx *c, int64_t n, const float *x, const float *y, double out[2])
 {
-    reduce<0>(c, n, x, y, out);
+    reduce(c, n, dot_term{(const float2 *)x, (const float2 *)y}, out);
 }
 
 double mr_gpu_vec_norm(mr_gpu_ctx *c, int64_t n, const float *x)
 {
     double r[2];
-    reduce<1>(c, n, x, x, r);
+    reduce(c, n, norm2_term{(const float2 *)x}, r);
     return sqrt(r[0]);
 }
 
 double mr_gpu_vec_mag_dist2(mr_gpu_ctx *c, int64_t n, const float *x, const float *t)
 {
     double r[2];
-    reduce<2>(c, n, x, t, r);
+    reduce(c, n, mag_dist2_term{(const float2 *)x, (const float2 *)t}, r);
     return r[0];
-}
-
-void mr_gpu_vec_axpy(mr_gpu_ctx *c, int64_t n, float *y, double a, const float *x)
-{
-    k_axpy<<<mr_gpu_blocks(n), MR_GPU_THREADS, 0, c->s>>>((long long)n, (float2 *)y, (float)a, (const float2 *)x);
-    mr_gpu_ctx_launched(c, "axpy");
-}
-
-void mr_gpu_vec_xpay(mr_gpu_ctx *c, int64_t n, float *y, double a, const float *x)
-{
-    k_xpay<<<mr_gpu_blocks(n), MR_GPU_THREADS, 0, c->s>>>((long long)n, (float2 *)y, (float)a, (const float2 *)x);
-    mr_gpu_ctx_launched(c, "xpay");
-}
-
-void mr_gpu_vec_scale(mr_gpu_ctx *c, int64_t n, float *x, double a)
-{
-    k_scale<<<mr_gpu_blocks(n), MR_GPU_THREADS, 0, c->s>>>((long long)n, (float2 *)x, (float)a);
-    mr_gpu_ctx_launched(c, "scale");
 }
 
 /* ---- voxel-wise operators ---------------------------------------------------------------------- */

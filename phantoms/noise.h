@@ -1,28 +1,16 @@
-/* Seeded pseudo-random numbers (xoshiro256**, seeded through splitmix64) and complex Gaussian
- * noise at a target SNR. The generator is our own so that the same seed gives the same bytes on
- * every platform and thread count (the noise is drawn serially, sample by sample). */
+/* Complex Gaussian noise at a target SNR, drawn with the seeded generator of base/rng.h (serially,
+ * sample by sample, so the same seed gives the same bytes on every platform and thread count). */
 #ifndef MR_NOISE_H
 #define MR_NOISE_H
 
 #include <stdint.h>
 
+#include "../base/rng.h"
 #include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct {
-    uint64_t s[4];
-} mr_rng;
-
-/* Seed the state from (seed, stream): different streams of one seed are independent sequences
- * (e.g. stream 1 = random trajectory, stream 2 = noise). */
-void mr_rng_seed(mr_rng *r, uint64_t seed, uint64_t stream);
-uint64_t mr_rng_next(mr_rng *r);
-double mr_rng_uniform(mr_rng *r); /* [0, 1), 53 random bits */
-/* Two independent standard normal deviates (Marsaglia's polar method). */
-void mr_rng_normal2(mr_rng *r, double out[2]);
 
 #define MR_RNG_STREAM_TRAJ 1
 #define MR_RNG_STREAM_NOISE 2

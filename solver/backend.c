@@ -152,9 +152,14 @@ static void dev_zero(void *c, int64_t n, float *x) { mr_gpu_vec_zero(c, n, x); }
 static void dev_copy(void *c, int64_t n, float *d, const float *s) { mr_gpu_vec_copy(c, n, d, s); }
 static void dev_dot(void *c, int64_t n, const float *x, const float *y, double out[2]) { mr_gpu_vec_dot(c, n, x, y, out); }
 static double dev_norm(void *c, int64_t n, const float *x) { return mr_gpu_vec_norm(c, n, x); }
-static void dev_axpy(void *c, int64_t n, float *y, double a, const float *x) { mr_gpu_vec_axpy(c, n, y, a, x); }
-static void dev_xpay(void *c, int64_t n, float *y, double a, const float *x) { mr_gpu_vec_xpay(c, n, y, a, x); }
-static void dev_scale(void *c, int64_t n, float *x, double a) { mr_gpu_vec_scale(c, n, x, a); }
+static void dev_ewise(void *c, mr_ew_op op, int64_t n, float *out, const float *x, const float *y, const mr_ew_args *a)
+{
+    mr_gpu_vec_ewise(c, op, n, out, x, y, a);
+}
+static double dev_ewise_reduce(void *c, mr_ewr_op op, int64_t n, const float *x, const mr_ew_args *a)
+{
+    return mr_gpu_vec_ewise_reduce(c, op, n, x, a);
+}
 static mr_status dev_to_host(void *c, int64_t n, float *h, const float *s) { return mr_gpu_download(c, h, s, 2 * n); }
 static mr_status dev_from_host(void *c, int64_t n, float *d, const float *h) { return mr_gpu_upload(c, d, h, 2 * n); }
 static double dev_mag_dist2(void *c, int64_t n, const float *x, const float *t) { return mr_gpu_vec_mag_dist2(c, n, x, t); }
@@ -169,9 +174,8 @@ static void device_table(mr_vecops *ops, mr_gpu_ctx *ctx)
     ops->copy = dev_copy;
     ops->dot = dev_dot;
     ops->norm = dev_norm;
-    ops->axpy = dev_axpy;
-    ops->xpay = dev_xpay;
-    ops->scale = dev_scale;
+    ops->ewise = dev_ewise;
+    ops->ewise_reduce = dev_ewise_reduce;
     ops->to_host = dev_to_host;
     ops->from_host = dev_from_host;
     ops->mag_dist2 = dev_mag_dist2;

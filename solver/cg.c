@@ -57,9 +57,9 @@ static mr_status apply_system(const mr_vecops *ops, int64_t n, const mr_cg_opts 
             st = o->reg(o->reg_ctx, p, t);
             if (st != MR_OK)
                 return st;
-            ops->axpy(ops->ctx, n, q, o->lambda, t);
+            mr_vec_axpy(ops, n, q, o->lambda, t);
         } else {
-            ops->axpy(ops->ctx, n, q, o->lambda, p);
+            mr_vec_axpy(ops, n, q, o->lambda, p);
         }
     }
     return MR_OK;
@@ -134,8 +134,8 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
             break;
         }
         double alpha = rr / pq[0];
-        ops->axpy(ops->ctx, n, x, alpha, p);
-        ops->axpy(ops->ctx, n, r, -alpha, q);
+        mr_vec_axpy(ops, n, x, alpha, p);
+        mr_vec_axpy(ops, n, r, -alpha, q);
         double rnorm = ops->norm(ops->ctx, n, r);
         if (ops->status && (st = ops->status(ops->ctx)) != MR_OK)
             goto fail;
@@ -151,7 +151,7 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
             res->stop = MR_CG_STOP_TOL;
             break;
         }
-        ops->xpay(ops->ctx, n, p, rr_new / rr, r); /* p = r + beta p */
+        mr_vec_xpay(ops, n, p, rr_new / rr, r); /* p = r + beta p */
         rr = rr_new;
     }
 done:

@@ -222,7 +222,7 @@ static mr_status sum_forward(void *p, const float *x, float *y)
     if (st == MR_OK)
         st = mr_linop_forward(d->b, x, d->t1);
     if (st == MR_OK)
-        d->v->axpy(d->v->ctx, d->a->nc, y, 1.0, d->t1);
+        mr_vec_axpy(d->v, d->a->nc, y, 1.0, d->t1);
     return st;
 }
 
@@ -233,7 +233,7 @@ static mr_status sum_adjoint(void *p, const float *y, float *x)
     if (st == MR_OK)
         st = mr_linop_adjoint(d->b, y, d->t2);
     if (st == MR_OK)
-        d->v->axpy(d->v->ctx, d->a->nd, x, 1.0, d->t2);
+        mr_vec_axpy(d->v, d->a->nd, x, 1.0, d->t2);
     return st;
 }
 
@@ -267,7 +267,7 @@ static mr_status scale_apply(const scale_data *d, double s, const float *x, floa
 {
     d->v->copy(d->v->ctx, d->n, y, x);
     if (s != 1.0)
-        d->v->scale(d->v->ctx, d->n, y, s);
+        mr_vec_scale(d->v, d->n, y, s);
     return MR_OK;
 }
 

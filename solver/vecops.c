@@ -63,28 +63,24 @@ static double cpu_norm(void *ctx, int64_t n, const float *x)
     return sqrt(s);
 }
 
-static void cpu_axpy(void *ctx, int64_t n, float *y, double a, const float *x)
+/* The maps and reductions of base/ewise.h; a group map has n groups of args->groups elements. */
+static void cpu_ewise(void *ctx, mr_ew_op op, int64_t n, float *out, const float *x, const float *y,
+                      const mr_ew_args *args)
 {
-    const float af = (float)a;
-#pragma omp parallel for num_threads(nthreads(ctx, n)) schedule(static)
-    for (int64_t i = 0; i < 2 * n; i++)
-        y[i] += af * x[i];
+    const int64_t work = op == MR_EW_GROUP_SOFT || op == MR_EW_GROUP_PROJ ? n * args->groups : n;
+#pragma omp parallel for num_threads(nthreads(ctx, work)) schedule(static)
+    for (int64_t i = 0; i < n; i++)
+        mr_ew_apply(op, i, n, out, x, y, args);
 }
 
-static void cpu_xpay(void *ctx, int64_t n, float *y, double a, const float *x)
+static double cpu_ewise_reduce(void *ctx, mr_ewr_op op, int64_t n, const float *x, const mr_ew_args *args)
 {
-    const float af = (float)a;
-#pragma omp parallel for num_threads(nthreads(ctx, n)) schedule(static)
-    for (int64_t i = 0; i < 2 * n; i++)
-        y[i] = x[i] + af * y[i];
-}
-
-static void cpu_scale(void *ctx, int64_t n, float *x, double a)
-{
-    const float af = (float)a;
-#pragma omp parallel for num_threads(nthreads(ctx, n)) schedule(static)
-    for (int64_t i = 0; i < 2 * n; i++)
-        x[i] *= af;
+    double s = 0;
+    const int64_t work = op == MR_EWR_GROUP_L2 ? n * args->groups : n;
+#pragma omp parallel for num_threads(nthreads(ctx, work)) reduction(+ : s) schedule(static)
+    for (int64_t i = 0; i < n; i++)
+        s += mr_ew_term(op, i, n, x, args);
+    return s;
 }
 
 static mr_status cpu_to_host(void *ctx, int64_t n, float *host_dst, const float *src)
@@ -114,9 +110,8 @@ void mr_vecops_cpu_init(mr_vecops *ops, mr_vecops_cpu_ctx *ctx, int threads)
     ops->copy = cpu_copy;
     ops->dot = cpu_dot;
     ops->norm = cpu_norm;
-    ops->axpy = cpu_axpy;
-    ops->xpay = cpu_xpay;
-    ops->scale = cpu_scale;
+    ops->ewise = cpu_ewise;
+    ops->ewise_reduce = cpu_ewise_reduce;
     ops->to_host = cpu_to_host;
     ops->from_host = cpu_to_host;
     ops->mag_dist2 = cpu_mag_dist2;
