@@ -97,8 +97,14 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
         goto fail;
     }
 
-    ops->zero(ops->ctx, n, x);
-    ops->copy(ops->ctx, n, r, b); /* r_0 = b - A 0 */
+    if (o->warm_start) { /* r_0 = b - A x_0 */
+        if ((st = apply_system(ops, n, o, x, q, t)) != MR_OK)
+            goto fail;
+        mr_vec_axpby(ops, n, r, 1.0, b, -1.0, q);
+    } else {
+        ops->zero(ops->ctx, n, x);
+        ops->copy(ops->ctx, n, r, b); /* r_0 = b - A 0 */
+    }
     ops->copy(ops->ctx, n, p, r);
     double rr = ops->norm(ops->ctx, n, r);
     res->r0_norm = rr;
@@ -106,6 +112,8 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
     res->rel_resid[0] = 1.0;
     if (o->metric)
         res->metric[0] = run_metric(o, x, res);
+    if (o->iterate && (st = o->iterate(o->iterate_ctx, 0, x, r)) != MR_OK)
+        goto fail;
     if (!(res->r0_norm > 0)) {
         if (!isfinite(res->r0_norm)) {
             st = mr_error(MR_EINVAL, "cg: the right-hand side contains NaN or infinite values");
@@ -147,6 +155,8 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
             m = res->metric[k] = run_metric(o, x, res);
         if (o->progress)
             o->progress(o->progress_ctx, k, res->rel_resid[k], m);
+        if (o->iterate && (st = o->iterate(o->iterate_ctx, k, x, r)) != MR_OK)
+            goto fail;
         if ((o->tol > 0 && res->rel_resid[k] <= o->tol) || rr_new == 0) { /* rr_new = 0: exact solution */
             res->stop = MR_CG_STOP_TOL;
             break;

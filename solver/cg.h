@@ -2,12 +2,13 @@
  *
  *     (A + lambda R^H R) x = b,   A = F^H W F (Hermitian, positive semi-definite), b = F^H W d,
  *
- * starting from x = 0. CG knows nothing about F: the system is given by callbacks, and every vector
+ * starting from x = 0 (or a given x_0). CG knows nothing about F: the system is given by callbacks, and every vector
  * operation goes through an mr_vecops table (solver/vecops.h), so the same code runs on host or
  * device memory (the callbacks then receive device pointers).
  *
  * Per iteration k it records the relative residual ||r_k|| / ||r_0|| of the normal equations
- * (r_k = b - (A + lambda R^H R) x_k, updated by the CG recurrence; r_0 = b), and optionally a
+ * (r_k = b - (A + lambda R^H R) x_k, updated by the CG recurrence; r_0 = b, or b - A x_0 from a warm
+ * start), and optionally a
  * metric of x_k (e.g. PSNR against a truth image). It stops after `iters` iterations, or earlier
  * when ||r_k|| / ||r_0|| <= tol (tol > 0), or when p^H A p <= 0 (breakdown: exact solution reached
  * or the system is not positive definite). */
@@ -31,6 +32,10 @@ typedef double (*mr_cg_metric_fn)(void *ctx, const float *x);
 /* Called after every iteration k = 1..iterations with the relative residual and the metric
  * (NAN without a metric callback). */
 typedef void (*mr_cg_progress_fn)(void *ctx, int iter, double rel_resid, double metric);
+/* Called with the iterate x_k and its residual r_k = b - (A + lambda R^H R) x_k (by the recurrence) for
+ * k = 0 (before the first iteration) and after every iteration; both in the vecops' memory, borrowed for
+ * the call. A failure stops CG with that status. */
+typedef mr_status (*mr_cg_iterate_fn)(void *ctx, int iter, const float *x, const float *r);
 
 typedef struct {
     int iters;     /* maximum iteration count, >= 1 (default 60) */
@@ -45,6 +50,10 @@ typedef struct {
     void *metric_ctx;
     mr_cg_progress_fn progress; /* optional */
     void *progress_ctx;
+    mr_cg_iterate_fn iterate; /* optional */
+    void *iterate_ctx;
+    int warm_start; /* 1: start from the x given (one extra application of the system for r_0 = b - A x);
+                       0 (default): from x = 0 */
 } mr_cg_opts;
 
 void mr_cg_opts_default(mr_cg_opts *o);
@@ -56,8 +65,8 @@ mr_status mr_cg_check_params(int iters, double lambda, double tol);
 typedef enum { MR_CG_STOP_ITERS = 0, MR_CG_STOP_TOL = 1, MR_CG_STOP_BREAKDOWN = 2, MR_CG_STOP_ZERO_RHS = 3 } mr_cg_stop;
 
 typedef struct {
-    int iterations;         /* iterations run (0 when b = 0) */
-    double r0_norm;         /* ||b|| */
+    int iterations;         /* iterations run (0 when r_0 = 0) */
+    double r0_norm;         /* ||r_0|| (||b|| from x = 0) */
     double final_rel_resid; /* ||r_k|| / ||r_0|| after the last iteration (0 when b = 0) */
     double *rel_resid;      /* [iterations + 1]: rel_resid[0] = 1; owned (mr_cg_result_free) */
     double *metric;         /* [iterations + 1] or NULL without a metric callback; metric[0] at x = 0 */

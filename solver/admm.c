@@ -1,0 +1,228 @@
+/* ADMM (scaled form; Boyd, Parikh, Chu, Peleato & Eckstein 2011) on a problem of solver/problem.h. Every
+ * non-smooth term j is split off, z_j = R_j x (z_j = x for a term whose prox is known on the image:
+ * identity or tight operator), with scaled duals u_j:
+ *
+ *   x   <- argmin 1/2 ||E x - d||^2 + sum_L2 lambda_q/2 ||R_q x||^2 + rho/2 sum_j ||R_j x - z_j + u_j||^2
+ *          i.e. (E^H E + sum_q lambda_q R_q^H R_q + rho sum_j R_j^H R_j) x = b + rho sum_j R_j^H (z_j - u_j),
+ *          by `inner_iters` CG iterations started from the previous x (the Toeplitz normal again);
+ *   z_j <- prox_{lambda_j / rho f_j}(R_j x + u_j);
+ *   u_j <- u_j + R_j x - z_j;
+ * rho starts at the scale of E^H E (its largest eigenvalue from a power iteration, times MR_ADMM_RHO0,
+ * divided by the largest ||R_j||^2) unless given, and follows residual balancing (3.4.1 of the paper):
+ * doubled when the primal residual ||R x - z|| exceeds 10 times the dual one rho ||sum R_j^H (z_j - z_j,old)||,
+ * halved in the opposite case (u rescaled with it). E^H E x for the objective comes from the inner CG's
+ * residual: A x = rhs - r. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/log.h"
+#include "cg.h"
+#include "problem_internal.h"
+
+#define MR_ADMM_RHO0 0.5   /* rho_0 = MR_ADMM_RHO0 L / max ||R_j||^2 */
+#define MR_ADMM_MU 10.0    /* residual balancing: act when one residual exceeds MR_ADMM_MU times the other */
+#define MR_ADMM_TAU 2.0    /* ... by this factor */
+
+typedef struct {
+    int j;         /* the term */
+    int64_t m;     /* elements of z (R's codomain, or the image) */
+    float *z, *u, *rx, *zo;
+    float *zt; /* a tight term's prox: R's codomain */
+} split;
+
+typedef struct {
+    mr_problem *p;
+    const mr_solve_opts *o;
+    split s[MR_PROBLEM_MAX_TERMS];
+    int ns;
+    double rho;
+    float *t, *r; /* image scratch; the inner CG's final residual */
+} admm;
+
+/* y += (smooth terms + rho sum_j R_j^H R_j) x: the system's part besides E^H E */
+static mr_status add_extra(admm *a, const float *x, float *y, float *scratch)
+{
+    mr_problem *p = a->p;
+    mr_status st = mr_problem_add_smooth_terms(p, x, y, scratch);
+    for (int i = 0; st == MR_OK && i < a->ns; i++) {
+        const split *s = &a->s[i];
+        if (mr_term_on_image(p, s->j)) {
+            mr_vec_axpy(p->v, p->n, y, a->rho, x);
+        } else if ((st = mr_term_normal(p, s->j, x, scratch)) == MR_OK) {
+            mr_vec_axpy(p->v, p->n, y, a->rho, scratch);
+        }
+    }
+    return st;
+}
+
+/* y = (E^H E + smooth terms + rho sum_j R_j^H R_j) x */
+static mr_status system_apply(void *ctx, const float *x, float *y)
+{
+    admm *a = ctx;
+    mr_status st = mr_linop_normal(a->p->e, x, y);
+    return st == MR_OK ? add_extra(a, x, y, a->t) : st;
+}
+
+static mr_status keep_residual(void *ctx, int k, const float *x, const float *r)
+{
+    admm *a = ctx;
+    (void)k, (void)x;
+    a->p->v->copy(a->p->v->ctx, a->p->n, a->r, r);
+    return MR_OK;
+}
+
+static void split_free(admm *a)
+{
+    for (int i = 0; i < a->ns; i++) {
+        mr_problem_vec_free(a->p, a->s[i].z);
+        mr_problem_vec_free(a->p, a->s[i].u);
+        mr_problem_vec_free(a->p, a->s[i].rx);
+        mr_problem_vec_free(a->p, a->s[i].zo);
+        mr_problem_vec_free(a->p, a->s[i].zt);
+    }
+    mr_problem_vec_free(a->p, a->t);
+    mr_problem_vec_free(a->p, a->r);
+}
+
+mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solve_result *res)
+{
+    const mr_vecops *v = p->v;
+    const int64_t n = p->n;
+    admm a;
+    memset(&a, 0, sizeof a);
+    a.p = p;
+    a.o = o;
+    mr_solve_log log;
+    mr_status st = mr_solve_log_begin(&log, p, o, res);
+    if (st != MR_OK)
+        return st;
+    res->history_name = "relative change";
+    float *rhs = mr_problem_vec(p, n), *xo = mr_problem_vec(p, n), *nx = mr_problem_vec(p, n),
+          *sd = mr_problem_vec(p, n);
+    a.t = mr_problem_vec(p, n);
+    a.r = mr_problem_vec(p, n);
+    if (!rhs || !xo || !nx || !sd || !a.t || !a.r)
+        st = MR_ENOMEM;
+    for (int j = 0; st == MR_OK && j < p->nterms; j++) {
+        if (mr_term_smooth(p, j))
+            continue;
+        split *s = &a.s[a.ns++];
+        s->j = j;
+        s->m = mr_term_split_size(p, j);
+        if (!(s->z = mr_problem_vec(p, s->m)) || !(s->u = mr_problem_vec(p, s->m)) ||
+            !(s->rx = mr_problem_vec(p, s->m)) || !(s->zo = mr_problem_vec(p, s->m)) ||
+            (p->terms[j].t.tight && !(s->zt = mr_problem_vec(p, p->terms[j].zn))))
+            st = MR_ENOMEM;
+    }
+    double l = NAN, r2 = 1.0;
+    if (st == MR_OK && o->rho > 0) {
+        a.rho = o->rho;
+    } else if (st == MR_OK) {
+        st = mr_problem_lipschitz(p, o->power_iters, o->seed, &l);
+        for (int i = 0; st == MR_OK && i < a.ns; i++) { /* the largest ||R_j||^2 */
+            double r = 1.0;
+            st = mr_term_norm2(p, a.s[i].j, &r);
+            r2 = fmax(r2, r);
+        }
+        a.rho = MR_ADMM_RHO0 * l / r2;
+        res->lipschitz = l;
+    }
+    int k = 0, done = 0;
+    const char *stop = "iterations";
+    for (int i = 0; st == MR_OK && i < a.ns; i++) {
+        v->zero(v->ctx, a.s[i].m, a.s[i].z);
+        v->zero(v->ctx, a.s[i].m, a.s[i].u);
+    }
+    if (st == MR_OK)
+        st = mr_solve_start(&log, x, nx, &done, &stop);
+    if (st == MR_OK && !done && (!(a.rho > 0) || !isfinite(a.rho)))
+        st = mr_error(MR_EINTERNAL, "admm: rho = %g (the normal operator's scale %g)", a.rho, l);
+    mr_cg_opts co;
+    mr_cg_opts_default(&co);
+    co.iters = o->inner_iters;
+    co.normal = system_apply;
+    co.normal_ctx = &a;
+    co.iterate = keep_residual;
+    co.iterate_ctx = &a;
+    co.warm_start = 1;
+    while (st == MR_OK && !done && k < o->iters) {
+        k++;
+        /* rhs = b + rho sum_j R_j^H (z_j - u_j) */
+        v->copy(v->ctx, n, rhs, p->b);
+        for (int i = 0; st == MR_OK && i < a.ns; i++) {
+            split *s = &a.s[i];
+            mr_vec_axpby(v, s->m, s->rx, 1.0, s->z, -1.0, s->u);
+            if ((st = mr_term_split_adjoint(p, s->j, s->rx, a.t)) == MR_OK)
+                mr_vec_axpy(v, n, rhs, a.rho, a.t);
+        }
+        v->copy(v->ctx, n, xo, x);
+        mr_cg_result cr;
+        if (st == MR_OK && (st = mr_cg_solve(v, n, rhs, x, &co, &cr)) == MR_OK) {
+            res->inner_total += cr.iterations;
+            mr_cg_result_free(&cr);
+        }
+        /* E^H E x = rhs - r - smooth terms(x) - rho sum_j R_j^H R_j x, before rho changes */
+        if (st == MR_OK && o->objective) {
+            mr_vec_axpby(v, n, nx, 1.0, rhs, -1.0, a.r);
+            v->zero(v->ctx, n, sd);
+            if ((st = add_extra(&a, x, sd, a.t)) == MR_OK)
+                mr_vec_axpy(v, n, nx, -1.0, sd);
+        }
+        if (st != MR_OK)
+            break;
+        /* z and u updates, the residuals */
+        double prim2 = 0;
+        v->zero(v->ctx, n, sd);
+        for (int i = 0; st == MR_OK && i < a.ns; i++) {
+            split *s = &a.s[i];
+            const mr_term_state *ts = &p->terms[s->j];
+            if ((st = mr_term_split_forward(p, s->j, x, s->rx)) != MR_OK)
+                break;
+            v->copy(v->ctx, s->m, s->zo, s->z);
+            mr_vec_axpby(v, s->m, s->z, 1.0, s->rx, 1.0, s->u); /* z = R x + u, then its prox */
+            if (mr_term_on_image(p, s->j)) {
+                st = mr_term_prox_image(p, s->j, 1.0 / a.rho, k, s->z, s->z, s->zt);
+            } else {
+                if (ts->t.refresh)
+                    ts->t.refresh(ts->t.refresh_ctx, k);
+                mr_prox_apply(v, &ts->prox, ts->t.lambda / a.rho, s->z, s->z);
+            }
+            if (st != MR_OK)
+                break;
+            mr_vec_axpy(v, s->m, s->u, 1.0, s->rx);
+            mr_vec_axpy(v, s->m, s->u, -1.0, s->z);
+            mr_vec_axpby(v, s->m, s->zo, 1.0, s->z, -1.0, s->zo); /* z - z_old */
+            if ((st = mr_term_split_adjoint(p, s->j, s->zo, a.t)) == MR_OK)
+                mr_vec_axpy(v, n, sd, 1.0, a.t);
+            mr_vec_axpby(v, s->m, s->rx, 1.0, s->rx, -1.0, s->z); /* R x - z */
+            const double pr = v->norm(v->ctx, s->m, s->rx);
+            prim2 += pr * pr;
+        }
+        if (st != MR_OK)
+            break;
+        const double prim = sqrt(prim2), dual = a.rho * v->norm(v->ctx, n, sd);
+        const double hist = mr_solve_rel_change(v, n, x, xo, a.t);
+        if ((st = mr_solve_log_iter(&log, k, x, nx, hist)) != MR_OK)
+            break;
+        if (o->tol > 0 && hist <= o->tol) {
+            stop = "tolerance";
+            break;
+        }
+        if (o->adapt_rho && (prim > MR_ADMM_MU * dual || dual > MR_ADMM_MU * prim)) {
+            const double f = prim > dual ? MR_ADMM_TAU : 1.0 / MR_ADMM_TAU;
+            a.rho *= f;
+            for (int i = 0; i < a.ns; i++)
+                mr_vec_scale(v, a.s[i].m, a.s[i].u, 1.0 / f);
+            mr_log(MR_LOG_DEBUG, "admm: iteration %d: primal residual %.3e, dual %.3e: rho -> %.4g", k, prim, dual,
+                   a.rho);
+        }
+    }
+    res->rho = a.rho;
+    split_free(&a);
+    mr_problem_vec_free(p, rhs);
+    mr_problem_vec_free(p, xo);
+    mr_problem_vec_free(p, nx);
+    mr_problem_vec_free(p, sd);
+    return mr_solve_log_end(&log, k, stop, st);
+}
