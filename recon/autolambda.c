@@ -31,10 +31,9 @@ void mr_lambda_choose(const mr_lambda_inputs *in, mr_lambda_choice *out)
         out->lambda = in->lambda_rel * in->diag;
         snprintf(out->from, sizeof out->from, "--lambda-rel %g", in->lambda_rel);
     } else if (in->sigma > 0 && in->scale > 0 && isfinite(in->scale)) {
-        const double k = in->reg == MR_REG_GRADIENT ? MR_AUTOLAMBDA_K_GRADIENT : MR_AUTOLAMBDA_K_IDENTITY;
-        out->lambda = k * in->sigma * in->sigma / (in->scale * in->scale);
-        snprintf(out->from, sizeof out->from, "automatic: %g sigma^2 / s^2, noise sigma %.4g (%s), image scale s %.4g",
-                 k, in->sigma, snr, in->scale);
+        out->lambda = in->k * in->sigma * in->sigma / pow(in->scale, in->exponent);
+        snprintf(out->from, sizeof out->from, "automatic: %g sigma^2 / s^%d, noise sigma %.4g (%s), image scale s %.4g",
+                 in->k, in->exponent, in->sigma, snr, in->scale);
     } else {
         out->lambda = 0;
         snprintf(out->from, sizeof out->from, "%s",

@@ -7,10 +7,11 @@
  *                    diagonal of E^H E = sum_c S_c^H F^H F S_c)
  *   neither          automatic, from the scan's noise level sigma (per real/imaginary part of a sample;
  *                    mr_kspace.noise_sigma: the phantom's, or the ISMRMRD noise scans'):
- *                      sigma > 0:      lambda = K sigma^2 / s^2, the maximum-a-posteriori weight of a
- *                                      Gaussian prior on the image differences (R) whose spread is
- *                                      proportional to the image scale s; K per regulariser, measured
- *                                      on the standard suite;
+ *                      sigma > 0:      lambda = K sigma^2 / s^e: for a quadratic prior (e = 2) the
+ *                                      maximum-a-posteriori weight of a Gaussian prior on R x whose
+ *                                      spread is proportional to the image scale s; for an l1-type
+ *                                      prior (e = 1) that of a Laplace prior of scale proportional
+ *                                      to s; K per prior (recon/priors.h), measured;
  *                      sigma = 0:      lambda = 0 (noiseless data);
  *                      sigma unknown:  lambda = 0, with a note that the noise level is unknown.
  *                    s is the 99th percentile of |x_1|, x_1 = alpha E^H d the first CG iterate
@@ -20,18 +21,14 @@
 #ifndef MR_AUTOLAMBDA_H
 #define MR_AUTOLAMBDA_H
 
-#include "../solver/regularizer.h"
-
-/* K of the automatic rule, per regulariser (docs/RECON.md). */
-#define MR_AUTOLAMBDA_K_GRADIENT 1.0
-#define MR_AUTOLAMBDA_K_IDENTITY 3.0
 /* the percentile of |x_1| taken as the image scale s */
 #define MR_AUTOLAMBDA_SCALE_PERCENTILE 99.0
 
 typedef struct {
     double lambda;     /* >= 0: the absolute weight asked for (--lambda); < 0: not given */
     double lambda_rel; /* >= 0: relative to diag (--lambda-rel); < 0: not given */
-    mr_reg_kind reg;
+    double k;          /* the automatic rule's constant for the prior (recon/priors.h) */
+    int exponent;      /* lambda = k sigma^2 / s^exponent: 2 for quadratic priors, 1 for the l1-type ones */
     double sigma;      /* the scan's noise sigma per real/imaginary part of a sample; < 0 unknown, 0 none */
     double diag;       /* <delta, E^H E delta> at the centre voxel, > 0 */
     double scale;      /* s (see above); used only by the automatic rule with sigma > 0 */

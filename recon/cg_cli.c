@@ -3,14 +3,22 @@
 
 #include <string.h>
 
-const char *const mr_cg_cli_regs[] = {"gradient", "identity", NULL};
+#include "methods.h"
+#include "priors.h"
+
 const char *const mr_cg_cli_bases[] = {"dirac", "box", NULL};
+const char *const mr_cg_cli_solvers[] = {
+#define MR_SOLVER_TEXT(name, text) text,
+    MR_SOLVER_TABLE(MR_SOLVER_TEXT)
+#undef MR_SOLVER_TEXT
+    NULL};
 
 void mr_cg_cli_init(mr_cg_cli *c, const mr_recon_opts *d)
 {
     c->lambda = d->lambda;
     c->lambda_rel = d->lambda_rel;
     c->reg = d->reg;
+    c->solver = mr_solver_name(d->solver);
     c->basis = d->op.basis == MR_BASIS_DIRAC ? "dirac" : "box";
 }
 
@@ -18,9 +26,17 @@ int mr_cg_cli_apply(const mr_cmd_spec *spec, const mr_cg_cli *c, mr_recon_opts *
 {
     if (c->lambda >= 0 && c->lambda_rel >= 0)
         return mr_opts_usage(spec, "--lambda %g and --lambda-rel %g exclude each other", c->lambda, c->lambda_rel);
+    mr_prior_list priors;
+    if (mr_prior_list_parse(c->reg, &priors) != MR_OK)
+        return mr_opts_usage(spec, "--reg: %s", mr_last_error());
+    mr_method_list methods;
+    if (o->method && mr_method_list_parse(o->method, &methods) != MR_OK)
+        return mr_opts_usage(spec, "--method: %s", mr_last_error());
     o->lambda = c->lambda;
     o->lambda_rel = c->lambda_rel;
     o->reg = c->reg;
+    if (mr_solver_parse(c->solver, &o->solver) != MR_OK)
+        return mr_opts_usage(spec, "--solver: %s", mr_last_error());
     o->op.basis = strcmp(c->basis, "box") == 0 ? MR_BASIS_BOX : MR_BASIS_DIRAC;
     return MR_EXIT_OK;
 }

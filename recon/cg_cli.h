@@ -1,10 +1,11 @@
-/* The CG options every command that reconstructs shares (recon, batch, validate): put
- * MR_CG_CLI_OPTS(&cli) into the command's option table, then mr_cg_cli_apply after parsing.
+/* The options of the iterative methods every command that reconstructs shares (recon, batch, validate):
+ * put MR_CG_CLI_OPTS(&cli) into the command's option table, then mr_cg_cli_apply after parsing.
  *
- *   --lambda L        absolute regularisation weight
+ *   --reg LIST        the priors (recon/priors.h): tv, gradient, identity, l1, comma-separated, NAME:W weighted
+ *   --solver S        auto | cg | fista | admm | pdhg (solver/problem.h)
+ *   --lambda L        absolute regularisation weight (of each prior, times its weight)
  *   --lambda-rel R    lambda = R x diag(E^H E) at the centre voxel
  *                     (neither: automatic from the scan's noise level, recon/autolambda.h)
- *   --reg R           gradient | identity
  *   --basis B         dirac | box
  * Defaults are those of mr_recon_opts_default (recon/pipeline.h). */
 #ifndef MR_CG_CLI_H
@@ -15,11 +16,11 @@
 
 typedef struct {
     double lambda, lambda_rel; /* < 0: not given */
-    const char *reg, *basis;
+    const char *reg, *basis, *solver;
 } mr_cg_cli;
 
-extern const char *const mr_cg_cli_regs[];
 extern const char *const mr_cg_cli_bases[];
+extern const char *const mr_cg_cli_solvers[];
 
 /* Defaults from d (mr_recon_opts_default). */
 void mr_cg_cli_init(mr_cg_cli *c, const mr_recon_opts *d);
@@ -29,13 +30,16 @@ void mr_cg_cli_init(mr_cg_cli *c, const mr_recon_opts *d);
      "regularisation weight, absolute (automatic: from the scan's noise level; docs/RECON.md)", NULL, 0, 1e30}, \
     {"lambda-rel", 0, MR_OPT_DOUBLE, &(c)->lambda_rel, "R",                                                   \
      "regularisation weight relative to diag(E^H E) at the centre voxel (lambda = R x diag)", NULL, 0, 1e30},  \
-    {"reg", 0, MR_OPT_CHOICE, &(c)->reg, "R",                                                                 \
-     "regulariser R in lambda ||R x||^2 (gradient: forward differences, Neumann boundary)", mr_cg_cli_regs,    \
-     0, -1},                                                                                                  \
+    {"reg", 0, MR_OPT_STRING, &(c)->reg, "LIST",                                                              \
+     "priors of the iterative method, comma-separated, NAME:W weights one: tv (total variation), gradient "    \
+     "(quadratic on the gradient), identity (quadratic), l1 (sparse image)", NULL, 0, -1},                     \
+    {"solver", 0, MR_OPT_CHOICE, &(c)->solver, "S",                                                           \
+     "solver of the iterative method (auto: cg for quadratic priors, fista for l1 alone, else admm)",          \
+     mr_cg_cli_solvers, 0, -1},                                                                               \
     {"basis", 0, MR_OPT_CHOICE, &(c)->basis, "B", "voxel basis function of the CG model", mr_cg_cli_bases, 0, -1}
 
-/* Into o (lambda, lambda_rel, reg, op.basis). MR_EXIT_USAGE (message printed) when both --lambda and
- * --lambda-rel were given, else MR_EXIT_OK. */
+/* Into o (lambda, lambda_rel, reg, solver, op.basis). MR_EXIT_USAGE (message printed) when both --lambda and
+ * --lambda-rel were given, --reg is not a list of priors, or --method not a list of methods; else MR_EXIT_OK. */
 int mr_cg_cli_apply(const mr_cmd_spec *spec, const mr_cg_cli *c, mr_recon_opts *o);
 
 #endif

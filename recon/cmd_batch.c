@@ -121,19 +121,16 @@ int mr_cmd_batch(int argc, char **argv)
     mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
     int jobs = 0, threads = 0, resume = 0, force = 0, verbose = 0, quiet = 0;
     double timeout = 0, rank_timeout = 60;
-    static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli rdc;
     mr_read_cli_init(&rdc);
-    if (!ctx.recon.method)
-        ctx.recon.method = "cg";
     if (!ctx.recon.dcf)
         ctx.recon.dcf = "pipe";
     const mr_opt opts[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output folder (required)", NULL, 0, -1},
-        {"method", 'm', MR_OPT_CHOICE, &ctx.recon.method, "M", "reconstruction method", methods, 0, -1},
+        {"method", 'm', MR_OPT_STRING, &ctx.recon.method, "LIST", MR_OPT_HELP_METHOD, NULL, 0, -1},
         {"device", 0, MR_OPT_DEVICE, &device, "D",
          "where the operator runs (gpu or gpu:all: one worker per GPU; gpu:N: every worker on GPU N; a list "
          "gpu:N,M,... counts as its first GPU: each scan runs on one GPU)",
@@ -145,9 +142,8 @@ int mr_cmd_batch(int argc, char **argv)
         {"force", 0, MR_OPT_FLAG, &force, NULL, "redo every scan even though OUTDIR is not empty", NULL, 0, -1},
         {"timeout", 0, MR_OPT_DOUBLE, &timeout, "SEC", "kill a scan running longer than this (0 = never)", NULL, 0,
          1e9},
-        {"iters", 'n', MR_OPT_INT, &ctx.recon.iters, "N", "CG iterations", NULL, 1, 100000},
-        {"tol", 0, MR_OPT_DOUBLE, &ctx.recon.tol, "TOL", "CG relative residual tolerance (0 = all iterations)", NULL,
-         0, 1},
+        {"iters", 'n', MR_OPT_INT_OR_0, &ctx.recon.iters, "N", MR_OPT_HELP_ITERS, NULL, 1, 100000},
+        {"tol", 0, MR_OPT_DOUBLE, &ctx.recon.tol, "TOL", MR_OPT_HELP_TOL, NULL, 0, 1},
         MR_CG_CLI_OPTS(&cg),
         {"dcf", 0, MR_OPT_CHOICE, &ctx.recon.dcf, "D", "gridding density compensation", dcfs, 0, -1},
         {"precision", 0, MR_OPT_PRECISION, &ctx.recon.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
@@ -281,9 +277,10 @@ int mr_cmd_batch(int argc, char **argv)
             mr_log(MR_LOG_DEBUG, "batch: worker %d on gpu:%d%s", w, gpus[w], where);
     char fingerprint[1024];
     snprintf(fingerprint, sizeof fingerprint,
-             "method=%s iters=%d tol=%.17g lambda=%.17g lambda_rel=%.17g reg=%s dcf=%s basis=%s sens=%s volume=%d "
-             "nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s",
+             "method=%s iters=%d tol=%.17g lambda=%.17g lambda_rel=%.17g reg=%s solver=%s dcf=%s basis=%s sens=%s "
+             "volume=%d nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s",
              ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.lambda_rel, ctx.recon.reg,
+             mr_solver_name(ctx.recon.solver),
              ctx.recon.dcf, cg.basis, ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign,
              rdc.prewhiten, rdc.space, rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-",
              mr_precision_name(ctx.recon.op.precision));

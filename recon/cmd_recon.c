@@ -117,7 +117,6 @@ int mr_cmd_recon(int argc, char **argv)
     mr_cg_cli_init(&cg, &o);
     mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
     int verbose = 0, quiet = 0;
-    static const char *const methods[] = {"cg", "gridding-bilinear", "gridding-kb", "all", NULL};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
@@ -125,10 +124,9 @@ int mr_cmd_recon(int argc, char **argv)
     mr_read_cli_init(&rdc);
     const mr_opt table[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output directory (created; required)", NULL, 0, -1},
-        {"method", 'm', MR_OPT_CHOICE, &o.method, "M", "reconstruction method", methods, 0, -1},
-        {"iters", 0, MR_OPT_INT, &o.iters, "N", "CG iterations", NULL, 1, 100000},
-        {"tol", 0, MR_OPT_DOUBLE, &o.tol, "T", "stop CG when ||r_k||/||r_0|| <= T (0: run all iterations)", NULL, 0,
-         1},
+        {"method", 'm', MR_OPT_STRING, &o.method, "LIST", MR_OPT_HELP_METHOD, NULL, 0, -1},
+        {"iters", 0, MR_OPT_INT_OR_0, &o.iters, "N", MR_OPT_HELP_ITERS, NULL, 1, 100000},
+        {"tol", 0, MR_OPT_DOUBLE, &o.tol, "T", MR_OPT_HELP_TOL, NULL, 0, 1},
         MR_CG_CLI_OPTS(&cg),
         {"device", 0, MR_OPT_DEVICE, &device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
         {"precision", 0, MR_OPT_PRECISION, &o.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},

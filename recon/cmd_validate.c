@@ -25,7 +25,7 @@ int mr_cmd_validate(int argc, char **argv)
         {"size", 0, MR_OPT_INT, &o.size, "N",
          "matrix edge N (128 = the book's; smaller keeps the samples per voxel: spokes ~ N^2, readout ~ N)", NULL, 8,
          512},
-        {"iters", 0, MR_OPT_INT, &o.iters, "N", "CG iterations", NULL, 1, 100000},
+        {"iters", 0, MR_OPT_INT_OR_0, &o.iters, "N", MR_OPT_HELP_ITERS, NULL, 1, 100000},
         {"snr", 0, MR_OPT_DOUBLE, &o.snr_db, "DB", "SNR of the noisy scan in dB", NULL, -50, 200},
         {"seed", 0, MR_OPT_INT, &seed, "S", "noise seed", NULL, 0, 1000000000},
         {"device", 0, MR_OPT_DEVICE, &device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
@@ -69,6 +69,7 @@ int mr_cmd_validate(int argc, char **argv)
     o.lambda = cg_opts.lambda;
     o.lambda_rel = cg_opts.lambda_rel;
     o.reg = cg_opts.reg;
+    o.solver = cg_opts.solver;
     o.op.basis = cg_opts.op.basis;
     mr_op_opts_set_device(&o.op, device);
     o.seed = (uint64_t)seed;

@@ -35,6 +35,13 @@ typedef enum {
 #define MR_OPT_HELP_DEVICE                                                                                        \
     "where the reconstruction runs (auto: a GPU when one is usable; gpu:all or gpu:0,1: Q and F^H d split across " \
     "those GPUs, CG on the first)"
+#define MR_OPT_HELP_METHOD                                                                                        \
+    "reconstruction methods, comma-separated, or all: iterative (the priors of --reg by --solver; default), cg "   \
+    "(the quadratic gradient prior by CG, the earlier default), gridding-kb, gridding-bilinear"
+#define MR_OPT_HELP_ITERS "iterations of the iterative methods (0: the solver's default, 60 for CG, 100 for the others)"
+#define MR_OPT_HELP_TOL                                                                                           \
+    "stop the solver when its convergence measure <= T (CG: relative residual; the others: relative change of "   \
+    "the image; 0: run every iteration)"
 #define MR_OPT_HELP_Q_CACHE                                                                                       \
     "directory of the Q cache (Q is kept per trajectory, weights, grid, basis and precision), or off (default: "  \
     "$MRIRECON_CACHE_DIR/q, else ~/.cache/mrirecon/q; docs/RECON.md)"

@@ -40,13 +40,13 @@ static mr_status write_h5(const char *outdir, const mr_report *r, const mr_repor
     const mr_image_attr attrs[] = {
         {"lambda", r->lambda},
         {"tol", r->tol},
-        {"final_relative_residual", m->final_rel_resid},
+        {"final_history", m->final_history},
         {"time_read_s", r->t_read},
-        {"time_q_s", m->rel_resid ? r->t_q : 0},
-        {"time_operator_create_s", m->rel_resid ? r->t_op_create : 0},
-        {"time_fhd_s", m->rel_resid ? r->t_fhd : 0},
+        {"time_q_s", m->history ? r->t_q : 0},
+        {"time_operator_create_s", m->history ? r->t_op_create : 0},
+        {"time_fhd_s", m->history ? r->t_fhd : 0},
         {"time_solve_s", m->t_solve},
-        {"time_dcf_s", m->rel_resid ? 0 : r->t_dcf},
+        {"time_dcf_s", m->history ? 0 : r->t_dcf},
         {"time_gridding_s", m->t_gridding},
         {"seconds", m->seconds},
         {"oversample", r->oversample},
@@ -77,22 +77,34 @@ static mr_status write_png(const char *outdir, const mr_report *r, const mr_repo
     return st;
 }
 
-static mr_status write_convergence(const char *outdir, const mr_report_method *m)
+/* convergence.png for the first iterative method of the list, convergence_<method>.png for the others:
+ * the solver's convergence measure (log scale) and the PSNR per iteration */
+static mr_status write_convergence(const char *outdir, const mr_report *r, const mr_report_method *m)
 {
-    char path[4096];
-    mr_status st = mr_path_join(path, sizeof path, outdir, "convergence.png");
+    char name[96], path[4096], title[96];
+    snprintf(name, sizeof name, "convergence.png");
+    for (int i = 0; i < r->nmethods && &r->m[i] != m; i++)
+        if (r->m[i].history) {
+            snprintf(name, sizeof name, "convergence_%s.png", m->method);
+            break;
+        }
+    mr_status st = mr_path_join(path, sizeof path, outdir, name);
     if (st != MR_OK)
         return st;
+    char ylabel[64];
+    snprintf(ylabel, sizeof ylabel, "%c%s", m->history_name[0] - ('a' - 'A'), m->history_name + 1);
+    snprintf(title, sizeof title, "%s convergence (%s)", mr_outputs_method_label(m->method), m->solver);
     mr_plot_series s[2] = {
-        {m->rel_resid, m->iterations + 1, {200, 30, 30}, 1, "Relative residual"},
+        {m->history, m->iterations + 1, {200, 30, 30}, 1, ylabel},
         {m->psnr, m->iterations + 1, {30, 70, 200}, 0, "PSNR (dB)"},
     };
-    return mr_plot_write(path, MR_CONVERGENCE_W, MR_CONVERGENCE_H, s, m->psnr ? 2 : 1, "Iteration",
-                         "CG convergence");
+    return mr_plot_write(path, MR_CONVERGENCE_W, MR_CONVERGENCE_H, s, m->psnr ? 2 : 1, "Iteration", title);
 }
 
 const char *mr_outputs_method_label(const char *method)
 {
+    if (!strcmp(method, "iterative"))
+        return "Iterative";
     if (!strcmp(method, "cg"))
         return "CG";
     if (!strcmp(method, "gridding-kb"))
@@ -109,7 +121,7 @@ const char *mr_outputs_method_label(const char *method)
  * HDF5 images are written one after the other on one thread. No writer uses OpenMP. */
 
 enum { FILE_H5, FILE_PNG, FILE_NIFTI, FILE_CONVERGENCE, FILES_PER_METHOD };
-#define MR_OUTPUT_SLOTS (3 * FILES_PER_METHOD + 1) /* + compare.png */
+#define MR_OUTPUT_SLOTS (MR_REPORT_MAX_METHODS * FILES_PER_METHOD + 1) /* + compare.png */
 
 typedef struct {
     const char *outdir;
@@ -140,8 +152,8 @@ static mr_status write_compare(const outputs_job *o)
 {
     const mr_report *r = o->r;
     const int64_t n = r->matrix[0] * r->matrix[1] * r->matrix[2];
-    const char *labels[3];
-    for (int k = 0; k < 3; k++)
+    const char *labels[MR_REPORT_MAX_METHODS];
+    for (int k = 0; k < r->nmethods; k++)
         labels[k] = mr_outputs_method_label(r->m[k].method);
     double hi = r->window_hi;
     if (!isfinite(hi)) { /* no truth: the first image's maximum */
@@ -151,7 +163,7 @@ static mr_status write_compare(const outputs_job *o)
     }
     char path[4096];
     mr_status st = mr_path_join(path, sizeof path, o->outdir, "compare.png");
-    return st == MR_OK ? mr_compare_write(path, r->matrix, o->truth, o->imgs, labels, 3, hi, r->error_gain) : st;
+    return st == MR_OK ? mr_compare_write(path, r->matrix, o->truth, o->imgs, labels, r->nmethods, hi, r->error_gain) : st;
 }
 
 static void *run_task(void *arg)
@@ -174,10 +186,10 @@ static void *run_task(void *arg)
         note(o, k * FILES_PER_METHOD + FILE_NIFTI, write_nifti(o->outdir, r, &r->m[k], o->imgs[k]));
         break;
     case FILE_CONVERGENCE:
-        note(o, k * FILES_PER_METHOD + FILE_CONVERGENCE, write_convergence(o->outdir, &r->m[k]));
+        note(o, k * FILES_PER_METHOD + FILE_CONVERGENCE, write_convergence(o->outdir, r, &r->m[k]));
         break;
     default:
-        note(o, 3 * FILES_PER_METHOD, write_compare(o));
+        note(o, MR_REPORT_MAX_METHODS * FILES_PER_METHOD, write_compare(o));
         break;
     }
     return NULL;
@@ -186,8 +198,8 @@ static void *run_task(void *arg)
 mr_status mr_outputs_write_images(const char *outdir, mr_report *r, const float *const *imgs, const float *truth)
 {
     double t0 = mr_now();
-    if (r->nmethods > 3)
-        return mr_error(MR_EINVAL, "%s: %d methods to write (at most 3)", outdir, r->nmethods);
+    if (r->nmethods > MR_REPORT_MAX_METHODS)
+        return mr_error(MR_EINVAL, "%s: %d methods to write (at most %d)", outdir, r->nmethods, MR_REPORT_MAX_METHODS);
     mr_status st = mr_mkdir_p(outdir);
     if (st != MR_OK)
         return st;
@@ -203,10 +215,10 @@ mr_status mr_outputs_write_images(const char *outdir, mr_report *r, const float 
     for (int k = 0; k < r->nmethods; k++) {
         tasks[nt++] = (outputs_task){.o = &o, .kind = FILE_PNG, .method = k};
         tasks[nt++] = (outputs_task){.o = &o, .kind = FILE_NIFTI, .method = k};
-        if (r->m[k].rel_resid)
+        if (r->m[k].history)
             tasks[nt++] = (outputs_task){.o = &o, .kind = FILE_CONVERGENCE, .method = k};
     }
-    if (r->nmethods == 3)
+    if (r->nmethods > 1)
         tasks[nt++] = (outputs_task){.o = &o, .kind = FILES_PER_METHOD, .method = -1};
     int started[MR_OUTPUT_SLOTS] = {0};
     for (int i = 1; i < nt; i++) /* task 0, the HDF5 images, is written here meanwhile */

@@ -18,17 +18,13 @@
 #include "../io/q_cache.h"
 #include "../io/sens_h5.h"
 #include "../solver/backend.h"
-#include "../solver/cg.h"
 #include "../solver/dcf.h"
 #include "../solver/gridding.h"
-#include "../solver/linop.h"
 #include "../solver/metrics.h"
-#include "../solver/regularizer.h"
-#include "autolambda.h"
 #include "combine.h"
 #include "outdir.h"
 #include "outputs.h"
-#include "report.h"
+#include "pipeline_internal.h"
 #include "sens_estimate.h"
 #include "volumes.h"
 
@@ -38,12 +34,13 @@
 void mr_recon_opts_default(mr_recon_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->method = "cg";
-    o->iters = 60;
+    o->method = "iterative";
+    o->iters = 0; /* the solver's default */
     o->tol = 0;
+    o->solver = MR_SOLVER_AUTO;
     o->lambda = -1;     /* automatic (recon/autolambda.h) */
     o->lambda_rel = -1;
-    o->reg = "gradient"; /* the regulariser the automatic lambda is measured with */
+    o->reg = MR_RECON_DEFAULT_REG;
     mr_op_opts_default(&o->op);
     o->op.basis = MR_BASIS_DIRAC; /* measured better than the box basis on the standard suite (docs/RECON.md) */
     o->sens = "auto";
@@ -58,38 +55,49 @@ void mr_recon_opts_default(mr_recon_opts *o)
     o->nifti = "magnitude";
 }
 
-typedef enum { RUN_CG = 0, RUN_KB = 1, RUN_BILINEAR = 2 } run_kind;
-static const char *const run_names[] = {"cg", "gridding-kb", "gridding-bilinear"};
-
-typedef enum { SENS_NONE = 0, SENS_FILE = 1, SENS_RSS = 2, SENS_ESTIMATE = 3 } sens_mode;
 static const char *const sens_names[] = {"none", "file", "rss", "estimate"};
 
-static mr_status validate_opts(const mr_recon_opts *o, int run[3], mr_reg_kind *reg)
+static mr_status validate_opts(const mr_recon_opts *o, mr_run_plan *plan)
 {
-    const char *m = o->method ? o->method : "cg";
-    run[RUN_CG] = !strcmp(m, "cg") || !strcmp(m, "all");
-    run[RUN_KB] = !strcmp(m, "gridding-kb") || !strcmp(m, "all");
-    run[RUN_BILINEAR] = !strcmp(m, "gridding-bilinear") || !strcmp(m, "all");
-    if (!run[0] && !run[1] && !run[2])
-        return mr_error(MR_EINVAL, "method '%s' is not one of cg, gridding-bilinear, gridding-kb, all", m);
+    mr_status st = mr_method_list_parse(o->method ? o->method : "iterative", &plan->methods);
+    if (st != MR_OK)
+        return st;
     if (o->lambda >= 0 && o->lambda_rel >= 0)
         return mr_error(MR_EINVAL, "--lambda %g and --lambda-rel %g exclude each other", o->lambda, o->lambda_rel);
-    if (!isfinite(o->lambda_rel))
-        return mr_error(MR_EINVAL, "lambda_rel %g is not finite", o->lambda_rel);
-    mr_status st = mr_cg_check_params(o->iters, o->lambda < 0 && !isnan(o->lambda) ? 0 : o->lambda, o->tol);
-    if (st != MR_OK)
+    if (!isfinite(o->lambda_rel) || (o->lambda >= 0 && !isfinite(o->lambda)) || isnan(o->lambda))
+        return mr_error(MR_EINVAL, "lambda %g / lambda_rel %g is not finite", o->lambda, o->lambda_rel);
+    if (o->iters < 0 || !(o->tol >= 0) || !isfinite(o->tol))
+        return mr_error(MR_EINVAL, "iterations %d (0 = the solver's default, or >= 1) and tolerance %g (finite, >= 0)",
+                        o->iters, o->tol);
+    if ((unsigned)o->solver >= MR_SOLVER_COUNT)
+        return mr_error(MR_EINVAL, "unknown solver %d", (int)o->solver);
+    if ((st = mr_prior_list_parse(o->reg ? o->reg : MR_RECON_DEFAULT_REG, &plan->priors)) != MR_OK)
         return st;
-    st = mr_reg_parse(o->reg ? o->reg : "identity", reg);
-    if (st != MR_OK)
-        return st;
+    if (o->solver == MR_SOLVER_CG && mr_method_list_has(&plan->methods, MR_METHOD_ITERATIVE) &&
+        !mr_prior_list_quadratic(&plan->priors))
+        return mr_error(MR_EINVAL, "--solver cg solves quadratic priors only (gradient, identity), not --reg %s; "
+                                   "use --solver auto, fista, admm or pdhg",
+                        o->reg);
+    if (o->solver == MR_SOLVER_FISTA && mr_method_list_has(&plan->methods, MR_METHOD_ITERATIVE)) {
+        int nonsmooth = 0, fd = 0;
+        for (int i = 0; i < plan->priors.n; i++) {
+            const mr_prior_info *info = mr_prior_get(plan->priors.kind[i]);
+            nonsmooth += info->penalty != MR_PENALTY_L2;
+            fd |= info->penalty != MR_PENALTY_L2 && info->op == MR_PRIOR_OP_FD;
+        }
+        if (nonsmooth > 1 || fd)
+            return mr_error(MR_EINVAL, "--solver fista takes one non-quadratic prior whose proximal map is known on "
+                                       "the image (l1), not --reg %s; use --solver auto, admm or pdhg",
+                            o->reg);
+    }
     const char *d = o->dcf ? o->dcf : "pipe";
     if (strcmp(d, "file") && strcmp(d, "analytic") && strcmp(d, "pipe"))
         return mr_error(MR_EINVAL, "dcf '%s' is not one of pipe, file, analytic", d);
-    const char *s = o->sens ? o->sens : "auto";
-    if (strcmp(s, "auto") && strcmp(s, "file") && strcmp(s, "rss") && strcmp(s, "estimate"))
-        return mr_error(MR_EINVAL, "sens '%s' is not one of auto, file, estimate, rss", s);
-    if (o->sens_maps && (!strcmp(s, "rss") || !strcmp(s, "estimate")))
-        return mr_error(MR_EINVAL, "--sens-maps %s and --sens %s exclude each other", o->sens_maps, s);
+    const char *sn = o->sens ? o->sens : "auto";
+    if (strcmp(sn, "auto") && strcmp(sn, "file") && strcmp(sn, "rss") && strcmp(sn, "estimate"))
+        return mr_error(MR_EINVAL, "sens '%s' is not one of auto, file, estimate, rss", sn);
+    if (o->sens_maps && (!strcmp(sn, "rss") || !strcmp(sn, "estimate")))
+        return mr_error(MR_EINVAL, "--sens-maps %s and --sens %s exclude each other", o->sens_maps, sn);
     const char *nii = o->nifti ? o->nifti : "magnitude";
     if (strcmp(nii, "magnitude") && strcmp(nii, "complex") && strcmp(nii, "none"))
         return mr_error(MR_EINVAL, "nifti '%s' is not one of magnitude, complex, none", nii);
@@ -103,32 +111,17 @@ static int radial_kind(const char *kind)
 
 /* ---- the run ----------------------------------------------------------------------------------- */
 
-typedef struct {
-    mr_kspace *ks;
-    int gpu;           /* resolved device: GPU index, -1 = host */
-    sens_mode sens;
-    const float *maps; /* SENS_FILE, SENS_ESTIMATE: [C][N][2], the scan's or maps_owned */
-    float *maps_owned; /* read from --sens-maps, or estimated */
-    int64_t calib[3];  /* SENS_ESTIMATE: the calibration grid */
-    double t_resolve;  /* choosing the device (part of the device initialisation) */
-    double t_fork_wait; /* forks of the read that waited for the background device initialisation (ditto) */
-    float *img[3];
-    float *weights;
-    double *hist; /* per-coil CG: the combined residual history */
-    mr_cg_result cg;
-    mr_q_cache *qcache; /* open from the operator's creation until the results are written */
-    char qcache_dir[4096]; /* its directory (the report's) */
-} run_state;
-
 static void free_state(run_state *s)
 {
+    mr_iterative_free(s);
     mr_kspace_free(s->ks);
     free(s->maps_owned);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < MR_METHOD_COUNT; i++) {
         free(s->img[i]);
+        free(s->hist[i]);
+        mr_solve_result_free(&s->res[i]);
+    }
     free(s->weights);
-    free(s->hist);
-    mr_cg_result_free(&s->cg);
     mr_q_cache_close(s->qcache);
     s->qcache = NULL;
 }
@@ -185,345 +178,6 @@ static mr_status choose_sens(run_state *s, const mr_recon_opts *o, const char *s
     return MR_OK;
 }
 
-/* ---- CG ---------------------------------------------------------------------------------------- */
-
-/* Per-iteration PSNR on the backend: the truth as a complex vector there, the image never leaves. */
-typedef struct {
-    const mr_vecops *v;
-    const float *truth;
-    int64_t n;
-    double peak;
-} psnr_monitor;
-
-static double psnr_of(void *ctx, const float *x)
-{
-    const psnr_monitor *p = ctx;
-    const double mse = p->v->mag_dist2(p->v->ctx, p->n, x, p->truth) / (double)p->n;
-    return 20.0 * log10(p->peak / sqrt(mse));
-}
-
-/* Where CG reports its iterations: the log (-v) and the progress sink. */
-typedef struct {
-    const int64_t *coil; /* NULL when CG runs on the whole image */
-    int64_t ncoils;
-    int iters;
-    const mr_progress *progress;
-} cg_progress;
-
-static void log_progress(void *ctx, int iter, double rel_resid, double metric)
-{
-    const cg_progress *p = ctx;
-    const int64_t *coil = p->coil;
-    mr_progress_report(p->progress, "CG", (double)(coil ? *coil : 0) * p->iters + iter,
-                       (double)p->ncoils * p->iters);
-    char who[48] = "";
-    if (coil)
-        snprintf(who, sizeof who, " (coil %lld)", (long long)*coil);
-    if (isfinite(metric))
-        mr_log(MR_LOG_DEBUG, "cg: iteration %3d%s: relative residual %.4e, PSNR %.3f dB", iter, who, rel_resid,
-               metric);
-    else
-        mr_log(MR_LOG_DEBUG, "cg: iteration %3d%s: relative residual %.4e", iter, who, rel_resid);
-}
-
-/* The system CG solves: E^H E (+ lambda R^H R, R = I or finite differences). */
-static mr_status make_system(mr_linop **out, mr_linop *e, mr_reg_kind regk, double lambda)
-{
-    mr_linop *fd = NULL;
-    int64_t dims[4];
-    mr_linop_dom(e, dims);
-    mr_status st = regk == MR_REG_GRADIENT && lambda > 0 ? mr_linop_fd_create(&fd, mr_linop_backend(e), dims) : MR_OK;
-    if (st == MR_OK)
-        st = mr_linop_normal_system(out, e, fd, lambda);
-    mr_linop_free(fd);
-    return st;
-}
-
-/* The operators and vectors of one CG run, all on one backend. */
-typedef struct {
-    mr_backend *be;
-    const mr_vecops *v;
-    mr_linop *f, *sens, *e, *sys;
-    float *d, *b, *x, *truth;
-} cg_objects;
-
-static void cg_objects_free(cg_objects *c)
-{
-    if (c->v) {
-        c->v->release(c->v->ctx, c->d);
-        c->v->release(c->v->ctx, c->b);
-        c->v->release(c->v->ctx, c->x);
-        c->v->release(c->v->ctx, c->truth);
-    }
-    mr_linop_free(c->sys);
-    mr_linop_free(c->e);
-    mr_linop_free(c->sens);
-    mr_linop_free(c->f);
-    mr_backend_free(c->be);
-}
-
-/* diag(E^H E) at the centre voxel, <delta, E^H E delta>: a scale against which lambda can be judged. */
-static mr_status normal_diag(cg_objects *c, const int64_t matrix[3], double *diag)
-{
-    const int64_t n = mr_linop_dom_size(c->e);
-    const int64_t centre = ((matrix[2] / 2) * matrix[1] + matrix[1] / 2) * matrix[0] + matrix[0] / 2;
-    float *delta = calloc((size_t)n * 2, sizeof(float));
-    if (!delta)
-        return mr_error(MR_ENOMEM, "out of memory for %lld-voxel images", (long long)n);
-    delta[2 * centre] = 1.0f;
-    mr_status st = c->v->from_host(c->v->ctx, n, c->x, delta);
-    free(delta);
-    if (st == MR_OK)
-        st = mr_linop_normal(c->e, c->x, c->b);
-    double dot[2] = {NAN, NAN};
-    if (st == MR_OK)
-        c->v->dot(c->v->ctx, n, c->x, c->b, dot);
-    *diag = dot[0];
-    return st;
-}
-
-/* The image scale s of the automatic lambda: the 99th percentile of |x_1|, x_1 = alpha b the first CG
- * iterate (alpha = ||b||^2 / <b, E^H E b>); c->x is scratch. */
-static mr_status image_scale(cg_objects *c, int64_t n, double *scale)
-{
-    *scale = NAN;
-    mr_status st = mr_linop_normal(c->e, c->b, c->x);
-    if (st != MR_OK)
-        return st;
-    double bab[2] = {0, 0};
-    c->v->dot(c->v->ctx, n, c->b, c->x, bab);
-    const double bb = c->v->norm(c->v->ctx, n, c->b);
-    float *host = malloc((size_t)n * 2 * sizeof(float));
-    if (!host)
-        return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
-    double p = NAN;
-    st = c->v->to_host(c->v->ctx, n, host, c->b);
-    if (st == MR_OK)
-        st = mr_metrics_percentile(host, 1, n, MR_AUTOLAMBDA_SCALE_PERCENTILE, &p);
-    free(host);
-    if (st == MR_OK && bab[0] > 0)
-        *scale = bb * bb / bab[0] * p;
-    return st;
-}
-
-/* Mean |d|^2 per sample over every coil (the SNR the messages quote). */
-static double data_power(const mr_kspace *ks)
-{
-    const int64_t nd = 2 * ks->nsamples * ks->ncoils;
-    double p = 0;
-    for (int64_t i = 0; i < nd; i++)
-        p += (double)ks->data[i] * ks->data[i];
-    return p / (double)(ks->nsamples * ks->ncoils);
-}
-
-/* lambda for the right-hand side in c->b (the scale needs it), then the system c->sys. */
-static mr_status choose_system(cg_objects *c, const run_state *s, const mr_recon_opts *o, mr_reg_kind regk,
-                               mr_report *r)
-{
-    const mr_kspace *ks = s->ks;
-    mr_lambda_inputs in = {o->lambda, o->lambda_rel, regk, ks->noise_sigma, r->normal_diag, NAN, 0};
-    mr_status st = MR_OK;
-    if (mr_lambda_needs_scale(o->lambda, o->lambda_rel, ks->noise_sigma))
-        st = image_scale(c, mr_linop_dom_size(c->e), &in.scale);
-    if (st != MR_OK)
-        return st;
-    in.data_power = data_power(ks);
-    mr_lambda_choice ch;
-    mr_lambda_choose(&in, &ch);
-    r->lambda = ch.lambda;
-    r->lambda_rel = ch.rel;
-    snprintf(r->lambda_from, sizeof r->lambda_from, "%s", ch.from);
-    mr_linop_free(c->sys);
-    c->sys = NULL;
-    return make_system(&c->sys, c->e, regk, ch.lambda);
-}
-
-static mr_status run_cg(run_state *s, const mr_recon_opts *o, mr_reg_kind regk, mr_report *r, mr_report_method *m)
-{
-    const mr_kspace *ks = s->ks;
-    const int64_t n = mr_kspace_voxels(ks), M = ks->nsamples, ncoils = ks->ncoils;
-    const int whole = s->sens != SENS_RSS; /* one CG on the whole image (else one per coil) */
-    cg_objects c;
-    memset(&c, 0, sizeof c);
-    double t0 = mr_now();
-    /* the device resolved at the start; an explicit request stays explicit, auto may still take the
-     * host if the GPU turns out unusable (no cuFFT) */
-    mr_device_sel sel = mr_op_opts_device(&o->op); /* keeps a list of GPUs for the sums */
-    sel.kind = s->gpu < 0 ? MR_DEVICE_CPU : o->op.device == MR_DEVICE_GPU ? MR_DEVICE_GPU : MR_DEVICE_AUTO;
-    sel.index = s->gpu;
-    if (s->gpu >= 0)
-        t0 -= s->t_resolve + s->t_fork_wait; /* the operator's setup includes choosing the device */
-    mr_status st = mr_backend_create(&c.be, sel, o->op.threads);
-    if (st != MR_OK)
-        goto done;
-    c.v = mr_backend_vecops(c.be);
-    r->t_device_init = mr_backend_on_gpu(c.be) ? s->t_resolve + s->t_fork_wait + mr_backend_init_seconds(c.be) : 0.0;
-    snprintf(r->backend, sizeof r->backend, "%s", mr_backend_name(c.be));
-
-    mr_nudft_opts no;
-    mr_op_opts_nudft(&o->op, &no);
-    if (!s->qcache && (st = mr_q_cache_open(&s->qcache, o->q_cache, 0)) != MR_OK) {
-        mr_log(MR_LOG_WARN, "%s; Q is computed without the cache", mr_last_error());
-        mr_clear_error();
-    }
-    no.q_store = mr_q_cache_store(s->qcache);
-    snprintf(s->qcache_dir, sizeof s->qcache_dir, "%s", s->qcache ? mr_q_cache_dir(s->qcache) : "off");
-    r->q_cache = s->qcache_dir;
-    no.progress = o->progress;
-    mr_nudft_info info;
-    st = mr_linop_nudft_create(&c.f, c.be, ks->matrix, ks->traj, M, NULL, s->maps ? ncoils : 1, &no, &info);
-    if (st == MR_OK && s->maps) {
-        st = mr_linop_sens_create(&c.sens, c.be, ks->matrix, ncoils, s->maps);
-        if (st == MR_OK)
-            st = mr_linop_chain(&c.e, c.sens, c.f);
-    } else if (st == MR_OK) {
-        c.e = mr_linop_ref(c.f);
-    }
-    if (st != MR_OK)
-        goto done;
-    r->t_q = info.q_seconds;
-    r->q_source = info.q_source;
-    snprintf(r->sums, sizeof r->sums, "%s", info.engine_name);
-    r->t_plan = info.plan_seconds;
-    r->t_fft_plan = info.fft_plan_seconds;
-    r->t_sums_setup = info.engine_seconds;
-    c.d = mr_backend_upload(c.be, 2 * M * ncoils, ks->data); /* the data go to the backend once */
-    c.b = mr_backend_alloc(c.be, n);
-    c.x = mr_backend_alloc(c.be, n);
-    s->img[RUN_CG] = malloc((size_t)n * 2 * sizeof(float));
-    if (!c.d || !c.b || !c.x || !s->img[RUN_CG]) {
-        st = mr_error(MR_ENOMEM, "out of memory for the %lld-voxel CG vectors", (long long)n);
-        goto done;
-    }
-    r->t_op_create = mr_now() - t0;
-    mr_log(MR_LOG_INFO, "operator: %s, sums %s, Q in %.3f s (%s), setup %.3f s (device %.3f s, FFT plans %.3f s)",
-           r->backend, info.engine_name, info.q_seconds, info.q_source, r->t_op_create, r->t_device_init,
-           info.fft_plan_seconds);
-    if ((st = normal_diag(&c, ks->matrix, &r->normal_diag)) != MR_OK)
-        goto done;
-
-    mr_cg_opts co;
-    mr_cg_opts_default(&co);
-    co.iters = o->iters;
-    co.tol = o->tol;
-    co.progress = log_progress;
-    cg_progress cgp = {NULL, whole ? 1 : ncoils, o->iters, o->progress};
-    co.progress_ctx = &cgp;
-    const float *truth = ks->truth_bl ? ks->truth_bl : ks->truth;
-    psnr_monitor mon = {c.v, NULL, n, 0};
-    if (truth && whole) {
-        float *tc = malloc((size_t)n * 2 * sizeof(float));
-        if (!tc) {
-            st = mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
-            goto done;
-        }
-        for (int64_t v = 0; v < n; v++) {
-            tc[2 * v] = truth[v];
-            tc[2 * v + 1] = 0.0f;
-            mon.peak = fmax(mon.peak, fabs((double)truth[v]));
-        }
-        c.truth = mr_backend_upload(c.be, 2 * n, tc);
-        free(tc);
-        if (!c.truth) {
-            st = MR_ENOMEM;
-            goto done;
-        }
-        mon.truth = c.truth;
-        co.metric = psnr_of;
-        co.metric_ctx = &mon;
-        m->psnr_truth = ks->truth_bl ? MR_TRUTH_BANDLIMITED : MR_TRUTH_IMAGE;
-    }
-
-    if (whole) {
-        t0 = mr_now();
-        if ((st = mr_linop_adjoint(c.e, c.d, c.b)) != MR_OK)
-            goto done;
-        r->t_fhd = mr_now() - t0;
-        if ((st = choose_system(&c, s, o, regk, r)) != MR_OK)
-            goto done;
-        t0 = mr_now();
-        if ((st = mr_cg_solve_linop(c.sys, c.b, c.x, &co, &s->cg)) != MR_OK ||
-            (st = c.v->to_host(c.v->ctx, n, s->img[RUN_CG], c.x)) != MR_OK)
-            goto done;
-        m->t_monitor = s->cg.metric_seconds;
-        m->t_solve = mr_now() - t0 - s->cg.metric_seconds;
-        m->iterations = s->cg.iterations;
-        m->stop = mr_cg_stop_name(s->cg.stop);
-        m->final_rel_resid = s->cg.final_rel_resid;
-        m->rel_resid = s->cg.rel_resid;
-        m->psnr = s->cg.metric;
-    } else {
-        /* per coil, combined by root-sum-of-squares */
-        mr_combine comb;
-        float *xc = malloc((size_t)n * 2 * sizeof(float));
-        s->hist = calloc((size_t)o->iters + 1, sizeof(double));
-        st = !xc || !s->hist ? mr_error(MR_ENOMEM, "out of memory for %lld-voxel coil images", (long long)n)
-                             : mr_combine_init(&comb, n, ncoils, NULL);
-        if (st != MR_OK) {
-            free(xc);
-            goto done;
-        }
-        double r0sq = 0;
-        mr_cg_stop first_stop = MR_CG_STOP_ITERS;
-        int same_stop = 1;
-        double lambda_lo = INFINITY, lambda_hi = 0;
-        for (int64_t k = 0; k < ncoils && st == MR_OK; k++) {
-            cgp.coil = &k;
-            t0 = mr_now();
-            if ((st = mr_linop_adjoint(c.e, c.d + 2 * M * k, c.b)) != MR_OK)
-                break;
-            r->t_fhd += mr_now() - t0;
-            /* automatic lambda: each coil's own (its image has its own scale) */
-            if ((st = choose_system(&c, s, o, regk, r)) != MR_OK)
-                break;
-            lambda_lo = fmin(lambda_lo, r->lambda);
-            lambda_hi = fmax(lambda_hi, r->lambda);
-            t0 = mr_now();
-            if ((st = mr_cg_solve_linop(c.sys, c.b, c.x, &co, &s->cg)) != MR_OK ||
-                (st = c.v->to_host(c.v->ctx, n, xc, c.x)) != MR_OK)
-                break;
-            m->t_solve += mr_now() - t0;
-            same_stop &= k == 0 || s->cg.stop == first_stop;
-            first_stop = s->cg.stop;
-            mr_combine_add(&comb, k, xc);
-            for (int i = 0; i <= o->iters; i++) { /* a coil that stopped early keeps its last residual */
-                double rk = s->cg.rel_resid[i < s->cg.iterations ? i : s->cg.iterations] * s->cg.r0_norm;
-                s->hist[i] += rk * rk;
-            }
-            r0sq += s->cg.r0_norm * s->cg.r0_norm;
-            if (s->cg.iterations > m->iterations)
-                m->iterations = s->cg.iterations;
-            mr_cg_result_free(&s->cg);
-        }
-        if (st == MR_OK && lambda_hi > lambda_lo) { /* the report names the largest and the range */
-            char from[sizeof r->lambda_from];
-            snprintf(from, sizeof from, "%.190s; per coil from %.4g to %.4g", r->lambda_from, lambda_lo, lambda_hi);
-            snprintf(r->lambda_from, sizeof r->lambda_from, "%s", from);
-            r->lambda = lambda_hi;
-            r->lambda_rel = lambda_hi / r->normal_diag;
-        }
-        if (st == MR_OK) {
-            for (int i = 0; i <= o->iters; i++)
-                s->hist[i] = r0sq > 0 ? sqrt(s->hist[i] / r0sq) : 0;
-            mr_combine_finish(&comb, s->img[RUN_CG]);
-            m->stop = same_stop ? mr_cg_stop_name(first_stop) : "different per coil";
-            m->final_rel_resid = s->hist[m->iterations];
-            m->rel_resid = s->hist;
-        }
-        mr_combine_free(&comb);
-        free(xc);
-        if (st != MR_OK)
-            goto done;
-    }
-    r->t_solve = m->t_solve;
-    m->seconds = r->t_op_create + r->t_fhd + m->t_solve;
-    mr_log(MR_LOG_INFO, "cg: %d iterations (%s), relative residual %.3e, %.3f s", m->iterations, m->stop,
-           m->final_rel_resid, m->t_solve);
-done:
-    cg_objects_free(&c);
-    return st;
-}
-
 /* ---- gridding ---------------------------------------------------------------------------------- */
 
 static mr_status get_weights(run_state *s, const char *dcf, int threads, const mr_progress *progress, mr_report *r)
@@ -549,9 +203,10 @@ static mr_status get_weights(run_state *s, const char *dcf, int threads, const m
     return st;
 }
 
-static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind which, mr_report *r,
+static mr_status run_gridding(run_state *s, const mr_recon_opts *o, mr_method_kind kind, int which, mr_report *r,
                               mr_report_method *m)
 {
+    const char *name = mr_method_name(kind);
     const mr_kspace *ks = s->ks;
     const int64_t n = mr_kspace_voxels(ks), ncoils = ks->ncoils;
     mr_status st = get_weights(s, o->dcf ? o->dcf : "pipe", o->op.threads, o->progress, r);
@@ -559,8 +214,8 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind whi
         return st;
     mr_gridding_opts go;
     mr_gridding_opts_default(&go);
-    go.kind = which == RUN_KB ? MR_GRIDDING_KB : MR_GRIDDING_BILINEAR;
-    if (which == RUN_KB) {
+    go.kind = kind == MR_METHOD_KB ? MR_GRIDDING_KB : MR_GRIDDING_BILINEAR;
+    if (kind == MR_METHOD_KB) {
         go.oversample = o->oversample;
         go.width = o->kernel_width;
     }
@@ -578,13 +233,13 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind whi
     if (st == MR_OK)
         st = mr_gridding_create(&grid, ks->matrix, ks->traj, ks->nsamples, &go);
     for (int64_t c = 0; st == MR_OK && c < ncoils; c++) {
-        mr_progress_report(o->progress, run_names[which], (double)c, (double)ncoils);
+        mr_progress_report(o->progress, name, (double)c, (double)ncoils);
         st = mr_gridding_apply(grid, ks->data + 2 * ks->nsamples * c, s->weights, single ? s->img[which] : xc);
         if (st == MR_OK && !single)
             mr_combine_add(&comb, c, xc);
     }
     if (st == MR_OK)
-        mr_progress_report(o->progress, run_names[which], (double)ncoils, (double)ncoils);
+        mr_progress_report(o->progress, name, (double)ncoils, (double)ncoils);
     if (st == MR_OK && !single)
         mr_combine_finish(&comb, s->img[which]);
     mr_gridding_destroy(grid);
@@ -595,20 +250,20 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, run_kind whi
     m->t_gridding = mr_now() - t0;
     r->t_gridding += m->t_gridding;
     m->seconds = r->t_dcf + m->t_gridding; /* the DCF is shared by both gridding methods */
-    m->final_rel_resid = NAN;
-    mr_log(MR_LOG_INFO, "%s: %.3f s", run_names[which], m->t_gridding);
+    m->final_history = NAN;
+    mr_log(MR_LOG_INFO, "%s: %.3f s", name, m->t_gridding);
     return MR_OK;
 }
 
 /* ---- the stages -------------------------------------------------------------------------------- */
 
 /* The scan's description and checks that need the file (DCF choices). */
-static mr_status describe_scan(const run_state *s, const mr_recon_opts *o, const int run[3], const char *scan,
+static mr_status describe_scan(const run_state *s, const mr_recon_opts *o, const mr_run_plan *plan, const char *scan,
                                mr_report *r)
 {
     const mr_kspace *ks = s->ks;
     const char *dcf = o->dcf ? o->dcf : "pipe";
-    const int grids = run[RUN_KB] || run[RUN_BILINEAR];
+    const int grids = mr_method_list_grids(&plan->methods);
     if (grids && !strcmp(dcf, "file") && !ks->weights)
         return mr_error(MR_EINVAL, "%s: --dcf file, but the scan has no /kspace/weights", scan);
     if (grids && !strcmp(dcf, "analytic") && !radial_kind(ks->traj_kind))
@@ -633,15 +288,13 @@ static mr_status describe_scan(const run_state *s, const mr_recon_opts *o, const
 }
 
 /* Metrics of every method against every truth, and the display window. */
-static mr_status score(const run_state *s, const int run[3], mr_report *r)
+static mr_status score(const run_state *s, const mr_run_plan *plan, mr_report *r)
 {
     const mr_kspace *ks = s->ks;
     const int64_t n = mr_kspace_voxels(ks);
     const float *truths[MR_TRUTH_COUNT] = {ks->truth, ks->truth_bl};
-    for (int i = 0, k = 0; i < 3; i++) {
-        if (!run[i])
-            continue;
-        mr_report_method *m = &r->m[k++];
+    for (int i = 0; i < plan->methods.n; i++) {
+        mr_report_method *m = &r->m[i];
         for (int t = 0; t < MR_TRUTH_COUNT; t++) {
             if (!truths[t])
                 continue;
@@ -664,16 +317,12 @@ static mr_status score(const run_state *s, const int run[3], mr_report *r)
         r->window_from = ks->truth ? "max of the truth image" : "max of the bandlimited truth";
     } else { /* no truth: the main (first) method's image itself, robustly (a few hot voxels do not
               * turn everything dark, and data at any intensity scale come out visible) */
-        for (int i = 0; i < 3; i++)
-            if (run[i]) {
-                mr_status st = mr_metrics_percentile(s->img[i], 1, n, MR_RECON_WINDOW_PERCENTILE, &r->window_hi);
-                if (st != MR_OK)
-                    return st;
-                snprintf(r->window_text, sizeof r->window_text, "the %gth percentile of |%s|",
-                         MR_RECON_WINDOW_PERCENTILE, run_names[i]);
-                r->window_from = r->window_text;
-                break;
-            }
+        mr_status st = mr_metrics_percentile(s->img[0], 1, n, MR_RECON_WINDOW_PERCENTILE, &r->window_hi);
+        if (st != MR_OK)
+            return st;
+        snprintf(r->window_text, sizeof r->window_text, "the %gth percentile of |%s|", MR_RECON_WINDOW_PERCENTILE,
+                 mr_method_name(plan->methods.kind[0]));
+        r->window_from = r->window_text;
         if (!(r->window_hi > 0)) /* an all-zero image */
             r->window_hi = 1;
     }
@@ -703,16 +352,14 @@ static void describe_volume(const mr_volume_desc *d, const mr_recon_opts *o, mr_
 }
 
 /* ISMRMRD volumes reconstructed on a larger encodedSpace grid: the images cut to reconSpace. */
-static mr_status crop_to_output_grid(run_state *s, const mr_volume_desc *d, const int run[3], mr_report *r)
+static mr_status crop_to_output_grid(run_state *s, const mr_volume_desc *d, const mr_run_plan *plan, mr_report *r)
 {
     int64_t out[3];
     float fov[3];
     if (!mr_volume_output_grid(d, s->ks->matrix, s->ks->fov_mm, out, fov) || s->ks->truth || s->ks->truth_bl)
         return MR_OK;
     const int64_t n = out[0] * out[1] * out[2];
-    for (int i = 0; i < 3; i++) {
-        if (!run[i])
-            continue;
+    for (int i = 0; i < plan->methods.n; i++) {
         float *c = malloc((size_t)n * 2 * sizeof *c);
         if (!c)
             return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
@@ -733,8 +380,7 @@ static mr_status crop_to_output_grid(run_state *s, const mr_volume_desc *d, cons
 typedef struct {
     const char *scan;
     mr_recon_opts o;
-    int run[3];
-    mr_reg_kind regk;
+    mr_run_plan plan;
     int gpu;
     double t_resolve;
 } run_setup;
@@ -759,8 +405,7 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time
                               const char *outdir)
 {
     mr_recon_opts o = u->o;
-    const int *run = u->run;
-    const mr_reg_kind regk = u->regk;
+    const mr_run_plan *plan = &u->plan;
     const char *scan = u->scan;
     mr_status st;
     run_state s;
@@ -773,16 +418,17 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time
     char device[MR_DEVICE_TEXT];
     mr_device_format(mr_op_opts_device(&o.op), device, sizeof device);
     r.input = scan;
-    r.method = o.method ? o.method : "cg";
-    r.reg = mr_reg_name(regk);
+    r.method = o.method ? o.method : "iterative";
+    mr_prior_list_format(&plan->priors, r.reg, sizeof r.reg);
+    r.solver = mr_solver_name(o.solver);
     r.basis = o.op.basis == MR_BASIS_DIRAC ? "dirac" : "box";
     r.device = device;
-    r.dcf = run[RUN_KB] || run[RUN_BILINEAR] ? (o.dcf ? o.dcf : "pipe") : "none (cg only)";
+    r.dcf = mr_method_list_grids(&plan->methods) ? (o.dcf ? o.dcf : "pipe") : "none (no gridding)";
     r.iters = o.iters;
     r.tol = o.tol;
-    r.lambda = o.lambda >= 0 ? o.lambda : 0; /* the one chosen, once CG ran */
+    r.lambda = o.lambda >= 0 ? o.lambda : 0; /* the one chosen, once an iterative method ran */
     r.lambda_rel = NAN;
-    snprintf(r.lambda_from, sizeof r.lambda_from, "%s", "not used (no CG)");
+    snprintf(r.lambda_from, sizeof r.lambda_from, "%s", "not used (no iterative method)");
     r.oversample = o.oversample;
     r.kernel_width = o.kernel_width;
     r.threads = o.op.threads > 0 ? o.op.threads : omp_get_max_threads();
@@ -799,28 +445,28 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time
     s.t_fork_wait = ot.fork_wait + fork_wait_s() - w0;
     r.t_read = ot.total + mr_now() - t0 - s.t_fork_wait;
     describe_volume(&vd, &o, &r);
-    if ((st = describe_scan(&s, &o, run, scan, &r)) != MR_OK || (st = choose_sens(&s, &o, scan, &r)) != MR_OK)
+    if ((st = describe_scan(&s, &o, plan, scan, &r)) != MR_OK || (st = choose_sens(&s, &o, scan, &r)) != MR_OK)
         goto fail;
 
-    for (int i = 0; i < 3; i++) {
-        if (!run[i])
-            continue;
+    for (int i = 0; i < plan->methods.n; i++) {
+        const mr_method_kind kind = plan->methods.kind[i];
         mr_report_method *m = &r.m[r.nmethods++];
-        snprintf(m->method, sizeof m->method, "%s", run_names[i]);
-        st = i == RUN_CG ? run_cg(&s, &o, regk, &r, m) : run_gridding(&s, &o, (run_kind)i, &r, m);
+        snprintf(m->method, sizeof m->method, "%s", mr_method_name(kind));
+        m->lipschitz = m->step = m->rho = NAN;
+        st = mr_method_iterative(kind) ? mr_iterative_run(&s, &o, plan, i, &r, m)
+                                       : run_gridding(&s, &o, kind, i, &r, m);
         if (st != MR_OK)
             goto fail;
     }
-    if ((st = score(&s, run, &r)) != MR_OK)
+    if ((st = score(&s, plan, &r)) != MR_OK)
         goto fail;
 
     memcpy(r.fov_mm, s.ks->fov_mm, sizeof r.fov_mm);
-    if ((st = crop_to_output_grid(&s, &vd, run, &r)) != MR_OK)
+    if ((st = crop_to_output_grid(&s, &vd, plan, &r)) != MR_OK)
         goto fail;
-    const float *imgs[3];
-    for (int i = 0, k = 0; i < 3; i++)
-        if (run[i])
-            imgs[k++] = s.img[i];
+    const float *imgs[MR_METHOD_COUNT];
+    for (int i = 0; i < plan->methods.n; i++)
+        imgs[i] = s.img[i];
     const float *ctruth = r.compare_truth == MR_TRUTH_BANDLIMITED ? s.ks->truth_bl : s.ks->truth;
     /* the files go into a staging folder and appear in OUTDIR together (recon/outdir.h) */
     mr_outdir od;
@@ -900,7 +546,7 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     memset(&u, 0, sizeof u);
     u.scan = scan;
     u.o = *opts;
-    mr_status st = validate_opts(&u.o, u.run, &u.regk);
+    mr_status st = validate_opts(&u.o, &u.plan);
     if (st != MR_OK)
         return st;
     if (!outdir || !outdir[0])
@@ -913,7 +559,7 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     if ((st = mr_device_resolve(mr_op_opts_device(&u.o.op), &u.gpu)) != MR_OK)
         return st;
     u.t_resolve = mr_now() - t_resolve;
-    if (u.gpu >= 0 && (u.run[RUN_KB] || u.run[RUN_BILINEAR]))
+    if (u.gpu >= 0 && mr_method_list_grids(&u.plan.methods))
         mr_log(MR_LOG_INFO, "gridding runs on the CPU (it has no GPU backend)");
 
     /* a GPU's initialisation was queued by the resolve: it starts as the open forks the child that

@@ -52,18 +52,25 @@
 #include "../base/status.h"
 #include "../io/read_opts.h"
 #include "../solver/op.h"
+#include "../solver/problem.h"
 
 struct mr_report; /* recon/report.h */
 
 typedef struct {
-    const char *method; /* "cg" (default), "gridding-bilinear", "gridding-kb", "all" */
-    int iters;          /* CG iterations, default 60, >= 1 */
-    double tol;         /* CG relative residual tolerance, 0 = run all iterations */
+    const char *method; /* a list of recon/methods.h ("iterative" (default), "cg", "gridding-kb",
+                           "gridding-bilinear", e.g. "iterative,gridding-kb"), or "all" */
+    int iters;          /* iterations of the iterative methods; 0 (default): the solver's own default
+                           (MR_RECON_ITERS_CG for CG, MR_RECON_ITERS for the others), else >= 1 */
+    double tol;         /* stop when the solver's convergence measure (CG: relative residual; the others:
+                           relative change of the image) <= tol; 0 = run all iterations */
+    mr_solver_kind solver; /* the iterative method's solver (solver/problem.h); default MR_SOLVER_AUTO */
     double lambda;      /* regularisation weight: >= 0 absolute; < 0 (default): lambda_rel, else automatic
                            from the scan's noise level (recon/autolambda.h) */
     double lambda_rel;  /* >= 0: lambda = lambda_rel x diag(E^H E) at the centre voxel; < 0 (default): not
                            given. At most one of lambda and lambda_rel is >= 0 */
-    const char *reg;    /* "gradient" (default) or "identity" */
+    const char *reg;    /* the iterative method's priors, a list of recon/priors.h ("tv", "tv,l1:0.5", ...);
+                           default MR_RECON_DEFAULT_REG. Method "cg" takes the list's quadratic priors, or
+                           "gradient" when it has none */
     mr_op_opts op;      /* basis (default dirac: docs/RECON.md says why), device, threads */
     const char *sens;      /* "auto" (default), "file", "estimate" or "rss": see above */
     const char *sens_maps; /* HDF5 file with the coil maps (io/sens_h5.h) instead of the scan's; NULL = none */
@@ -87,6 +94,11 @@ typedef struct {
     void (*on_report)(void *ctx, const struct mr_report *report);
     void *on_report_ctx;
 } mr_recon_opts;
+
+/* The defaults of the iterative methods (docs/RECON.md gives the measurements behind them). */
+#define MR_RECON_DEFAULT_REG "tv"
+#define MR_RECON_ITERS 100
+#define MR_RECON_ITERS_CG 60
 
 void mr_recon_opts_default(mr_recon_opts *o);
 

@@ -159,6 +159,7 @@ static void json_body(FILE *f, const mr_report *r)
     jf_num(&set, "tol", r->tol);
     jf_num(&set, "lambda", r->lambda);
     jf_str(&set, "reg", r->reg);
+    jf_str(&set, "solver", r->solver ? r->solver : "auto");
     jf_str(&set, "basis", r->basis);
     jf_str(&set, "device", r->device);
     jf_str(&set, "backend", r->backend);
@@ -237,12 +238,49 @@ static void json_body(FILE *f, const mr_report *r)
         }
         jclose(&mm);
         jf_int(&mo, "iterations", m->iterations);
-        if (m->rel_resid) {
+        if (m->history) {
+            jf_str(&mo, "solver", m->solver);
             jf_str(&mo, "stop", m->stop);
-            jf_num(&mo, "final_relative_residual", m->final_rel_resid);
             jf_num(&mo, "time_solve_s", m->t_solve);
             jf_num(&mo, "time_monitor_s", m->t_monitor);
-            jf_array(&mo, "residual_history", m->rel_resid, m->iterations + 1);
+            jf_str(&mo, "history_name", m->history_name);
+            jf_num(&mo, "final_history", m->final_history);
+            jf_array(&mo, "history", m->history, m->iterations + 1);
+            if (!strcmp(m->history_name, "relative residual")) { /* the CG keys of earlier versions */
+                jf_num(&mo, "final_relative_residual", m->final_history);
+                jf_array(&mo, "residual_history", m->history, m->iterations + 1);
+            }
+            if (m->objective) {
+                jf_array(&mo, "objective_history", m->objective, m->iterations + 1);
+                jf_array(&mo, "data_term_history", m->data_term, m->iterations + 1);
+            }
+            jf_int(&mo, "normal_applications", m->normal_apps);
+            if (isfinite(m->lipschitz))
+                jf_num(&mo, "lipschitz", m->lipschitz);
+            if (isfinite(m->step))
+                jf_num(&mo, "step", m->step);
+            if (isfinite(m->rho))
+                jf_num(&mo, "rho", m->rho);
+            if (!strcmp(m->solver, "fista"))
+                jf_int(&mo, "restarts", m->restarts);
+            if (!strcmp(m->solver, "admm"))
+                jf_int(&mo, "inner_iterations", m->inner_iterations);
+            jfield(&mo, "terms");
+            fputc('[', f);
+            jobj tl = {f, mo.indent + 2, 0};
+            for (int j = 0; j < m->nterms; j++) {
+                const mr_report_term *term = &m->terms[j];
+                jobj to = jopen(&tl, NULL);
+                jf_str(&to, "prior", term->name);
+                jf_str(&to, "penalty", term->penalty);
+                jf_num(&to, "lambda", term->lambda);
+                jf_num(&to, "lambda_rel", term->lambda_rel);
+                jf_str(&to, "lambda_from", term->from);
+                if (term->history)
+                    jf_array(&to, "history", term->history, m->iterations + 1);
+                jclose(&to);
+            }
+            fputc(']', f);
             if (m->psnr) {
                 jf_str(&mo, "psnr_history_truth", mr_truth_name(m->psnr_truth));
                 jf_array(&mo, "psnr_history_db", m->psnr, m->iterations + 1);
@@ -398,18 +436,22 @@ static void md_body(FILE *f, const mr_report *r)
 
     for (int i = 0; i < r->nmethods; i++) {
         const mr_report_method *m = &r->m[i];
-        if (!m->rel_resid)
+        if (!m->history)
             continue;
-        fprintf(f, "\n## CG convergence\n\n%d iterations (stopped by %s), final relative residual "
-                   "||r_k||/||r_0|| = %.3e.",
-                m->iterations, m->stop ? m->stop : "?", m->final_rel_resid);
+        fprintf(f, "\n## Convergence: %s\n\nSolver %s: %d iterations (stopped by %s), final %s %.3e.", m->method,
+                m->solver, m->iterations, m->stop ? m->stop : "?", m->history_name, m->final_history);
+        for (int j = 0; j < m->nterms; j++)
+            fprintf(f, "%s prior %s (%s), lambda %.4g (%s)%s", j ? ";" : " Objective 1/2 ||E x - d||^2 +", m->terms[j].name,
+                    m->terms[j].penalty, m->terms[j].lambda, m->terms[j].from, j + 1 == m->nterms ? "." : "");
         if (m->psnr)
             fprintf(f, " PSNR per iteration is against the %s truth.", mr_truth_name(m->psnr_truth));
-        fprintf(f, " See convergence.png.\n\n| iteration | relative residual |%s\n|---:|---:|%s\n",
-                m->psnr ? " PSNR (dB) |" : "", m->psnr ? "---:|" : "");
+        fprintf(f, "\n\n| iteration | %s |%s%s\n|---:|---:|%s%s\n", m->history_name, m->objective ? " objective |" : "",
+                m->psnr ? " PSNR (dB) |" : "", m->objective ? "---:|" : "", m->psnr ? "---:|" : "");
         int step = m->iterations > 10 ? m->iterations / 10 : 1;
         for (int k = 0; k <= m->iterations; k += step) {
-            fprintf(f, "| %d | %.3e |", k, m->rel_resid[k]);
+            fprintf(f, "| %d | %.3e |", k, m->history[k]);
+            if (m->objective)
+                fprintf(f, " %.6e |", m->objective[k]);
             if (m->psnr) {
                 fputc(' ', f);
                 mnum(f, "%.2f", m->psnr[k]);
@@ -431,8 +473,10 @@ static void md_body(FILE *f, const mr_report *r)
             r->t_device_init, r->t_q, r->t_plan, r->t_fft_plan, r->peak_rss_kib / 1024.0);
 
     fprintf(f, "\n## Settings\n\n| setting | value |\n|---|---|\n");
-    fprintf(f, "| method | %s |\n| iters | %d |\n| tol | %g |\n| lambda | %g |\n| reg | %s |\n| basis | %s |\n",
-            r->method, r->iters, r->tol, r->lambda, r->reg, r->basis);
+    fprintf(f, "| method | %s |\n| iters | %d%s |\n| tol | %g |\n| lambda | %g |\n| reg | %s |\n| solver | %s |\n"
+               "| basis | %s |\n",
+            r->method, r->iters, r->iters == 0 ? " (the solver's default)" : "", r->tol, r->lambda, r->reg,
+            r->solver ? r->solver : "auto", r->basis);
     const char *cpu_kernels = mr_nudft_kernel_name();
     fprintf(f, "| device | %s |\n| backend | %s |\n| CPU kernels | %s |\n| threads | %d |\n| dcf | %s |\n"
                "| oversample | %g |\n| kernel width | %d |\n| sens | %s%s%s |\n",

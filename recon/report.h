@@ -13,24 +13,44 @@
 #include "../io/geometry.h"
 #include "../solver/metrics.h"
 
-#define MR_REPORT_MAX_METHODS 3
+#define MR_REPORT_MAX_METHODS 8
+#define MR_REPORT_MAX_TERMS 8
 
 /* The truths a scan may carry: /truth/image (voxel-averaged) and /truth/bandlimited. */
 typedef enum { MR_TRUTH_IMAGE = 0, MR_TRUTH_BANDLIMITED = 1, MR_TRUTH_COUNT = 2 } mr_truth_kind;
 const char *mr_truth_name(mr_truth_kind t); /* "image", "bandlimited" */
 
+/* One prior term of an iterative method: lambda f(R x). */
 typedef struct {
-    char method[32];        /* "cg", "gridding-kb", "gridding-bilinear" */
-    double seconds;         /* the method's own time: CG = operator setup (Q, plans) + F^H d + solve;
+    const char *name;      /* "tv", "gradient", ... */
+    const char *penalty;   /* "l2", "l1", "l1-l2" (solver/prox.h) */
+    double lambda;
+    double lambda_rel;     /* lambda / diag(E^H E) at the centre */
+    char from[256];        /* how lambda was chosen (recon/autolambda.h) */
+    const double *history; /* lambda f(R x_k) [iterations + 1], or NULL */
+} mr_report_term;
+
+typedef struct {
+    char method[32];        /* "iterative", "cg", "gridding-kb", "gridding-bilinear" */
+    double seconds;         /* the method's own time: iterative = operator setup (Q, plans) + F^H d + solve;
                                gridding = DCF + gridding setup and apply */
-    int iterations;         /* CG iterations run; 0 for gridding */
-    const char *stop;       /* CG stop reason; NULL for gridding */
-    double final_rel_resid; /* CG ||r_k|| / ||r_0||; NAN for gridding */
-    const double *rel_resid; /* CG history [iterations + 1]; NULL for gridding */
-    const double *psnr;      /* CG PSNR per iteration [iterations + 1] against psnr_truth; or NULL */
+    int iterations;         /* solver iterations run; 0 for gridding */
+    const char *stop;       /* the solver's stop reason; NULL for gridding */
+    const char *solver;     /* the solver that ran ("cg", "fista", "admm", "pdhg"); NULL for gridding */
+    const char *history_name; /* what history holds: "relative residual" (CG), "relative change" */
+    double final_history;   /* history[iterations]; NAN for gridding */
+    const double *history;  /* [iterations + 1]; NULL for gridding */
+    const double *objective; /* [iterations + 1]: 1/2 ||E x_k - d||^2 + the terms; or NULL */
+    const double *data_term; /* [iterations + 1]: 1/2 ||E x_k - d||^2; or NULL */
+    int nterms;
+    mr_report_term terms[MR_REPORT_MAX_TERMS];
+    double lipschitz, step, rho; /* FISTA/PDHG's L and step, ADMM's final rho (NAN where not used) */
+    int restarts, inner_iterations; /* FISTA's restarts, ADMM's CG iterations in all */
+    int64_t normal_apps;            /* applications of E^H E by the solver (its cost unit) */
+    const double *psnr;      /* PSNR per iteration [iterations + 1] against psnr_truth; or NULL */
     mr_truth_kind psnr_truth;
-    double t_solve;    /* CG, without the PSNR monitor */
-    double t_monitor;  /* CG: time in the per-iteration PSNR monitor */
+    double t_solve;    /* the solver, without the PSNR monitor */
+    double t_monitor;  /* time in the per-iteration PSNR monitor */
     double t_gridding; /* gridding: create + apply */
     int have_metrics[MR_TRUTH_COUNT];
     mr_metrics metrics[MR_TRUTH_COUNT];
@@ -46,7 +66,9 @@ typedef struct mr_report {
     int has_truth[MR_TRUTH_COUNT];
 
     /* settings used */
-    const char *method, *reg, *basis, *device, *dcf;
+    const char *method, *basis, *device, *dcf;
+    char reg[128];     /* the priors of --reg ("tv", "tv,l1:0.5") */
+    const char *solver; /* --solver as asked ("auto", ...); each method's own: mr_report_method.solver */
     int iters, threads, kernel_width;
     double tol, lambda, oversample;
     char backend[128]; /* where CG ran (solver/backend.h), or "cpu" when only gridding ran */
@@ -58,8 +80,10 @@ typedef struct mr_report {
                                 "estimate" (SENSE with maps estimated from the data), "rss" */
     const char *sens_source; /* "file": where the maps came from (the scan or --sens-maps FILE); else NULL */
     double normal_diag; /* the centre diagonal element of F^H F (scale for lambda); NAN if not computed */
-    double lambda_rel;  /* lambda / normal_diag; NAN without CG */
-    char lambda_from[256]; /* how lambda was chosen (recon/autolambda.h) */
+    /* the first term of the first iterative method (its lambda, lambda / normal_diag, how it was chosen);
+     * every term of every method: mr_report_method.terms */
+    double lambda_rel;  /* NAN without an iterative method */
+    char lambda_from[256];
 
     /* the input and the read stage (recon/volumes.h) */
     const char *format;       /* "mrirecon-kspace", "ismrmrd", "bart" */

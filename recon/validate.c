@@ -37,10 +37,11 @@ void mr_validate_opts_default(mr_validate_opts *o)
     mr_recon_opts d;
     mr_recon_opts_default(&d);
     o->size = MR_VALIDATE_BOOK_SIZE;
-    o->iters = 60;
+    o->iters = 0; /* the solvers' defaults */
     o->lambda = d.lambda;
     o->lambda_rel = d.lambda_rel;
     o->reg = d.reg;
+    o->solver = d.solver;
     o->snr_db = 30.0;
     o->seed = 1;
     o->outdir = NULL;
@@ -127,6 +128,7 @@ static mr_status run_case(const mr_validate_opts *o, int noisy, int64_t spokes, 
     ro.lambda = o->lambda;
     ro.lambda_rel = o->lambda_rel;
     ro.reg = o->reg;
+    ro.solver = o->solver;
     ro.progress = o->progress;
     ro.force = 1; /* validate's own folder: a re-run replaces the earlier run's files */
     ro.op = o->op;

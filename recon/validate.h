@@ -16,6 +16,7 @@
 #include "../base/progress.h"
 #include "../base/status.h"
 #include "../solver/op.h"
+#include "../solver/problem.h"
 
 #define MR_VALIDATE_BOOK_SIZE 128
 #define MR_VALIDATE_BOOK_SPOKES 1078
@@ -23,7 +24,8 @@
 
 typedef struct {
     int size;           /* matrix edge N (default 128, the book's) */
-    int iters;          /* CG iterations (default 60) */
+    int iters;          /* iterations of the iterative methods (default 0: the solvers' defaults) */
+    mr_solver_kind solver; /* as mr_recon_opts.solver (default auto) */
     double snr_db;      /* SNR of the noisy scan (default 30 dB) */
     uint64_t seed;      /* noise seed (default 1) */
     const char *outdir; /* required */
@@ -33,7 +35,7 @@ typedef struct {
     double lambda;      /* CG regularisation weight, as mr_recon_opts.lambda (default: automatic; the book's
                            unregularised protocol is lambda 0, reg identity, basis box) */
     double lambda_rel;  /* as mr_recon_opts.lambda_rel (default: not given) */
-    const char *reg;    /* as mr_recon_opts.reg (default "gradient") */
+    const char *reg;    /* as mr_recon_opts.reg (default: its default) */
     const mr_progress *progress; /* as mr_recon_opts.progress, plus the simulation (default NULL) */
 } mr_validate_opts;
 

@@ -20,9 +20,13 @@
 #include "cg.h"
 #include "problem_internal.h"
 
-#define MR_ADMM_RHO0 0.5   /* rho_0 = MR_ADMM_RHO0 L / max ||R_j||^2 */
+#define MR_ADMM_RHO0 0.5 /* rho = MR_ADMM_RHO0 x the mean eigenvalue of E^H E (+ the L2 terms) */
 #define MR_ADMM_MU 10.0    /* residual balancing: act when one residual exceeds MR_ADMM_MU times the other */
 #define MR_ADMM_TAU 2.0    /* ... by this factor */
+/* The x-update's CG starts from the previous x with r_0 = rhs - rhs_prev + r_prev (A unchanged), so the
+ * warm start costs no application of E^H E; every MR_ADMM_REFRESH iterations (and after rho changed)
+ * r_0 is computed afresh, so that the recurrence's rounding does not accumulate. */
+#define MR_ADMM_REFRESH 10
 
 typedef struct {
     int j;         /* the term */
@@ -38,6 +42,7 @@ typedef struct {
     int ns;
     double rho;
     float *t, *r; /* image scratch; the inner CG's final residual */
+    float *rhs_prev, *r_prev, *r0; /* the previous x-update's right-hand side and residual; the next r_0 */
 } admm;
 
 /* y += (smooth terms + rho sum_j R_j^H R_j) x: the system's part besides E^H E */
@@ -60,7 +65,7 @@ static mr_status add_extra(admm *a, const float *x, float *y, float *scratch)
 static mr_status system_apply(void *ctx, const float *x, float *y)
 {
     admm *a = ctx;
-    mr_status st = mr_linop_normal(a->p->e, x, y);
+    mr_status st = mr_problem_normal(a->p, x, y);
     return st == MR_OK ? add_extra(a, x, y, a->t) : st;
 }
 
@@ -83,6 +88,9 @@ static void split_free(admm *a)
     }
     mr_problem_vec_free(a->p, a->t);
     mr_problem_vec_free(a->p, a->r);
+    mr_problem_vec_free(a->p, a->rhs_prev);
+    mr_problem_vec_free(a->p, a->r_prev);
+    mr_problem_vec_free(a->p, a->r0);
 }
 
 mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solve_result *res)
@@ -102,7 +110,10 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
           *sd = mr_problem_vec(p, n);
     a.t = mr_problem_vec(p, n);
     a.r = mr_problem_vec(p, n);
-    if (!rhs || !xo || !nx || !sd || !a.t || !a.r)
+    a.rhs_prev = mr_problem_vec(p, n);
+    a.r_prev = mr_problem_vec(p, n);
+    a.r0 = mr_problem_vec(p, n);
+    if (!rhs || !xo || !nx || !sd || !a.t || !a.r || !a.rhs_prev || !a.r_prev || !a.r0)
         st = MR_ENOMEM;
     for (int j = 0; st == MR_OK && j < p->nterms; j++) {
         if (mr_term_smooth(p, j))
@@ -115,18 +126,13 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
             (p->terms[j].t.tight && !(s->zt = mr_problem_vec(p, p->terms[j].zn))))
             st = MR_ENOMEM;
     }
-    double l = NAN, r2 = 1.0;
+    double l = NAN;
     if (st == MR_OK && o->rho > 0) {
         a.rho = o->rho;
     } else if (st == MR_OK) {
-        st = mr_problem_lipschitz(p, o->power_iters, o->seed, &l);
-        for (int i = 0; st == MR_OK && i < a.ns; i++) { /* the largest ||R_j||^2 */
-            double r = 1.0;
-            st = mr_term_norm2(p, a.s[i].j, &r);
-            r2 = fmax(r2, r);
-        }
-        a.rho = MR_ADMM_RHO0 * l / r2;
-        res->lipschitz = l;
+        st = mr_problem_mean_eig(p, o->seed, &l);
+        const char *e = getenv("MR_ADMM_RHO");
+        a.rho = (e ? atof(e) : MR_ADMM_RHO0) * l;
     }
     int k = 0, done = 0;
     const char *stop = "iterations";
@@ -140,7 +146,10 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
         st = mr_error(MR_EINTERNAL, "admm: rho = %g (the normal operator's scale %g)", a.rho, l);
     mr_cg_opts co;
     mr_cg_opts_default(&co);
-    co.iters = o->inner_iters;
+    co.iters = getenv("MR_ADMM_INNER") ? atoi(getenv("MR_ADMM_INNER")) : o->inner_iters;
+    const double inner_tol = getenv("MR_ADMM_INNER_TOL") ? atof(getenv("MR_ADMM_INNER_TOL")) : o->inner_tol;
+    co.tol_abs = inner_tol * (st == MR_OK ? v->norm(v->ctx, n, p->b) : 0);
+    double rho_prev = NAN;
     co.normal = system_apply;
     co.normal_ctx = &a;
     co.iterate = keep_residual;
@@ -157,14 +166,27 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
                 mr_vec_axpy(v, n, rhs, a.rho, a.t);
         }
         v->copy(v->ctx, n, xo, x);
+        co.r0 = NULL;
+        if (a.rho == rho_prev && k % MR_ADMM_REFRESH != 0) { /* r_0 = rhs - rhs_prev + r_prev */
+            mr_vec_axpby(v, n, a.r0, 1.0, rhs, -1.0, a.rhs_prev);
+            mr_vec_axpy(v, n, a.r0, 1.0, a.r_prev);
+            co.r0 = a.r0;
+        }
         mr_cg_result cr;
         if (st == MR_OK && (st = mr_cg_solve(v, n, rhs, x, &co, &cr)) == MR_OK) {
             res->inner_total += cr.iterations;
             mr_cg_result_free(&cr);
         }
+        if (st == MR_OK) { /* keep this update's rhs and residual for the next warm start */
+            float *sw = a.rhs_prev;
+            a.rhs_prev = rhs;
+            rhs = sw;
+            v->copy(v->ctx, n, a.r_prev, a.r);
+            rho_prev = a.rho;
+        }
         /* E^H E x = rhs - r - smooth terms(x) - rho sum_j R_j^H R_j x, before rho changes */
         if (st == MR_OK && o->objective) {
-            mr_vec_axpby(v, n, nx, 1.0, rhs, -1.0, a.r);
+            mr_vec_axpby(v, n, nx, 1.0, a.rhs_prev, -1.0, a.r); /* rhs_prev: this update's */
             v->zero(v->ctx, n, sd);
             if ((st = add_extra(&a, x, sd, a.t)) == MR_OK)
                 mr_vec_axpy(v, n, nx, -1.0, sd);
@@ -209,7 +231,7 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
             stop = "tolerance";
             break;
         }
-        if (o->adapt_rho && (prim > MR_ADMM_MU * dual || dual > MR_ADMM_MU * prim)) {
+        if (o->adapt_rho && !getenv("MR_ADMM_NOADAPT") && (prim > MR_ADMM_MU * dual || dual > MR_ADMM_MU * prim)) {
             const double f = prim > dual ? MR_ADMM_TAU : 1.0 / MR_ADMM_TAU;
             a.rho *= f;
             for (int i = 0; i < a.ns; i++)

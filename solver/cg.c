@@ -97,7 +97,9 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
         goto fail;
     }
 
-    if (o->warm_start) { /* r_0 = b - A x_0 */
+    if (o->warm_start && o->r0) {
+        ops->copy(ops->ctx, n, r, o->r0);
+    } else if (o->warm_start) { /* r_0 = b - A x_0 */
         if ((st = apply_system(ops, n, o, x, q, t)) != MR_OK)
             goto fail;
         mr_vec_axpby(ops, n, r, 1.0, b, -1.0, q);
@@ -121,6 +123,10 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
         }
         res->rel_resid[0] = 0;
         res->stop = MR_CG_STOP_ZERO_RHS;
+        goto done;
+    }
+    if (o->tol_abs > 0 && res->r0_norm <= o->tol_abs) { /* the start is good enough */
+        res->stop = MR_CG_STOP_TOL;
         goto done;
     }
 
@@ -157,7 +163,8 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
             o->progress(o->progress_ctx, k, res->rel_resid[k], m);
         if (o->iterate && (st = o->iterate(o->iterate_ctx, k, x, r)) != MR_OK)
             goto fail;
-        if ((o->tol > 0 && res->rel_resid[k] <= o->tol) || rr_new == 0) { /* rr_new = 0: exact solution */
+        if ((o->tol > 0 && res->rel_resid[k] <= o->tol) || (o->tol_abs > 0 && rnorm <= o->tol_abs) ||
+            rr_new == 0) { /* rr_new = 0: exact solution */
             res->stop = MR_CG_STOP_TOL;
             break;
         }

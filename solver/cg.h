@@ -52,8 +52,10 @@ typedef struct {
     void *progress_ctx;
     mr_cg_iterate_fn iterate; /* optional */
     void *iterate_ctx;
-    int warm_start; /* 1: start from the x given (one extra application of the system for r_0 = b - A x);
-                       0 (default): from x = 0 */
+    int warm_start; /* 1: start from the x given (one extra application of the system for r_0 = b - A x,
+                       unless r0 is given); 0 (default): from x = 0 */
+    const float *r0; /* warm start: b - A x_0 when the caller knows it (in the vecops' memory, borrowed); NULL */
+    double tol_abs;  /* also stop when ||r_k|| <= tol_abs (before the first iteration too); 0 (default): off */
 } mr_cg_opts;
 
 void mr_cg_opts_default(mr_cg_opts *o);

@@ -75,7 +75,7 @@ mr_status mr_solve_fista(mr_problem *p, const mr_solve_opts *o, float *x_out, mr
         else
             v->copy(v->ctx, n, w[X], w[G]);
         if (st == MR_OK)
-            st = mr_linop_normal(p->e, w[X], w[NX]);
+            st = mr_problem_normal(p, w[X], w[NX]);
         if (st != MR_OK)
             break;
         /* restart test: Re <y - x_k, x_k - x_{k-1}> > 0 */

@@ -107,7 +107,7 @@ mr_status mr_solve_pdhg(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
             break;
         v->copy(v->ctx, n, xo, x);
         mr_vec_axpy(v, n, x, -tau, g);
-        if ((st = mr_linop_normal(p->e, x, nx)) != MR_OK)
+        if ((st = mr_problem_normal(p, x, nx)) != MR_OK)
             break;
         /* y_j = prox(y_j + sigma K_j (2 x - x_old)) */
         mr_vec_axpby(v, n, g, 2.0, x, -1.0, xo);

@@ -146,6 +146,12 @@ mr_status mr_problem_check_solver(const mr_problem *p, mr_solver_kind s)
     return MR_OK;
 }
 
+mr_status mr_problem_normal(mr_problem *p, const float *x, float *y)
+{
+    p->normal_apps++;
+    return mr_linop_normal(p->e, x, y);
+}
+
 /* ---- term operations ------------------------------------------------------------------------------ */
 
 float *mr_problem_vec(const mr_problem *p, int64_t n)
@@ -286,7 +292,7 @@ mr_status mr_problem_power(mr_problem *p, mr_power_fn f, void *ctx, int iters, u
 static mr_status smooth_hessian(mr_problem *p, void *ctx, const float *x, float *y)
 {
     float *t = ctx;
-    mr_status st = mr_linop_normal(p->e, x, y);
+    mr_status st = mr_problem_normal(p, x, y);
     return st == MR_OK ? mr_problem_add_smooth_terms(p, x, y, t) : st;
 }
 
@@ -294,6 +300,14 @@ mr_status mr_problem_lipschitz(mr_problem *p, int iters, uint64_t seed, double *
 {
     float *t = mr_problem_vec(p, p->n);
     mr_status st = t ? mr_problem_power(p, smooth_hessian, t, iters, seed, l) : MR_ENOMEM;
+    mr_problem_vec_free(p, t);
+    return st;
+}
+
+mr_status mr_problem_mean_eig(mr_problem *p, uint64_t seed, double *mean)
+{
+    float *t = mr_problem_vec(p, p->n);
+    mr_status st = t ? mr_problem_power(p, smooth_hessian, t, 1, seed, mean) : MR_ENOMEM;
     mr_problem_vec_free(p, t);
     return st;
 }
@@ -337,8 +351,9 @@ void mr_solve_opts_default(mr_solve_opts *o)
     memset(o, 0, sizeof *o);
     o->solver = MR_SOLVER_AUTO;
     o->iters = 100;
-    o->inner_iters = 3;
-    o->adapt_rho = 1;
+    o->inner_iters = 10;
+    o->inner_tol = 1e-3;
+    o->adapt_rho = 0;
     o->power_iters = 30;
     o->objective = 1;
     o->seed = 1;
@@ -363,6 +378,7 @@ mr_status mr_solve_log_begin(mr_solve_log *l, mr_problem *p, const mr_solve_opts
     l->o = o;
     l->res = res;
     l->t0 = mr_now();
+    l->apps0 = p->normal_apps;
     const size_t len = (size_t)o->iters + 1;
     res->nterms = p->nterms;
     res->lipschitz = res->step = res->rho = NAN;
@@ -460,6 +476,7 @@ mr_status mr_solve_log_end(mr_solve_log *l, int iterations, const char *stop, mr
     }
     r->iterations = iterations;
     r->stop = stop;
+    r->normal_apps = l->p->normal_apps - l->apps0;
     r->seconds = mr_now() - l->t0;
     return MR_OK;
 }

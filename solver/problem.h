@@ -110,9 +110,12 @@ typedef struct {
     mr_solver_kind solver; /* default AUTO */
     int iters;             /* iterations, >= 1 (default 100); ADMM/PDHG/FISTA outer iterations */
     double tol;            /* stop when the convergence measure <= tol; 0 (default): run every iteration */
-    int inner_iters;       /* ADMM: CG iterations per x-update (default 3) */
+    int inner_iters;       /* ADMM: at most this many CG iterations per x-update (default 10) */
+    double inner_tol;      /* ADMM: and fewer when ||r|| <= inner_tol ||b|| (default 1e-3; 0: always
+                              inner_iters) */
     double rho;            /* ADMM: the initial penalty parameter; 0 (default): automatic */
-    int adapt_rho;         /* ADMM: 1 (default) residual balancing */
+    int adapt_rho;         /* ADMM: 1 residual balancing; default 0 (it drove rho 100 times too high on
+                              radial scans, docs/RECON.md) */
     int power_iters;       /* FISTA, PDHG: power iterations for L (default 30) */
     int objective;         /* 1 (default): record objective and terms per iteration */
     uint64_t seed;         /* the power iteration's start vector (default 1) */
@@ -142,6 +145,7 @@ typedef struct {
     double rho;               /* ADMM: the final rho; NAN otherwise */
     int restarts;             /* FISTA: adaptive restarts */
     int inner_total;          /* ADMM: CG iterations in all x-updates */
+    int64_t normal_apps;      /* applications of E^H E, the power iterations' included (the cost unit) */
 } mr_solve_result;
 
 /* Solve from x = 0 into x ([dom_size(E)] complex elements, the backend's memory). On success *res is

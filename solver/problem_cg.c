@@ -17,7 +17,7 @@ typedef struct {
 static mr_status system_apply(void *ctx, const float *x, float *y)
 {
     cg_state *c = ctx;
-    mr_status st = mr_linop_normal(c->p->e, x, y);
+    mr_status st = mr_problem_normal(c->p, x, y);
     return st == MR_OK ? mr_problem_add_smooth_terms(c->p, x, y, c->t) : st;
 }
 

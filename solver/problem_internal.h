@@ -20,7 +20,11 @@ struct mr_problem {
     double dn2;
     int nterms;
     mr_term_state terms[MR_PROBLEM_MAX_TERMS];
+    int64_t normal_apps; /* applications of E^H E since the problem was made */
 };
+
+/* y = E^H E x, counted. */
+mr_status mr_problem_normal(mr_problem *p, const float *x, float *y);
 
 /* A vector of the backend (NULL with a message when out of memory). */
 float *mr_problem_vec(const mr_problem *p, int64_t n);
@@ -49,6 +53,9 @@ mr_status mr_problem_add_smooth_terms(mr_problem *p, const float *x, float *y, f
  * iterations from a seeded random vector (an estimate from below). */
 typedef mr_status (*mr_power_fn)(mr_problem *p, void *ctx, const float *x, float *y);
 mr_status mr_problem_power(mr_problem *p, mr_power_fn f, void *ctx, int iters, uint64_t seed, double *lam);
+/* The mean eigenvalue of E^H E + the L2 terms, trace / n, estimated by the Rayleigh quotient of one seeded
+ * random vector (one application). */
+mr_status mr_problem_mean_eig(mr_problem *p, uint64_t seed, double *mean);
 /* ||R_j||^2 (1 for identity and tight terms): a power iteration on R_j^H R_j, with a margin for the
  * estimate from below. */
 #define MR_TERM_POWER_ITERS 20
@@ -63,6 +70,7 @@ typedef struct {
     mr_solve_result *res;
     float *z[MR_PROBLEM_MAX_TERMS]; /* R_j x scratch (NULL for identity terms) */
     double t0;
+    int64_t apps0; /* the problem's normal applications at the start */
 } mr_solve_log;
 
 /* Allocate the result's histories for o->iters iterations and the scratch. */

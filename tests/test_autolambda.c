@@ -1,10 +1,12 @@
 /* The choice of lambda (recon/autolambda.h) and its use by the pipeline:
- *  1. mr_lambda_choose: --lambda, --lambda-rel (= R x diag) and the automatic rule sigma^2 K / s^2
- *     (K per regulariser), 0 for noiseless scans and for scans that do not state their noise;
+ *  1. mr_lambda_choose: --lambda, --lambda-rel (= R x diag) and the automatic rule K sigma^2 / s^e
+ *     (K and e per prior, recon/priors.h), 0 for noiseless scans and for scans that do not state their
+ *     noise;
  *  2. through mr_recon_run on a noisy phantom: the report's lambda is the automatic one (> 0), the
  *     relative one is R x normal_diagonal, and the automatic choice does not depend on the data's
  *     intensity scale: data and sigma x 1024 (a power of two) give the same lambda and the image
  *     x 1024 (relative L2 difference <= 1e-6);
+ *     The same scale invariance for the default prior (total variation, lambda ~ sigma^2 / s);
  *  3. on that noisy scan the automatic lambda beats lambda = 0 (PSNR against the band-limited truth). */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "io/kspace_h5.h"
 #include "recon/autolambda.h"
 #include "recon/pipeline.h"
+#include "recon/priors.h"
 #include "recon/report.h"
 #include "testutil.h"
 
@@ -37,16 +40,23 @@ static void capture(void *ctx, const struct mr_report *r)
 static void rule(void)
 {
     mr_lambda_choice ch;
-    mr_lambda_inputs in = {-1, -1, MR_REG_GRADIENT, 2e-3, 4e-4, 0.25, 1.0};
+    const mr_prior_info *grad = mr_prior_get(MR_PRIOR_GRADIENT), *id = mr_prior_get(MR_PRIOR_IDENTITY);
+    const mr_prior_info *tv = mr_prior_get(MR_PRIOR_TV);
+    mr_lambda_inputs in = {-1, -1, grad->k, grad->exponent, 2e-3, 4e-4, 0.25, 1.0};
     mr_lambda_choose(&in, &ch);
-    const double want = MR_AUTOLAMBDA_K_GRADIENT * 2e-3 * 2e-3 / (0.25 * 0.25);
+    const double want = grad->k * 2e-3 * 2e-3 / (0.25 * 0.25);
     CHECK_LE("automatic (gradient): |lambda - K sigma^2/s^2| / lambda", fabs(ch.lambda - want) / want, 1e-12);
     CHECK_LE("automatic: |rel - lambda/diag|", fabs(ch.rel - ch.lambda / 4e-4), 1e-12);
     CHECK(strstr(ch.from, "automatic") != NULL);
-    in.reg = MR_REG_IDENTITY;
+    in.k = id->k;
     mr_lambda_choose(&in, &ch);
-    CHECK_LE("automatic (identity): |lambda - K_id sigma^2/s^2|",
-             fabs(ch.lambda - MR_AUTOLAMBDA_K_IDENTITY * 2e-3 * 2e-3 / 0.0625), 1e-15);
+    CHECK_LE("automatic (identity): |lambda - K_id sigma^2/s^2|", fabs(ch.lambda - id->k * 2e-3 * 2e-3 / 0.0625),
+             1e-15);
+    in.k = tv->k;
+    in.exponent = tv->exponent;
+    mr_lambda_choose(&in, &ch);
+    CHECK(tv->exponent == 1);
+    CHECK_LE("automatic (tv): |lambda - K_tv sigma^2/s|", fabs(ch.lambda - tv->k * 2e-3 * 2e-3 / 0.25), 1e-15);
     in.sigma = 0;
     mr_lambda_choose(&in, &ch);
     CHECK(ch.lambda == 0 && strstr(ch.from, "no noise"));
@@ -63,13 +73,14 @@ static void rule(void)
     in.lambda_rel = -1;
     mr_lambda_choose(&in, &ch);
     CHECK(ch.lambda == 3e-5 && !strcmp(ch.from, "--lambda"));
-    printf("rule: K gradient %g, K identity %g\n", MR_AUTOLAMBDA_K_GRADIENT, MR_AUTOLAMBDA_K_IDENTITY);
+    printf("rule: K gradient %g, K identity %g, K tv %g\n", grad->k, id->k, tv->k);
 }
 
-static mr_status run(const char *scan, const char *out, double lambda, double rel, captured *c)
+static mr_status run(const char *scan, const char *out, const char *method, double lambda, double rel, captured *c)
 {
     mr_recon_opts o;
     mr_recon_opts_default(&o);
+    o.method = method;
     o.lambda = lambda;
     o.lambda_rel = rel;
     o.iters = 30;
@@ -84,10 +95,10 @@ static mr_status run(const char *scan, const char *out, double lambda, double re
 static void pipeline(void)
 {
     const char *dir = test_tmpdir("test_autolambda");
-    char scan[600], scaled[600], out[4][700];
+    char scan[600], scaled[600], out[6][700];
     snprintf(scan, sizeof scan, "%s/noisy.h5", dir);
     snprintf(scaled, sizeof scaled, "%s/scaled.h5", dir);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 6; i++)
         snprintf(out[i], sizeof out[i], "%s/out%d", dir, i);
     mr_scan_params sp;
     mr_scan_params_default(&sp);
@@ -110,11 +121,17 @@ static void pipeline(void)
     ks->noise_sigma *= a;
     CHECK_OK(mr_kspace_write(scaled, ks));
 
-    captured c0, c1, c2, c3;
-    CHECK_OK(run(scan, out[0], -1, -1, &c0));
-    CHECK_OK(run(scaled, out[1], -1, -1, &c1));
-    CHECK_OK(run(scan, out[2], 0, -1, &c2));
-    CHECK_OK(run(scan, out[3], -1, 0.1, &c3));
+    captured c0, c1, c2, c3, c4, c5;
+    CHECK_OK(run(scan, out[0], "cg", -1, -1, &c0));
+    CHECK_OK(run(scaled, out[1], "cg", -1, -1, &c1));
+    CHECK_OK(run(scan, out[2], "cg", 0, -1, &c2));
+    CHECK_OK(run(scan, out[3], "cg", -1, 0.1, &c3));
+    CHECK_OK(run(scan, out[4], "iterative", -1, -1, &c4));
+    CHECK_OK(run(scaled, out[5], "iterative", -1, -1, &c5));
+    printf("tv: lambda %.6g (%.4g x diag), PSNR %.2f dB; scaled x%g: lambda %.6g, PSNR %.2f dB\n", c4.lambda, c4.rel,
+           c4.psnr_bl, a, c5.lambda, c5.psnr_bl);
+    CHECK_LE("tv: lambda(scaled) / (a lambda) - 1", fabs(c5.lambda / (a * c4.lambda) - 1), 1e-4);
+    CHECK_LE("tv: |PSNR(scaled) - PSNR| (dB)", fabs(c5.psnr_bl - c4.psnr_bl), 1e-3);
     printf("automatic: lambda %.6g (%.4g x diag), %s; scaled x%g: lambda %.6g\n", c0.lambda, c0.rel, c0.from, a,
            c1.lambda);
     CHECK(c0.lambda > 0 && strstr(c0.from, "automatic"));

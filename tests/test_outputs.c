@@ -48,11 +48,13 @@ static void make_report(mr_report *r, const double *resid, const double *psnr)
     r->nmethods = 3;
     for (int k = 0; k < 3; k++) {
         snprintf(r->m[k].method, sizeof r->m[k].method, "%s", methods[k]);
-        r->m[k].final_rel_resid = k ? NAN : resid[ITERS];
+        r->m[k].final_history = k ? NAN : resid[ITERS];
         r->m[k].seconds = 1.0 + k;
     }
     r->m[0].iterations = ITERS;
-    r->m[0].rel_resid = resid;
+    r->m[0].history = resid;
+    r->m[0].history_name = "relative residual";
+    r->m[0].solver = "cg";
     r->m[0].psnr = psnr;
 }
 
