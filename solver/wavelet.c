@@ -13,6 +13,8 @@
 #include "../gpu/gpu_ops.h"
 #include "../gpu/wavelet.h"
 
+_Static_assert(MR_WAVELET_MAX_TAPS == 2 * MR_WAVELET_MAX_ORDER, "the device geometry holds the longest filter");
+
 /* ---- filters ---------------------------------------------------------------------------------- */
 
 /* The roots of sum_k c[k] y^k (degree deg, c[deg] != 0) by Aberth's simultaneous iteration: cubic
