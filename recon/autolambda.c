@@ -5,9 +5,9 @@
 
 #include "../base/log.h"
 
-int mr_lambda_needs_scale(double lambda, double lambda_rel, double sigma)
+int mr_lambda_needs_scale(double lambda, double lambda_rel, double sigma, mr_lambda_rule rule)
 {
-    return lambda < 0 && lambda_rel < 0 && sigma > 0;
+    return lambda < 0 && lambda_rel < 0 && sigma > 0 && rule == MR_LAMBDA_GAUSSIAN;
 }
 
 /* "SNR 30.0 dB" of the data: mean |d|^2 / (2 sigma^2), the definition of `mrirecon phantom --snr` */
@@ -30,10 +30,14 @@ void mr_lambda_choose(const mr_lambda_inputs *in, mr_lambda_choice *out)
     } else if (in->lambda_rel >= 0) {
         out->lambda = in->lambda_rel * in->diag;
         snprintf(out->from, sizeof out->from, "--lambda-rel %g", in->lambda_rel);
-    } else if (in->sigma > 0 && in->scale > 0 && isfinite(in->scale)) {
-        out->lambda = in->k * in->sigma * in->sigma / pow(in->scale, in->exponent);
-        snprintf(out->from, sizeof out->from, "automatic: %g sigma^2 / s^%d, noise sigma %.4g (%s), image scale s %.4g",
-                 in->k, in->exponent, in->sigma, snr, in->scale);
+    } else if (in->sigma > 0 && in->rule == MR_LAMBDA_NOISE && in->diag > 0) {
+        out->lambda = in->k * in->sigma * sqrt(in->diag);
+        snprintf(out->from, sizeof out->from, "automatic: %g sigma sqrt(d), noise sigma %.4g (%s), d = diag(E^H E) %.4g",
+                 in->k, in->sigma, snr, in->diag);
+    } else if (in->sigma > 0 && in->rule == MR_LAMBDA_GAUSSIAN && in->scale > 0 && isfinite(in->scale)) {
+        out->lambda = in->k * in->sigma * in->sigma / (in->scale * in->scale);
+        snprintf(out->from, sizeof out->from, "automatic: %g sigma^2 / s^2, noise sigma %.4g (%s), image scale s %.4g",
+                 in->k, in->sigma, snr, in->scale);
     } else {
         out->lambda = 0;
         snprintf(out->from, sizeof out->from, "%s",

@@ -38,5 +38,7 @@ int mr_cg_cli_apply(const mr_cmd_spec *spec, const mr_cg_cli *c, mr_recon_opts *
     if (mr_solver_parse(c->solver, &o->solver) != MR_OK)
         return mr_opts_usage(spec, "--solver: %s", mr_last_error());
     o->op.basis = strcmp(c->basis, "box") == 0 ? MR_BASIS_BOX : MR_BASIS_DIRAC;
+    if (mr_recon_opts_check(o) != MR_OK) /* the combinations (e.g. --solver cg with --reg tv) */
+        return mr_opts_usage(spec, "%s", mr_last_error());
     return MR_EXIT_OK;
 }

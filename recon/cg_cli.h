@@ -1,7 +1,7 @@
 /* The options of the iterative methods every command that reconstructs shares (recon, batch, validate):
  * put MR_CG_CLI_OPTS(&cli) into the command's option table, then mr_cg_cli_apply after parsing.
  *
- *   --reg LIST        the priors (recon/priors.h): tv, gradient, identity, l1, comma-separated, NAME:W weighted
+ *   --reg LIST        the priors (recon/priors.h): tv, wavelet, gradient, identity, comma-separated, NAME:W weighted
  *   --solver S        auto | cg | fista | admm | pdhg (solver/problem.h)
  *   --lambda L        absolute regularisation weight (of each prior, times its weight)
  *   --lambda-rel R    lambda = R x diag(E^H E) at the centre voxel
@@ -13,6 +13,7 @@
 
 #include "opts.h"
 #include "pipeline.h"
+#include "priors.h"
 
 typedef struct {
     double lambda, lambda_rel; /* < 0: not given */
@@ -30,11 +31,9 @@ void mr_cg_cli_init(mr_cg_cli *c, const mr_recon_opts *d);
      "regularisation weight, absolute (automatic: from the scan's noise level; docs/RECON.md)", NULL, 0, 1e30}, \
     {"lambda-rel", 0, MR_OPT_DOUBLE, &(c)->lambda_rel, "R",                                                   \
      "regularisation weight relative to diag(E^H E) at the centre voxel (lambda = R x diag)", NULL, 0, 1e30},  \
-    {"reg", 0, MR_OPT_STRING, &(c)->reg, "LIST",                                                              \
-     "priors of the iterative method, comma-separated, NAME:W weights one: tv (total variation), gradient "    \
-     "(quadratic on the gradient), identity (quadratic), l1 (sparse image)", NULL, 0, -1},                     \
+    {"reg", 0, MR_OPT_STRING, &(c)->reg, "LIST", mr_prior_help(), NULL, 0, -1},                             \
     {"solver", 0, MR_OPT_CHOICE, &(c)->solver, "S",                                                           \
-     "solver of the iterative method (auto: cg for quadratic priors, fista for l1 alone, else admm)",          \
+     "solver of the iterative method (auto: cg for quadratic priors, fista for the wavelet alone, else admm)",          \
      mr_cg_cli_solvers, 0, -1},                                                                               \
     {"basis", 0, MR_OPT_CHOICE, &(c)->basis, "B", "voxel basis function of the CG model", mr_cg_cli_bases, 0, -1}
 

@@ -201,7 +201,7 @@ typedef struct {
 static void log_progress(void *ctx, int iter, double objective, double history, double metric)
 {
     const iter_progress *p = ctx;
-    mr_progress_report(p->progress, "solve", (double)(p->coil > 0 ? p->coil : 0) * p->iters + iter,
+    mr_progress_report(p->progress, p->method, (double)(p->coil > 0 ? p->coil : 0) * p->iters + iter,
                        (double)p->ncoils * p->iters);
     char who[48] = "";
     if (p->coil >= 0)
@@ -233,7 +233,7 @@ static void method_priors(const mr_run_plan *plan, mr_method_kind kind, mr_prior
 }
 
 /* The problem for the right-hand side in c->b: each prior's lambda (into m->terms), its term. */
-static mr_status make_problem(run_state *s, const mr_recon_opts *o, const mr_prior_list *l, const mr_prior_ops *ops,
+static mr_status make_problem(run_state *s, const mr_recon_opts *o, const mr_prior_list *l, mr_prior_ops *ops,
                               double dn2, mr_report *r, mr_report_method *m, mr_problem **out)
 {
     struct mr_iter_objects *c = s->it;
@@ -243,9 +243,9 @@ static mr_status make_problem(run_state *s, const mr_recon_opts *o, const mr_pri
     const double power = data_power(ks, &power_norm2);
     for (int i = 0; st == MR_OK && i < l->n; i++) {
         const mr_prior_info *info = mr_prior_get(l->kind[i]);
-        mr_lambda_inputs in = {o->lambda, o->lambda_rel, info->k, info->exponent, ks->noise_sigma, r->normal_diag,
+        mr_lambda_inputs in = {o->lambda, o->lambda_rel, info->k, info->rule, ks->noise_sigma, r->normal_diag,
                                NAN, power};
-        if (mr_lambda_needs_scale(o->lambda, o->lambda_rel, ks->noise_sigma)) {
+        if (mr_lambda_needs_scale(o->lambda, o->lambda_rel, ks->noise_sigma, info->rule)) {
             if (!isfinite(c->scale) || s->sens == SENS_RSS) /* per coil: each coil's own scale */
                 st = image_scale(c, mr_linop_dom_size(c->e), &c->scale);
             in.scale = c->scale;

@@ -23,6 +23,8 @@ int mr_outdir_is_output(const char *name)
         if (strcmp(name, fixed[i]) == 0)
             return 1;
     const size_t n = strlen(name);
+    if (strncmp(name, "convergence_", 12) == 0 && n > 16 && strcmp(name + n - 4, ".png") == 0)
+        return 1; /* the further iterative methods' plots (recon/outputs.c) */
     if (strncmp(name, "image_", 6) != 0)
         return 0;
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {

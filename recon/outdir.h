@@ -29,7 +29,7 @@ typedef struct {
 } mr_outdir;
 
 /* Whether a file name is one `recon` writes: report.json, report.md, metrics.csv, convergence.png,
- * compare.png, image_<method>.h5/.png/.nii/.nii.gz. */
+ * convergence_<method>.png, compare.png, image_<method>.h5/.png/.nii/.nii.gz. */
 int mr_outdir_is_output(const char *name);
 
 /* MR_EINVAL ("... holds the outputs of another run ...; --force replaces them") when OUTDIR holds

@@ -104,6 +104,12 @@ static mr_status validate_opts(const mr_recon_opts *o, mr_run_plan *plan)
     return MR_OK;
 }
 
+mr_status mr_recon_opts_check(const mr_recon_opts *o)
+{
+    mr_run_plan plan;
+    return validate_opts(o, &plan);
+}
+
 static int radial_kind(const char *kind)
 {
     return !strcmp(kind, "radial2d") || !strcmp(kind, "golden2d") || !strcmp(kind, "kooshball");

@@ -68,7 +68,7 @@ typedef struct {
                            from the scan's noise level (recon/autolambda.h) */
     double lambda_rel;  /* >= 0: lambda = lambda_rel x diag(E^H E) at the centre voxel; < 0 (default): not
                            given. At most one of lambda and lambda_rel is >= 0 */
-    const char *reg;    /* the iterative method's priors, a list of recon/priors.h ("tv", "tv,l1:0.5", ...);
+    const char *reg;    /* the iterative method's priors, a list of recon/priors.h ("tv", "tv,wavelet:0.5", ...);
                            default MR_RECON_DEFAULT_REG. Method "cg" takes the list's quadratic priors, or
                            "gradient" when it has none */
     mr_op_opts op;      /* basis (default dirac: docs/RECON.md says why), device, threads */
@@ -101,6 +101,11 @@ typedef struct {
 #define MR_RECON_ITERS_CG 60
 
 void mr_recon_opts_default(mr_recon_opts *o);
+
+/* The checks of the options that need no input (methods, priors and solver together, lambdas, iterations,
+ * choices): MR_EINVAL naming the options at fault. mr_recon_run makes them first; commands call this to
+ * report a usage error before any work. */
+mr_status mr_recon_opts_check(const mr_recon_opts *o);
 
 /* Reconstruct `scan` into `outdir` (created if needed). Diagnostics go to stderr through mr_log. */
 mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts *opts);

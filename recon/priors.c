@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/log.h"
+#include "pipeline.h"
+
 static const mr_prior_info priors[] = {
-#define MR_PRIOR_INFO(name, text, pen, op, k, e, help) {text, pen, op, k, e, help},
+#define MR_PRIOR_INFO(name, text, pen, op, rule, k, help) {text, pen, op, rule, k, help},
     MR_PRIOR_TABLE(MR_PRIOR_INFO)
 #undef MR_PRIOR_INFO
 };
@@ -20,6 +23,19 @@ const char *mr_prior_names(void)
         for (int i = 0; i < MR_PRIOR_COUNT; i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", priors[i].name);
     return names;
+}
+
+const char *mr_prior_help(void)
+{
+    static char help[1024];
+    if (!help[0]) {
+        snprintf(help, sizeof help, "priors of the iterative method, comma-separated; NAME:W multiplies that prior's "
+                                    "lambda by W:");
+        for (int i = 0; i < MR_PRIOR_COUNT; i++)
+            snprintf(help + strlen(help), sizeof help - strlen(help), "%s %s (%s)", i ? "," : "", priors[i].name,
+                     priors[i].help);
+    }
+    return help;
 }
 
 mr_status mr_prior_list_parse(const char *text, mr_prior_list *out)
@@ -82,25 +98,68 @@ void mr_prior_list_format(const mr_prior_list *l, char *buf, size_t size)
     }
 }
 
+/* The wavelet and its detail mask on the backend. */
+static mr_status make_wavelet(mr_prior_ops *o, mr_backend *be, const int64_t matrix[3])
+{
+    mr_status st = mr_linop_wavelet_create(&o->wavelet, be, matrix, NULL);
+    if (st == MR_OK)
+        st = mr_linop_wavelet_info(o->wavelet, &o->winfo);
+    float *mask = st == MR_OK ? malloc((size_t)o->winfo.coeffs * sizeof(float)) : NULL;
+    if (st == MR_OK && !mask)
+        st = mr_error(MR_ENOMEM, "wavelet prior: out of memory for %lld coefficients", (long long)o->winfo.coeffs);
+    if (st == MR_OK)
+        st = mr_linop_wavelet_detail_mask(o->wavelet, mask);
+    if (st == MR_OK && !(o->wmask = mr_backend_upload(be, o->winfo.coeffs, mask)))
+        st = MR_ENOMEM;
+    free(mask);
+    o->wstate = MR_PRIOR_WAVELET_SEED;
+    if (st == MR_OK)
+        mr_log(MR_LOG_INFO, "wavelet prior: db%d, levels %d x %d x %d, padded to %lld x %lld x %lld, cycle spinning "
+                            "from seed %d",
+               o->winfo.order, o->winfo.levels[0], o->winfo.levels[1], o->winfo.levels[2],
+               (long long)o->winfo.padded[0], (long long)o->winfo.padded[1], (long long)o->winfo.padded[2],
+               MR_PRIOR_WAVELET_SEED);
+    return st;
+}
+
 mr_status mr_prior_ops_make(mr_prior_ops *o, const mr_prior_list *l, mr_backend *be, const int64_t matrix[3])
 {
     memset(o, 0, sizeof *o);
-    for (int i = 0; i < l->n; i++)
-        if (priors[l->kind[i]].op == MR_PRIOR_OP_FD && !o->fd) {
-            mr_status st = mr_linop_fd_create(&o->fd, be, matrix);
-            if (st != MR_OK)
-                return st;
-        }
-    return MR_OK;
+    mr_status st = MR_OK;
+    for (int i = 0; st == MR_OK && i < l->n; i++) {
+        const mr_prior_op op = priors[l->kind[i]].op;
+        if (op == MR_PRIOR_OP_FD && !o->fd)
+            st = mr_linop_fd_create(&o->fd, be, matrix);
+        else if (op == MR_PRIOR_OP_WAVELET && !o->wavelet)
+            st = make_wavelet(o, be, matrix);
+    }
+    if (st != MR_OK)
+        mr_prior_ops_free(o);
+    return st;
 }
 
 void mr_prior_ops_free(mr_prior_ops *o)
 {
+    if (o->wmask && o->wavelet) {
+        const mr_vecops *v = mr_backend_vecops(mr_linop_backend(o->wavelet));
+        v->release(v->ctx, o->wmask);
+    }
     mr_linop_free(o->fd);
-    o->fd = NULL;
+    mr_linop_free(o->wavelet);
+    memset(o, 0, sizeof *o);
 }
 
-mr_status mr_prior_add_term(mr_problem *p, const mr_prior_list *l, int i, const mr_prior_ops *o, double lambda)
+/* A new cycle-spinning shift before each use of the wavelet's proximal map. */
+static void wavelet_refresh(void *ctx, int iter)
+{
+    mr_prior_ops *o = ctx;
+    int64_t shift[3];
+    (void)iter;
+    mr_wavelet_random_shift(&o->wstate, &o->winfo, shift);
+    mr_linop_wavelet_set_shift(o->wavelet, shift); /* cannot fail on the operator made above */
+}
+
+mr_status mr_prior_add_term(mr_problem *p, const mr_prior_list *l, int i, mr_prior_ops *o, double lambda)
 {
     const mr_prior_info *info = &priors[l->kind[i]];
     mr_term t;
@@ -108,6 +167,14 @@ mr_status mr_prior_add_term(mr_problem *p, const mr_prior_list *l, int i, const 
     t.name = info->name;
     t.penalty = info->penalty;
     t.lambda = lambda;
-    t.op = info->op == MR_PRIOR_OP_FD ? o->fd : NULL;
+    if (info->op == MR_PRIOR_OP_FD) {
+        t.op = o->fd;
+    } else if (info->op == MR_PRIOR_OP_WAVELET) {
+        t.op = o->wavelet;
+        t.weights = o->wmask;
+        t.tight = 1; /* W^H W = I: the prox on the image is W^H soft(W x) */
+        t.refresh = wavelet_refresh;
+        t.refresh_ctx = o;
+    }
     return mr_problem_add_term(p, &t);
 }

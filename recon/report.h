@@ -67,7 +67,7 @@ typedef struct mr_report {
 
     /* settings used */
     const char *method, *basis, *device, *dcf;
-    char reg[128];     /* the priors of --reg ("tv", "tv,l1:0.5") */
+    char reg[128];     /* the priors of --reg ("tv", "tv,wavelet:0.5") */
     const char *solver; /* --solver as asked ("auto", ...); each method's own: mr_report_method.solver */
     int iters, threads, kernel_width;
     double tol, lambda, oversample;

@@ -109,7 +109,7 @@ mr_solver_kind mr_problem_auto_solver(const mr_problem *p)
 {
     int nonsmooth = 0, on_image = 1;
     for (int j = 0; j < p->nterms; j++)
-        if (!mr_term_smooth(p, j)) {
+        if (!mr_term_smooth(p, j) && p->terms[j].t.lambda > 0) { /* a weight of 0 leaves a quadratic problem */
             nonsmooth++;
             on_image &= mr_term_on_image(p, j);
         }
@@ -122,7 +122,7 @@ mr_status mr_problem_check_solver(const mr_problem *p, mr_solver_kind s)
 {
     int nonsmooth = 0, first = -1, off_image = -1;
     for (int j = 0; j < p->nterms; j++) {
-        if (mr_term_smooth(p, j))
+        if (mr_term_smooth(p, j) || p->terms[j].t.lambda == 0) /* a weight of 0: no term for the solvers */
             continue;
         nonsmooth++;
         if (first < 0)

@@ -30,8 +30,8 @@
  *          scale of E^H E and adapted by residual balancing (Boyd et al. 2011, 3.4.1).
  *   PDHG   primal-dual with the smooth data term (Condat 2013, Vu 2013): E^H E once per iteration,
  *          one dual variable per non-L2 term; steps from the power iteration and ||R_j||.
- *   AUTO   CG when every term is L2; FISTA for one non-smooth term of the identity or a tight
- *          operator; otherwise ADMM.
+ *   AUTO   CG when every term is L2 (or has lambda 0); FISTA for one non-smooth term of the identity or a
+ *          tight operator; otherwise ADMM.
  * Per iteration k every solver records the objective, the data term 1/2 ||E x_k - d||^2 and each term
  * lambda_j f_j(R_j x_k) (from E^H E x_k, which every solver has at hand, so the history costs no
  * normal application), and a convergence measure (CG: the relative residual of its normal equations;

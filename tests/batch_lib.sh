@@ -27,11 +27,11 @@ expect_rc() {
   ok "$3: exit status $2"
 }
 
-# The files of `mrirecon recon` (CG) plus the batch marker in a finished scan folder.
+# The files of `mrirecon recon` (the default method) plus the batch marker in a finished scan folder.
 check_scan_folder() {
   local d=$1
   [ -d "$d" ] || fail "missing folder $d"
-  for f in report.json report.md metrics.csv image_cg.h5 image_cg.png .done; do
+  for f in report.json report.md metrics.csv image_iterative.h5 image_iterative.png .done; do
     [ -s "$d/$f" ] || fail "$d/$f missing or empty"
   done
 }

@@ -20,7 +20,7 @@ ok "3 good scans have complete folders"
 ls -a "$S/out" | grep -q '\.partial$' && fail "partial folder left behind"
 for f in summary.csv summary.md summary.html; do [ -s "$S/out/$f" ] || fail "$f missing"; done
 csv=$S/out/summary.csv
-[ "$(grep -c '^scan[123],.*,ok,cg,' "$csv")" -ge 3 ] || fail "summary.csv lacks the good scans"
+[ "$(grep -c '^scan[123],.*,ok,iterative,' "$csv")" -ge 3 ] || fail "summary.csv lacks the good scans"
 for bad in corrupt empty; do
   line=$(grep "^$bad," "$csv") || fail "summary.csv does not list $bad"
   echo "$line" | grep -q ',failed,' || fail "$bad not marked failed: $line"

@@ -73,7 +73,7 @@ gen_scan "$S/in/s2.h5" 71
 "$MR" batch "$S/in" -o "$S/out-INT" --jobs 1 --iters $ITERS --resume -q
 expect_rc 0 $? "resume after changing s2"
 stat -c '%i %y' "$S/out-INT/s1" | cmp -s - "$S/s1.before" || fail "s1 changed although its input did not"
-cmp -s "$S/out-INT/s2/image_cg.png" "$S/ref/s2/image_cg.png" && fail "s2 was not redone after its input changed"
+cmp -s "$S/out-INT/s2/image_iterative.png" "$S/ref/s2/image_iterative.png" && fail "s2 was not redone after its input changed"
 ok "changed input redone, unchanged ones kept"
 
 echo "cli_batch_resume: all checks passed in $((SECONDS - t0)) s"

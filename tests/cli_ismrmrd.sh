@@ -79,14 +79,14 @@ for traj in radial golden; do
       expect 0 "${traj}_4c: recon the ISMRMRD file (prewhitening, estimated maps)" -- "$bin" recon "$dir/${traj}_4c_cycles.mrd" -o "$dir/w_${traj}" --iters 20
       check "${traj}_4c: log says prewhitened" grep -q "coils prewhitened with the noise scans (1024 samples per coil" "$dir/err"
       "$bin" recon "$dir/${traj}_4c_white.h5" -o "$dir/wref_${traj}" --iters 20 -q >/dev/null
-      check "${traj}_4c: image = the converted file's (relative L2 <= 1e-6)" "$icmp" "$dir/w_${traj}/image_cg.h5" "$dir/wref_${traj}/image_cg.h5" 1e-6
+      check "${traj}_4c: image = the converted file's (relative L2 <= 1e-6)" "$icmp" "$dir/w_${traj}/image_iterative.h5" "$dir/wref_${traj}/image_iterative.h5" 1e-6
       if command -v python3 >/dev/null 2>&1; then
         check "${traj}_4c: report.json: prewhitened, 1024 noise samples per coil, sens estimate, format ismrmrd" python3 -c "
 import json, sys; r = json.load(open(sys.argv[1]))
 assert r['read'] == {'format': 'ismrmrd', 'volume': 0, 'volumes': 1, 'volume_label': 'volume0', 'prewhitened': True, 'noise_samples_per_coil': 1024}, r['read']
 assert r['settings']['sens'] == 'estimate'" "$dir/w_${traj}/report.json"
       fi
-      [ -s "$dir/w_${traj}/image_cg.nii" ] && echo "ok: ${traj}_4c: image_cg.nii" || { echo "FAIL: ${traj}_4c: no image_cg.nii"; fail=1; }
+      [ -s "$dir/w_${traj}/image_iterative.nii" ] && echo "ok: ${traj}_4c: image_iterative.nii" || { echo "FAIL: ${traj}_4c: no image_iterative.nii"; fail=1; }
     fi
   done
 done
@@ -109,7 +109,7 @@ PY
 fi
 expect 0 "volumes: recon every volume" -- "$bin" recon "$dir/vol.mrd" -o "$dir/rvol" --iters 5 -q
 n=0
-for sl in 0 1; do for rep in 0 1 2; do [ -s "$dir/rvol/slice00${sl}_rep00${rep}/image_cg.h5" ] && n=$((n + 1)); done; done
+for sl in 0 1; do for rep in 0 1 2; do [ -s "$dir/rvol/slice00${sl}_rep00${rep}/image_iterative.h5" ] && n=$((n + 1)); done; done
 [ "$n" -eq 6 ] && echo "ok: recon wrote 6 folders slice00S_rep00R" || { echo "FAIL: $n volume folders: $(ls "$dir/rvol")"; fail=1; }
 [ "$(wc -l <"$dir/rvol/metrics.csv")" -eq 7 ] && head -1 "$dir/rvol/metrics.csv" | grep -q "^volume,method," &&
   echo "ok: OUT/metrics.csv: one row per volume" || { echo "FAIL: OUT/metrics.csv"; cat "$dir/rvol/metrics.csv"; fail=1; }
@@ -122,10 +122,10 @@ expect 0 "layout: 2 volumes over 6 with --force" -- "$bin" recon "$dir/two.mrd" 
   echo "ok: --force: the 6 old volume folders went, the 2 new ones are there" || { echo "FAIL: layout: $(ls "$dir/rvol")"; fail=1; }
 [ -s "$dir/rvol/mine/notes.txt" ] && echo "ok: --force: a folder with the user's file stays" || { echo "FAIL: mine/ removed"; fail=1; }
 expect 0 "layout: one volume over 2 with --force" -- "$bin" recon "$dir/two.mrd" -o "$dir/rvol" --volume 1 --iters 2 --force -q
-[ -s "$dir/rvol/image_cg.h5" ] && ! ls -d "$dir"/rvol/slice* >/dev/null 2>&1 &&
+[ -s "$dir/rvol/image_iterative.h5" ] && ! ls -d "$dir"/rvol/slice* >/dev/null 2>&1 &&
   echo "ok: --force: one volume replaces the volume folders" || { echo "FAIL: layout 1: $(ls "$dir/rvol")"; fail=1; }
 expect 0 "layout: 2 volumes over one with --force" -- "$bin" recon "$dir/two.mrd" -o "$dir/rvol" --iters 2 --force -q
-[ ! -e "$dir/rvol/image_cg.h5" ] && [ ! -e "$dir/rvol/report.json" ] && [ -s "$dir/rvol/metrics.csv" ] &&
+[ ! -e "$dir/rvol/image_iterative.h5" ] && [ ! -e "$dir/rvol/report.json" ] && [ -s "$dir/rvol/metrics.csv" ] &&
   echo "ok: --force: the single-volume files went" || { echo "FAIL: layout 2: $(ls "$dir/rvol")"; fail=1; }
 expect 1 "volumes: recon --volume 6" -- "$bin" recon "$dir/vol.mrd" -o "$dir/rvol6" --volume 6
 [ -e "$dir/rvol6" ] && { echo "FAIL: --volume 6 created its folder"; fail=1; }
@@ -150,9 +150,9 @@ cp "$dir/radial_1c_normalized.mrd" "$dir/bin/scan_a.mrd"
 expect 0 "BART pair for the batch" -- "$bin" convert "$dir/radial_1c_ref.h5" "$dir/bin/scan_b" -q
 expect 0 "batch over .mrd and BART inputs" -- "$bin" batch "$dir/bin" -o "$dir/bout" --iters 5 --lambda 0 -q  # the ISMRMRD noise scans would set an automatic lambda
 for s in scan_a scan_b; do
-  [ -s "$dir/bout/$s/image_cg.h5" ] && [ -s "$dir/bout/$s/image_cg.nii" ] && echo "ok: batch: $s reconstructed" || { echo "FAIL: batch: $s: $(ls "$dir/bout")"; fail=1; }
+  [ -s "$dir/bout/$s/image_iterative.h5" ] && [ -s "$dir/bout/$s/image_iterative.nii" ] && echo "ok: batch: $s reconstructed" || { echo "FAIL: batch: $s: $(ls "$dir/bout")"; fail=1; }
 done
-check "batch: scan_a (ISMRMRD) = scan_b (BART of the same samples)" "$icmp" "$dir/bout/scan_a/image_cg.h5" "$dir/bout/scan_b/image_cg.h5" 1e-6
+check "batch: scan_a (ISMRMRD) = scan_b (BART of the same samples)" "$icmp" "$dir/bout/scan_a/image_iterative.h5" "$dir/bout/scan_b/image_iterative.h5" 1e-6
 
 # ---- units: ambiguous on a small matrix, given explicitly ---------------------------------------------
 "$bin" phantom -o "$dir/small.h5" --matrix 8 -q >/dev/null

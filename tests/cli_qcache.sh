@@ -27,7 +27,7 @@ check "one entry in the cache" test "$(ls "$dir/qc" | grep -c '\.mrq$')" = 1
 expect 0 "recon, warm cache" -- "$bin" recon "$dir/s1.h5" -o "$dir/r2" --q-cache "$dir/qc" --threads 2
 check "second run reads Q" test "$(source_of "$dir/r2")" = "store"
 check "report.md says where Q came from" grep -q "^| Q | store (cache: $dir/qc) |" "$dir/r2/report.md"
-check "image from the cached Q is bit-identical" "$icmp" "$dir/r1/image_cg.h5" "$dir/r2/image_cg.h5"
+check "image from the cached Q is bit-identical" "$icmp" "$dir/r1/image_iterative.h5" "$dir/r2/image_iterative.h5"
 expect 0 "recon --q-cache off" -- "$bin" recon "$dir/s1.h5" -o "$dir/r3" --q-cache off --threads 2
 check "--q-cache off computes Q" test "$(source_of "$dir/r3")" = "computed"
 check "report.json: q_cache off" grep -q '"q_cache": "off"' "$dir/r3/report.json"
@@ -38,7 +38,7 @@ printf 'XXXX' | dd of="$entry" bs=1 seek=$(($(stat -c %s "$entry") - 100)) conv=
 expect 0 "recon with a damaged entry" -- "$bin" recon "$dir/s1.h5" -o "$dir/r4" --q-cache "$dir/qc" --threads 2
 check "warning names the entry" grep -q "Q cache: $entry: .*ignored" "$dir/err"
 check "damaged entry not used: Q computed again" test "$(source_of "$dir/r4")" = "computed, stored"
-check "image still bit-identical" "$icmp" "$dir/r1/image_cg.h5" "$dir/r4/image_cg.h5"
+check "image still bit-identical" "$icmp" "$dir/r1/image_iterative.h5" "$dir/r4/image_iterative.h5"
 expect 0 "recon after the repair" -- "$bin" recon "$dir/s1.h5" -o "$dir/r5" --q-cache "$dir/qc" --threads 2
 check "the entry was replaced" test "$(source_of "$dir/r5")" = "store"
 
@@ -47,7 +47,7 @@ truncate -s $(($(stat -c %s "$entry") / 2)) "$entry"
 expect 0 "recon with a truncated entry" -- "$bin" recon "$dir/s1.h5" -o "$dir/r8" --q-cache "$dir/qc" --threads 2
 check "warning: truncated" grep -q "Q cache: $entry: .*truncated" "$dir/err"
 check "truncated entry not used" test "$(source_of "$dir/r8")" = "computed, stored"
-check "image bit-identical after the truncated entry" "$icmp" "$dir/r1/image_cg.h5" "$dir/r8/image_cg.h5"
+check "image bit-identical after the truncated entry" "$icmp" "$dir/r1/image_iterative.h5" "$dir/r8/image_iterative.h5"
 
 # a cache that cannot be used never fails the reconstruction
 touch "$dir/notadir"

@@ -59,8 +59,13 @@ expect 0 "--help" -- "$bin" recon --help
 grep -q -- "--lambda" "$dir/out" || fail "--help does not list --lambda"
 expect 2 "no arguments" -- "$bin" recon
 printf 'not a scan\n' >"$dir/text.h5"
-expect 2 "--iters 0" -- "$bin" recon "$dir/text.h5" -o "$dir/o_iters" --iters 0
-no_dir "$dir/o_iters" "--iters 0"
+expect 2 "--iters -1" -- "$bin" recon "$dir/text.h5" -o "$dir/o_iters" --iters -1
+no_dir "$dir/o_iters" "--iters -1"
+expect 2 "--reg nonsense" -- "$bin" recon "$dir/text.h5" -o "$dir/o_reg" --reg tv,median
+grep -q "'median' is not a prior" "$dir/err" || fail "--reg: the message does not name the unknown prior"
+no_dir "$dir/o_reg" "--reg nonsense"
+expect 2 "--solver cg with tv" -- "$bin" recon "$dir/text.h5" -o "$dir/o_solver" --solver cg --reg tv
+no_dir "$dir/o_solver" "--solver cg with tv"
 expect 2 "--lambda -1" -- "$bin" recon "$dir/text.h5" -o "$dir/o_lambda" --lambda -1
 no_dir "$dir/o_lambda" "--lambda -1"
 expect 2 "missing -o" -- "$bin" recon "$dir/text.h5"
@@ -86,7 +91,7 @@ fi
 ok "phantom 64x64 radial 101x128"
 
 out="$dir/cg"
-expect 0 "recon --method cg" -- "$bin" recon "$scan" -o "$out" -v
+expect 0 "recon --method cg" -- "$bin" recon "$scan" -o "$out" --method cg -v
 for f in image_cg.h5 image_cg.png convergence.png report.json report.md metrics.csv; do
   [ -s "$out/$f" ] || fail "$out/$f missing or empty"
 done
@@ -116,7 +121,7 @@ grep -q "window \[0, " "$out/report.md" && ok "report.md states the window" || f
 # ---- all methods, Dirac basis ------------------------------------------------------------------------
 all="$dir/all"
 expect 0 "recon --method all --basis dirac" -- "$bin" recon "$scan" -o "$all" --method all --basis dirac -q
-for m in cg gridding-kb gridding-bilinear; do
+for m in iterative cg gridding-kb gridding-bilinear; do
   [ -s "$all/image_$m.h5" ] || fail "$all/image_$m.h5 missing"
   png_ok "$all/image_$m.png"
 done
@@ -137,9 +142,9 @@ expect 0 "gridding-kb --dcf analytic" -- "$bin" recon "$scan" -o "$dir/an" --met
 nt="$dir/notruth.h5"
 expect 0 "phantom --no-truth" -- "$bin" phantom -o "$nt" --matrix 32 --no-truth -q
 expect 0 "recon without truth" -- "$bin" recon "$nt" -o "$dir/nt" --iters 10 -q
-[ "$(sed -n 2p "$dir/nt/metrics.csv" | cut -d, -f1-6)" = "cg,,,,," ] && ok "metrics.csv row without truth" ||
+[ "$(sed -n 2p "$dir/nt/metrics.csv" | cut -d, -f1-6)" = "iterative,,,,," ] && ok "metrics.csv row without truth" ||
   fail "metrics.csv without truth: $(sed -n 2p "$dir/nt/metrics.csv")"
-png_ok "$dir/nt/image_cg.png"
+png_ok "$dir/nt/image_iterative.png"
 sp="$dir/spiral.h5"
 expect 0 "phantom spiral without weights" -- "$bin" phantom -o "$sp" --matrix 32 --traj spiral --weights none -q
 expect 1 "--dcf analytic on a spiral" -- "$bin" recon "$sp" -o "$dir/sp_an" --method gridding-kb --dcf analytic

@@ -34,16 +34,16 @@ expect 0 "recon --sens rss" -- "$bin" recon "$scan" -o "$dir/rss" --sens rss -q
 expect 0 "recon --sens estimate" -- "$bin" recon "$scan" -o "$dir/est" --sens estimate
 check "info line: maps estimated" grep -q "coil maps estimated from the data" "$dir/err"
 check "info line: the truth is weighted" grep -q "truth weighted by the root-sum-of-squares" "$dir/err"
-check "image_cg.nii written" [ -s "$dir/est/image_cg.nii" ]
+check "image_iterative.nii written" [ -s "$dir/est/image_iterative.nii" ]
 expect 0 "recon --sens-maps FILE" -- "$bin" recon "$scan" -o "$dir/maps" --sens-maps "$scan" -q
 if command -v python3 >/dev/null 2>&1; then
   check "report.json: sens file" [ "$(json "$dir/sense/report.json" "r['settings']['sens']")" = file ]
   check "report.json: sens_maps names the scan" [ "$(json "$dir/sense/report.json" "r['settings']['sens_maps']")" = "$scan" ]
   check "report.json: sens rss" [ "$(json "$dir/rss/report.json" "r['settings']['sens']")" = rss ]
   check "report.json: --sens-maps recorded" [ "$(json "$dir/maps/report.json" "r['settings']['sens_maps']")" = "$scan" ]
-  s=$(json "$dir/sense/report.json" "[m for m in r['methods'] if m['method']=='cg'][0]['metrics']['bandlimited']['psnr_db']")
-  r=$(json "$dir/rss/report.json" "[m for m in r['methods'] if m['method']=='cg'][0]['metrics']['bandlimited']['psnr_db']")
-  e=$(json "$dir/est/report.json" "[m for m in r['methods'] if m['method']=='cg'][0]['metrics']['bandlimited']['psnr_db']")
+  s=$(json "$dir/sense/report.json" "[m for m in r['methods'] if m['method']=='iterative'][0]['metrics']['bandlimited']['psnr_db']")
+  r=$(json "$dir/rss/report.json" "[m for m in r['methods'] if m['method']=='iterative'][0]['metrics']['bandlimited']['psnr_db']")
+  e=$(json "$dir/est/report.json" "[m for m in r['methods'] if m['method']=='iterative'][0]['metrics']['bandlimited']['psnr_db']")
   echo "PSNR vs band-limited truth: SENSE $s dB; estimated maps $e dB, per-coil + RSS $r dB (weighted truth)"
   check "SENSE PSNR >= 29.5 dB" awk -v a="$s" 'BEGIN { exit !(a >= 29.5) }'
   check "SENSE - RSS >= 1 dB" awk -v a="$s" -v b="$r" 'BEGIN { exit !(a - b >= 1) }'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mrirecon validate at a tiny size (16^3, 3 CG iterations): exit 0, the Markdown table on stdout
-# with 3 methods x 2 cases and numeric PSNRs, validation.md and the per-case folders written;
+# with 4 methods x 2 cases and numeric PSNRs, validation.md and the per-case folders written;
 # re-running into the same DIR works; usage errors exit 2; an unusable DIR exits 1.
 # Usage: bash cli_validate.sh MRIRECON SCRATCH
 set -u
@@ -24,14 +24,14 @@ grep -q '^3D Shepp-Logan, 16^3 matrix, kooshball 17 spokes x 33 readout = 561 sa
   fail "design line missing or wrong"
 grep -q '^| data | method | PSNR image \[dB\] | PSNR bandlimited \[dB\] |' "$S/table.txt" || fail "table header missing"
 for c in noiseless snr25; do
-  for m in cg gridding-kb gridding-bilinear; do
+  for m in iterative cg gridding-kb gridding-bilinear; do
     line=$(grep "^| $c | $m |" "$S/table.txt") || fail "no row for $c $m"
     psnr=$(echo "$line" | awk -F'|' '{gsub(/ /, "", $4); print $4}')
     awk -v p="$psnr" 'BEGIN{exit !(p+0 > 3 && p+0 < 100)}' || fail "$c $m: PSNR '$psnr' is not a plausible number"
   done
 done
-ok "table has 6 rows with numeric PSNRs"
-[ "$(grep -c '^| ' "$S/table.txt")" = 7 ] || fail "stdout has extra table lines"
+ok "table has 8 rows with numeric PSNRs"
+[ "$(grep -c '^| ' "$S/table.txt")" = 9 ] || fail "stdout has extra table lines"
 grep -q 'validate' "$S/err.txt" || fail "no progress on stderr"
 for f in validation.md scan_noiseless.h5 scan_snr25.h5 recon_noiseless/metrics.csv recon_snr25/compare.png; do
   [ -s "$S/out/$f" ] || fail "$f missing"

@@ -1,12 +1,12 @@
 /* The choice of lambda (recon/autolambda.h) and its use by the pipeline:
- *  1. mr_lambda_choose: --lambda, --lambda-rel (= R x diag) and the automatic rule K sigma^2 / s^e
- *     (K and e per prior, recon/priors.h), 0 for noiseless scans and for scans that do not state their
- *     noise;
+ *  1. mr_lambda_choose: --lambda, --lambda-rel (= R x diag) and the automatic rules K sigma^2 / s^2
+ *     (quadratic priors) and K sigma sqrt(d) (l1-type priors; K and the rule per prior, recon/priors.h),
+ *     0 for noiseless scans and for scans that do not state their noise;
  *  2. through mr_recon_run on a noisy phantom: the report's lambda is the automatic one (> 0), the
  *     relative one is R x normal_diagonal, and the automatic choice does not depend on the data's
  *     intensity scale: data and sigma x 1024 (a power of two) give the same lambda and the image
  *     x 1024 (relative L2 difference <= 1e-6);
- *     The same scale invariance for the default prior (total variation, lambda ~ sigma^2 / s);
+ *     The same scale invariance for the default prior (total variation, lambda ~ sigma sqrt(d));
  *  3. on that noisy scan the automatic lambda beats lambda = 0 (PSNR against the band-limited truth). */
 #include <math.h>
 #include <stdio.h>
@@ -42,7 +42,7 @@ static void rule(void)
     mr_lambda_choice ch;
     const mr_prior_info *grad = mr_prior_get(MR_PRIOR_GRADIENT), *id = mr_prior_get(MR_PRIOR_IDENTITY);
     const mr_prior_info *tv = mr_prior_get(MR_PRIOR_TV);
-    mr_lambda_inputs in = {-1, -1, grad->k, grad->exponent, 2e-3, 4e-4, 0.25, 1.0};
+    mr_lambda_inputs in = {-1, -1, grad->k, grad->rule, 2e-3, 4e-4, 0.25, 1.0};
     mr_lambda_choose(&in, &ch);
     const double want = grad->k * 2e-3 * 2e-3 / (0.25 * 0.25);
     CHECK_LE("automatic (gradient): |lambda - K sigma^2/s^2| / lambda", fabs(ch.lambda - want) / want, 1e-12);
@@ -53,18 +53,23 @@ static void rule(void)
     CHECK_LE("automatic (identity): |lambda - K_id sigma^2/s^2|", fabs(ch.lambda - id->k * 2e-3 * 2e-3 / 0.0625),
              1e-15);
     in.k = tv->k;
-    in.exponent = tv->exponent;
+    in.rule = tv->rule;
     mr_lambda_choose(&in, &ch);
-    CHECK(tv->exponent == 1);
-    CHECK_LE("automatic (tv): |lambda - K_tv sigma^2/s|", fabs(ch.lambda - tv->k * 2e-3 * 2e-3 / 0.25), 1e-15);
+    CHECK(tv->rule == MR_LAMBDA_NOISE && grad->rule == MR_LAMBDA_GAUSSIAN);
+    CHECK_LE("automatic (tv): |lambda - K_tv sigma sqrt(d)| / lambda", fabs(ch.lambda - tv->k * 2e-3 * sqrt(4e-4)) / ch.lambda,
+             1e-12);
+    in.rule = grad->rule;
+    in.k = grad->k;
     in.sigma = 0;
     mr_lambda_choose(&in, &ch);
     CHECK(ch.lambda == 0 && strstr(ch.from, "no noise"));
     in.sigma = -1;
     mr_lambda_choose(&in, &ch);
     CHECK(ch.lambda == 0 && strstr(ch.from, "does not state"));
-    CHECK(!mr_lambda_needs_scale(-1, -1, -1) && !mr_lambda_needs_scale(-1, -1, 0) && mr_lambda_needs_scale(-1, -1, 1));
-    CHECK(!mr_lambda_needs_scale(0, -1, 1) && !mr_lambda_needs_scale(-1, 0.1, 1));
+    const mr_lambda_rule g = MR_LAMBDA_GAUSSIAN;
+    CHECK(!mr_lambda_needs_scale(-1, -1, -1, g) && !mr_lambda_needs_scale(-1, -1, 0, g) && mr_lambda_needs_scale(-1, -1, 1, g));
+    CHECK(!mr_lambda_needs_scale(0, -1, 1, g) && !mr_lambda_needs_scale(-1, 0.1, 1, g));
+    CHECK(!mr_lambda_needs_scale(-1, -1, 1, MR_LAMBDA_NOISE));
     in.sigma = 1e-3;
     in.lambda_rel = 0.05;
     mr_lambda_choose(&in, &ch);

@@ -272,7 +272,7 @@ int main(void)
     /* invalid input: nothing written, OUTDIR not created */
     struct stat sb;
     ro.on_report = NULL;
-    ro.iters = 0;
+    ro.iters = -1; /* 0 is the solver's default */
     ro.method = "cg";
     CHECK(mr_recon_run(scan, bad, &ro) == MR_EINVAL);
     ro.iters = 60;
