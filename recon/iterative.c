@@ -241,6 +241,9 @@ static mr_status make_problem(run_state *s, const mr_recon_opts *o, const mr_pri
     mr_status st = mr_problem_create(out, c->e, c->b, dn2);
     double power_norm2 = 0;
     const double power = data_power(ks, &power_norm2);
+    int sparse = 0; /* the list's l1-type priors: their automatic lambdas share the prior's weight */
+    for (int i = 0; i < l->n; i++)
+        sparse += mr_prior_get(l->kind[i])->penalty != MR_PENALTY_L2;
     for (int i = 0; st == MR_OK && i < l->n; i++) {
         const mr_prior_info *info = mr_prior_get(l->kind[i]);
         mr_lambda_inputs in = {o->lambda, o->lambda_rel, info->k, info->rule, ks->noise_sigma, r->normal_diag,
@@ -257,10 +260,14 @@ static mr_status make_problem(run_state *s, const mr_recon_opts *o, const mr_pri
         mr_report_term *t = &m->terms[i];
         t->name = info->name;
         t->penalty = mr_penalty_name(info->penalty);
-        t->lambda = ch.lambda * l->weight[i];
-        t->lambda_rel = ch.rel * l->weight[i];
-        if (l->weight[i] != 1.0)
-            snprintf(t->from, sizeof t->from, "%.200s, times the weight %g", ch.from, l->weight[i]);
+        const int automatic = o->lambda < 0 && o->lambda_rel < 0;
+        const double share = automatic && info->penalty != MR_PENALTY_L2 && sparse > 1 ? 1.0 / sparse : 1.0;
+        const double w = l->weight[i] * share;
+        t->lambda = ch.lambda * w;
+        t->lambda_rel = ch.rel * w;
+        if (w != 1.0)
+            snprintf(t->from, sizeof t->from, "%.200s, times %g%s", ch.from, w,
+                     share != 1.0 ? " (shared by the list's sparsity priors)" : " (its weight)");
         else
             snprintf(t->from, sizeof t->from, "%s", ch.from);
         st = mr_prior_add_term(*out, l, i, ops, t->lambda);
@@ -269,12 +276,15 @@ static mr_status make_problem(run_state *s, const mr_recon_opts *o, const mr_pri
     return st;
 }
 
-/* The solver's options for the method. */
-static void solve_opts(const mr_recon_opts *o, mr_method_kind kind, const mr_prior_list *l, mr_solve_opts *so)
+/* The solver's options for the method: CG's iteration count when CG will run (asked for, or AUTO with
+ * quadratic priors only, or with every lambda 0: the automatic one on a scan without noise, --lambda 0). */
+static void solve_opts(const mr_recon_opts *o, const mr_kspace *ks, mr_method_kind kind, const mr_prior_list *l,
+                       mr_solve_opts *so)
 {
     mr_solve_opts_default(so);
     so->solver = kind == MR_METHOD_CG ? MR_SOLVER_CG : o->solver;
-    const int cg = so->solver == MR_SOLVER_CG || (so->solver == MR_SOLVER_AUTO && mr_prior_list_quadratic(l));
+    const int zero = o->lambda == 0 || o->lambda_rel == 0 || (o->lambda < 0 && o->lambda_rel < 0 && !(ks->noise_sigma > 0));
+    const int cg = so->solver == MR_SOLVER_CG || (so->solver == MR_SOLVER_AUTO && (mr_prior_list_quadratic(l) || zero));
     so->iters = o->iters > 0 ? o->iters : cg ? MR_RECON_ITERS_CG : MR_RECON_ITERS;
     so->tol = o->tol;
 }
@@ -316,7 +326,7 @@ mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_pl
     if ((st = mr_prior_ops_make(&ops, &l, c->be, ks->matrix)) != MR_OK)
         return st;
     mr_solve_opts so;
-    solve_opts(o, kind, &l, &so);
+    solve_opts(o, ks, kind, &l, &so);
     iter_progress ip = {m->method, whole ? -1 : 0, whole ? 1 : ncoils, so.iters, o->progress};
     so.progress = log_progress;
     so.progress_ctx = &ip;

@@ -10,7 +10,8 @@
  *   identity  lambda/2 ||x||^2
  *
  * A list "tv,wavelet:0.5" adds several terms; NAME:W multiplies that prior's lambda (automatic or given) by
- * W (> 0). Every prior's lambda comes from the automatic rule of recon/autolambda.h with the prior's
+ * W (> 0). With P > 1 l1-type priors in the list, each automatic lambda is divided by P (they share the
+ * weight one of them would have: tv + wavelet measured 0.5 dB above tv alone on a 64^2 radial scan). Every prior's lambda comes from the automatic rule of recon/autolambda.h with the prior's
  * constant K: quadratic priors lambda = K sigma^2 / s^2, the l1-type ones lambda = K sigma sqrt(d). */
 #ifndef MR_PRIORS_H
 #define MR_PRIORS_H
@@ -23,8 +24,8 @@
 /* X(name, text, penalty, operator, the automatic lambda's rule and constant K, help); K measured
  * (docs/RECON.md, "Choosing lambda") */
 #define MR_PRIOR_TABLE(X)                                                                                      \
-    X(TV, "tv", MR_PENALTY_L12, MR_PRIOR_OP_FD, MR_LAMBDA_NOISE, 0.9, "isotropic total variation")             \
-    X(WAVELET, "wavelet", MR_PENALTY_L1, MR_PRIOR_OP_WAVELET, MR_LAMBDA_NOISE, 1.3,                            \
+    X(TV, "tv", MR_PENALTY_L12, MR_PRIOR_OP_FD, MR_LAMBDA_NOISE, 0.85, "isotropic total variation")            \
+    X(WAVELET, "wavelet", MR_PENALTY_L1, MR_PRIOR_OP_WAVELET, MR_LAMBDA_NOISE, 1.35,                           \
       "l1 of Daubechies wavelet details")                                                                      \
     X(GRADIENT, "gradient", MR_PENALTY_L2, MR_PRIOR_OP_FD, MR_LAMBDA_GAUSSIAN, 1.0,                            \
       "quadratic on the image gradient (Tikhonov)")                                                            \

@@ -52,6 +52,7 @@ static mr_status recon(const char *scan, const char *out, const char *sens, cons
 {
     mr_recon_opts o;
     mr_recon_opts_default(&o);
+    o.method = "cg"; /* the maps under test, with the quadratic prior their bounds were set with */
     o.sens = sens;
     o.sens_maps = maps;
     o.op.device = MR_DEVICE_CPU;
