@@ -17,6 +17,7 @@
 
 #include "solver/nudft.h"
 #include "solver/nufft.h"
+#include "test_op_random.h"
 #include "testutil.h"
 
 /* The error bound's factor over the requested tolerance (docs/NUFFT.md: the measured worst case over
@@ -24,15 +25,6 @@
 #define NUFFT_ERR_FACTOR 10.0
 
 static uint64_t rng;
-
-static float *random_traj(const mr_grid *g, int64_t m, double margin)
-{
-    float *t = malloc((size_t)m * 3 * sizeof *t);
-    for (int64_t k = 0; k < m; k++)
-        for (int a = 0; a < 3; a++)
-            t[3 * k + a] = g->n[a] > 1 ? (float)((test_uniform(&rng) - 0.5) * ((double)g->scale[a] + 2 * margin)) : 0.0f;
-    return t;
-}
 
 static float *random_values(int64_t n)
 {
@@ -48,7 +40,7 @@ static double one_case(const char *label, const mr_grid *g, int64_t m, double to
                        mr_nufft_precision prec)
 {
     const int64_t nv = mr_grid_size(g);
-    float *traj = random_traj(g, m, 2.0), *a = random_values(2 * m), *x = random_values(2 * nv);
+    float *traj = test_random_traj_grid(&rng, g, m, 2.0), *a = random_values(2 * m), *x = random_values(2 * nv);
     double *ref1 = malloc((size_t)nv * 2 * sizeof *ref1), *ref1r = malloc((size_t)nv * 2 * sizeof *ref1r);
     double *ref2 = malloc((size_t)m * 2 * sizeof *ref2);
     double *ad = malloc((size_t)m * 2 * sizeof *ad), *xd = malloc((size_t)nv * 2 * sizeof *xd);
@@ -134,7 +126,7 @@ static void adjointness(void)
     const int64_t mat[3] = {20, 17, 6};
     const mr_grid g = mr_grid_image(mat);
     const int64_t nv = mr_grid_size(&g), m = 800;
-    float *traj = random_traj(&g, m, 3.0);
+    float *traj = test_random_traj_grid(&rng, &g, m, 3.0);
     double *x = malloc((size_t)nv * 2 * sizeof *x), *y = malloc((size_t)m * 2 * sizeof *y);
     double *fx = malloc((size_t)m * 2 * sizeof *fx), *fy = malloc((size_t)nv * 2 * sizeof *fy);
     for (int64_t i = 0; i < 2 * nv; i++)
@@ -183,7 +175,7 @@ static void coils_and_threads(void)
     const int64_t mat[3] = {40, 36, 1};
     const mr_grid g = mr_grid_q(mat);
     const int64_t nv = mr_grid_size(&g), m = 3000, nc = 3;
-    float *traj = random_traj(&g, m, 1.0), *a = random_values(2 * m * nc), *x = random_values(2 * nv * nc);
+    float *traj = test_random_traj_grid(&rng, &g, m, 1.0), *a = random_values(2 * m * nc), *x = random_values(2 * nv * nc);
     float *o1 = malloc((size_t)(nv * nc) * 2 * sizeof *o1), *o1b = malloc((size_t)(nv * nc) * 2 * sizeof *o1b);
     float *o2 = malloc((size_t)(m * nc) * 2 * sizeof *o2), *o2b = malloc((size_t)(m * nc) * 2 * sizeof *o2b);
     mr_nufft_opts o;
