@@ -52,14 +52,18 @@ struct mr_gpu_nufft {
     int *perm;  /* [M] tile order -> caller's sample */
     int *base;  /* [M][3] first footprint index per axis */
     void *frac; /* [M][3] offsets (T) */
-    int4 *subs; /* [nsub] x: tile (linear), y: first sample, z: count */
+    int4 *subs; /* [nsub] x: tile (linear), y: first sample, z: count: the tiles spread through shared memory */
     long long nsub;
+    int *direct;  /* [ndirect] tile-order positions of the samples spread straight to the fine grid */
+    long long ndirect;
+    int tile_threads; /* threads of a tile block: the footprint's points rounded up to warps, at most 512 */
     void *coef;      /* [(deg + 1) * COEF_STRIDE] (T) */
     void *deconv[3]; /* [n_a] (T) */
     void *grid;      /* [nfine] complex (T) */
     cufftHandle plan;
     int have_plan;
     size_t shmem; /* dynamic shared memory of the spreading kernel */
+    double gm_ratio;
 };
 
 /* ---- the kernel's values ------------------------------------------------------------------------- */
@@ -167,18 +171,28 @@ __global__ void k_sort(long long m, const int *tile_of, const int *place, const 
     }
 }
 
-/* ---- type 1: spreading through shared memory ------------------------------------------------------ */
+/* ---- type 1: spreading ---------------------------------------------------------------------------- */
 
+/* Shared memory of a tile block: the coefficients, then a batch of samples (kernel values [B][3][W], values,
+ * local first indices), then the tile; the same layout as mr_gpu_nufft_tiles counts. */
+template <typename T> __device__ __forceinline__ size_t align16(size_t b) { return (b + 15) / 16 * 16; }
+
+/* One subproblem of a dense tile: the block's threads hold the tile (with the kernel's halo) in shared memory
+ * and cover the footprint of one sample together, sample after sample, so no cell is written twice at once
+ * (no atomics; one barrier per sample). Each thread takes the footprint points tid, tid + blockDim, ...
+ * (blockDim >= 64: at most R of them), whose coordinates it works out once. */
 template <typename T, int W>
-__global__ void __launch_bounds__(SPREAD_THREADS)
-    k_spread(nufft_geom G, const int4 *subs, const int *perm, const int *base, const T *frac, const T *coef_g,
-             const void *a, int a_f64, int real, typename cpx_of<T>::t *grid)
+__global__ void k_spread_tile(nufft_geom G, const int4 *subs, const int *perm, const int *base, const T *frac,
+                              const T *coef_g, const void *a, int a_f64, int real, typename cpx_of<T>::t *grid)
 {
     typedef typename cpx_of<T>::t C;
     extern __shared__ __align__(16) unsigned char smem[];
-    T *coef = (T *)smem;
     const int ncoef = (G.deg + 1) * MR_GPU_NUFFT_COEF_STRIDE;
-    C *tile = (C *)(smem + ((ncoef * (int)sizeof(T) + 15) / 16 * 16));
+    T *coef = (T *)smem;
+    T *ker = (T *)(smem + align16<T>(ncoef * sizeof(T)));                     /* [B][3][W] */
+    C *val = (C *)((unsigned char *)ker + align16<T>(MR_GPU_NUFFT_BATCH * 3 * W * sizeof(T)));
+    int *corner = (int *)(val + MR_GPU_NUFFT_BATCH);                           /* [B][3]: [0] the tile index */
+    C *tile = (C *)((unsigned char *)corner + align16<T>(MR_GPU_NUFFT_BATCH * 3 * sizeof(int)));
     const int tx = G.tile[0], ty = G.tile[1], tz = G.tile[2], cells = tx * ty * tz;
     const int4 sub = subs[blockIdx.x];
     for (int i = threadIdx.x; i < ncoef; i += blockDim.x)
@@ -192,34 +206,51 @@ __global__ void __launch_bounds__(SPREAD_THREADS)
     long long o[3];
     for (int d = 0; d < 3; d++)
         o[d] = G.act[d] ? bt[d] * G.bin[d] - G.halo : 0;
-    const int wx = G.act[0] ? W : 1, wy = G.act[1] ? W : 1, wz = G.act[2] ? W : 1;
-    __syncthreads();
-    for (int i = threadIdx.x; i < sub.z; i += blockDim.x) {
-        const long long s = sub.y + i;
-        const long long k = perm[s];
-        const T vr = read_in<T>(a, a_f64, real ? k : 2 * k);
-        const T vi = real ? (T)0 : read_in<T>(a, a_f64, 2 * k + 1);
-        T kx[W], ky[W], kz[W];
-        axes_vals<T, W>(G, coef, frac + 3 * s, kx, ky, kz);
-        const int lx = G.act[0] ? (int)(base[3 * s] - o[0]) : 0;
-        const int ly = G.act[1] ? (int)(base[3 * s + 1] - o[1]) : 0;
-        const int lz = G.act[2] ? (int)(base[3 * s + 2] - o[2]) : 0;
-        for (int z = 0; z < wz; z++)
-            for (int y = 0; y < wy; y++) {
-                const T kzy = kz[z] * ky[y];
-                const T cr = kzy * vr, ci = kzy * vi;
-                C *row = tile + ((lz + z) * ty + ly + y) * tx + lx;
+    const int wx = G.act[0] ? W : 1, wy = G.act[1] ? W : 1, wz = G.act[2] ? W : 1, fp = wx * wy * wz;
+    /* this thread's footprint points (the same for every sample): their x, y, z and offset in the tile */
+    /* rounds: blockDim is the footprint's points rounded up to warps, 64..512 (create) */
+    constexpr int F3 = W * W * W, BD = F3 > 512 ? 512 : (F3 + 31) / 32 * 32, R = (F3 + BD - 1) / BD;
+    int px[R], py[R], pz[R], poff[R];
 #pragma unroll
-                for (int x = 0; x < W; x++) {
-                    if (x < wx) {
-                        atomicAdd(&row[x].x, cr * kx[x]);
-                        if (!real)
-                            atomicAdd(&row[x].y, ci * kx[x]);
-                    }
-                }
-            }
+    for (int r = 0; r < R; r++) {
+        const int idx = threadIdx.x + r * blockDim.x;
+        px[r] = idx % wx;
+        py[r] = (idx / wx) % wy;
+        pz[r] = idx < fp ? idx / (wx * wy) : -1; /* -1: no point */
+        poff[r] = (pz[r] * ty + py[r]) * tx + px[r];
     }
     __syncthreads();
+    for (int b0 = 0; b0 < sub.z; b0 += MR_GPU_NUFFT_BATCH) {
+        const int nb = sub.z - b0 < MR_GPU_NUFFT_BATCH ? sub.z - b0 : MR_GPU_NUFFT_BATCH;
+        if ((int)threadIdx.x < nb) {
+            const int j = threadIdx.x;
+            const long long s = sub.y + b0 + j, k = perm[s];
+            axes_vals<T, W>(G, coef, frac + 3 * s, ker + (3 * j) * W, ker + (3 * j + 1) * W, ker + (3 * j + 2) * W);
+            val[j].x = read_in<T>(a, a_f64, real ? k : 2 * k);
+            val[j].y = real ? (T)0 : read_in<T>(a, a_f64, 2 * k + 1);
+            int l[3];
+            for (int d = 0; d < 3; d++)
+                l[d] = G.act[d] ? (int)(base[3 * s + d] - o[d]) : 0;
+            corner[3 * j] = (l[2] * ty + l[1]) * tx + l[0];
+        }
+        __syncthreads();
+        for (int j = 0; j < nb; j++) {
+            const C v = val[j];
+            const T *kj = ker + 3 * j * W;
+            const int c0 = corner[3 * j];
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                if (pz[r] < 0)
+                    break;
+                const T w = kj[px[r]] * kj[W + py[r]] * kj[2 * W + pz[r]];
+                C *c = tile + c0 + poff[r];
+                c->x += v.x * w;
+                if (!real)
+                    c->y += v.y * w;
+            }
+            __syncthreads();
+        }
+    }
     for (int i = threadIdx.x; i < cells; i += blockDim.x) {
         const C v = tile[i];
         if (v.x == 0 && v.y == 0)
@@ -230,6 +261,49 @@ __global__ void __launch_bounds__(SPREAD_THREADS)
         atomicAdd(&g->x, v.x);
         if (v.y != 0)
             atomicAdd(&g->y, v.y);
+    }
+}
+
+/* The samples of sparse tiles straight into the fine grid: one thread per sample, global atomics. */
+template <typename T, int W>
+__global__ void __launch_bounds__(SPREAD_THREADS)
+    k_spread_direct(nufft_geom G, long long n, const int *direct, const int *perm, const int *base, const T *frac,
+                    const T *coef_g, const void *a, int a_f64, int real, typename cpx_of<T>::t *grid)
+{
+    typedef typename cpx_of<T>::t C;
+    __shared__ T coef[NCOEF];
+    const int ncoef = (G.deg + 1) * MR_GPU_NUFFT_COEF_STRIDE;
+    for (int i = threadIdx.x; i < ncoef; i += blockDim.x)
+        coef[i] = coef_g[i];
+    __syncthreads();
+    const int wy = G.act[1] ? W : 1, wz = G.act[2] ? W : 1;
+    MR_GRID_STRIDE(i, n)
+    {
+        const long long s = direct[i], k = perm[s];
+        const T vr = read_in<T>(a, a_f64, real ? k : 2 * k);
+        const T vi = real ? (T)0 : read_in<T>(a, a_f64, 2 * k + 1);
+        T kx[W], ky[W], kz[W];
+        long long ix[W];
+        axes_vals<T, W>(G, coef, frac + 3 * s, kx, ky, kz);
+#pragma unroll
+        for (int x = 0; x < W; x++)
+            ix[x] = G.act[0] ? wrap(base[3 * s] + x, G.nf[0]) : 0;
+        for (int z = 0; z < wz; z++) {
+            const long long gz = G.act[2] ? wrap(base[3 * s + 2] + z, G.nf[2]) : 0;
+            for (int y = 0; y < wy; y++) {
+                const long long gy = G.act[1] ? wrap(base[3 * s + 1] + y, G.nf[1]) : 0;
+                C *row = grid + (gz * G.nf[1] + gy) * G.nf[0];
+                const T kzy = kz[z] * ky[y];
+#pragma unroll
+                for (int x = 0; x < W; x++) {
+                    if (G.act[0] || x == 0) {
+                        atomicAdd(&row[ix[x]].x, kzy * kx[x] * vr);
+                        if (!real)
+                            atomicAdd(&row[ix[x]].y, kzy * kx[x] * vi);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -317,7 +391,7 @@ template <typename T> static cudaError_t spread_attr(int w, size_t shmem)
 {
 #define MR_ATTR(W)                                                                                             \
     case W:                                                                                                    \
-        return cudaFuncSetAttribute(k_spread<T, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
+        return cudaFuncSetAttribute(k_spread_tile<T, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
     switch (w) { MR_W_CASES(MR_ATTR) }
 #undef MR_ATTR
     return cudaErrorInvalidValue;
@@ -326,10 +400,16 @@ template <typename T> static cudaError_t spread_attr(int w, size_t shmem)
 template <typename T> static void launch_spread(const mr_gpu_nufft *p, cudaStream_t s, const void *a, int a_f64, int real)
 {
     typedef typename cpx_of<T>::t C;
+    const unsigned dblocks = mr_gpu_blocks(p->ndirect);
 #define MR_SPREAD(W)                                                                                           \
     case W:                                                                                                    \
-        k_spread<T, W><<<(unsigned)p->nsub, SPREAD_THREADS, p->shmem, s>>>(                                     \
-            p->G, p->subs, p->perm, p->base, (const T *)p->frac, (const T *)p->coef, a, a_f64, real, (C *)p->grid); \
+        if (p->nsub > 0)                                                                                       \
+            k_spread_tile<T, W><<<(unsigned)p->nsub, p->tile_threads, p->shmem, s>>>(                           \
+                p->G, p->subs, p->perm, p->base, (const T *)p->frac, (const T *)p->coef, a, a_f64, real, (C *)p->grid); \
+        if (p->ndirect > 0)                                                                                    \
+            k_spread_direct<T, W><<<dblocks, SPREAD_THREADS, 0, s>>>(p->G, p->ndirect, p->direct, p->perm, p->base,  \
+                                                                   (const T *)p->frac, (const T *)p->coef, a, a_f64, \
+                                                                   real, (C *)p->grid);                      \
         break;
     switch (p->G.w) { MR_W_CASES(MR_SPREAD) }
 #undef MR_SPREAD
@@ -360,6 +440,7 @@ void mr_gpu_nufft_destroy(mr_gpu_nufft *p)
     mr_gpu_free(p->c, p->base);
     mr_gpu_free(p->c, p->frac);
     mr_gpu_free(p->c, p->subs);
+    mr_gpu_free(p->c, p->direct);
     mr_gpu_free(p->c, p->coef);
     for (int a = 0; a < 3; a++)
         mr_gpu_free(p->c, p->deconv[a]);
@@ -367,11 +448,12 @@ void mr_gpu_nufft_destroy(mr_gpu_nufft *p)
     free(p);
 }
 
-void mr_gpu_nufft_describe(const mr_gpu_nufft *p, int bin[3], int64_t *subproblems)
+void mr_gpu_nufft_describe(const mr_gpu_nufft *p, int bin[3], int64_t *subproblems, int64_t *direct_samples)
 {
     for (int a = 0; a < 3; a++)
         bin[a] = p->G.bin[a];
     *subproblems = p->nsub;
+    *direct_samples = p->ndirect;
 }
 
 /* Device memory of nbytes (a float allocation of the context); NULL after recording why. */
@@ -421,6 +503,7 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
     int *start = (int *)dev_alloc(p->c, (size_t)ntiles * sizeof(int));
     int *h_count = (int *)malloc((size_t)ntiles * sizeof(int));
     int4 *h_subs = NULL;
+    int *h_direct = NULL;
     p->perm = (int *)dev_alloc(p->c, (size_t)m * sizeof(int));
     p->base = (int *)dev_alloc(p->c, (size_t)m * 3 * sizeof(int));
     p->frac = dev_alloc(p->c, (size_t)m * 3 * fl);
@@ -445,29 +528,53 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
         (st = mr_gpu_ctx_sync(p->c)) != MR_OK)
         goto done;
     {
-        long long nsub = 0, acc = 0;
-        for (long long t = 0; t < ntiles; t++)
-            nsub += (h_count[t] + MR_GPU_NUFFT_MAX_SUB - 1) / MR_GPU_NUFFT_MAX_SUB;
+        /* tiles whose footprint points outnumber gm_ratio x their cells go through shared memory */
+        long long cells = 1, fp = 1;
+        for (int a = 0; a < 3; a++) {
+            cells *= p->G.tile[a];
+            fp *= p->G.act[a] ? p->G.w : 1;
+        }
+        const double ratio = p->gm_ratio;
+        long long nsub = 0, ndirect = 0, acc = 0;
+        for (long long t = 0; t < ntiles; t++) {
+            const int c = h_count[t];
+            if (ratio < 0 || (double)c * (double)fp >= ratio * (double)cells)
+                nsub += (c + MR_GPU_NUFFT_MAX_SUB - 1) / MR_GPU_NUFFT_MAX_SUB;
+            else
+                ndirect += c;
+        }
         h_subs = (int4 *)malloc((size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
-        if (!h_subs) {
+        h_direct = (int *)malloc((size_t)(ndirect > 0 ? ndirect : 1) * sizeof(int));
+        if (!h_subs || !h_direct) {
             st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld subproblems", nsub);
             goto done;
         }
-        nsub = 0;
+        nsub = ndirect = 0;
         for (long long t = 0; t < ntiles; t++) {
             const int c = h_count[t];
-            for (int b = 0; b < c; b += MR_GPU_NUFFT_MAX_SUB)
-                h_subs[nsub++] = make_int4((int)t, (int)(acc + b), c - b < MR_GPU_NUFFT_MAX_SUB ? c - b : MR_GPU_NUFFT_MAX_SUB, 0);
+            if (ratio < 0 || (double)c * (double)fp >= ratio * (double)cells) {
+                for (int b = 0; b < c; b += MR_GPU_NUFFT_MAX_SUB)
+                    h_subs[nsub++] = make_int4((int)t, (int)(acc + b),
+                                               c - b < MR_GPU_NUFFT_MAX_SUB ? c - b : MR_GPU_NUFFT_MAX_SUB, 0);
+            } else {
+                for (int b = 0; b < c; b++)
+                    h_direct[ndirect++] = (int)(acc + b);
+            }
             h_count[t] = (int)acc; /* now the tile's start */
             acc += c;
         }
         p->nsub = nsub;
+        p->ndirect = ndirect;
         p->subs = (int4 *)dev_alloc(p->c, (size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
-        if (!p->subs) {
+        p->direct = (int *)dev_alloc(p->c, (size_t)(ndirect > 0 ? ndirect : 1) * sizeof(int));
+        if (!p->subs || !p->direct) {
             st = mr_error(MR_ENOMEM, "GPU NUFFT: out of memory for %lld subproblems", nsub);
             goto done;
         }
-        if ((st = MR_CU(cudaMemcpyAsync(p->subs, h_subs, (size_t)nsub * sizeof(int4), cudaMemcpyHostToDevice, s))) != MR_OK ||
+        if ((nsub > 0 &&
+             (st = MR_CU(cudaMemcpyAsync(p->subs, h_subs, (size_t)nsub * sizeof(int4), cudaMemcpyHostToDevice, s))) != MR_OK) ||
+            (ndirect > 0 && (st = MR_CU(cudaMemcpyAsync(p->direct, h_direct, (size_t)ndirect * sizeof(int),
+                                                        cudaMemcpyHostToDevice, s))) != MR_OK) ||
             (st = MR_CU(cudaMemcpyAsync(start, h_count, (size_t)ntiles * sizeof(int), cudaMemcpyHostToDevice, s))) != MR_OK)
             goto done;
     }
@@ -482,6 +589,7 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
 done:
     free(h_count);
     free(h_subs);
+    free(h_direct);
     mr_gpu_free(p->c, d_traj);
     mr_gpu_free(p->c, j0);
     mr_gpu_free(p->c, fr);
@@ -512,8 +620,19 @@ mr_status mr_gpu_nufft_create(mr_gpu_nufft **out, mr_gpu_ctx *c, const mr_grid *
     G->w = k->width;
     G->deg = k->degree;
     G->halo = k->width / 2;
+    mr_gpu_nufft_kernel kk = *k;
+    if (kk.smem_limit <= 0) { /* the device's opt-in limit, less a little for the runtime */
+        int optin = 0;
+        if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, mr_gpu_ctx_device(c)) != cudaSuccess)
+            optin = 48 * 1024;
+        (void)cudaGetLastError();
+        kk.smem_limit = optin > 48 * 1024 ? (int64_t)optin - 1024 : 48 * 1024;
+        if (kk.smem_limit > 128 * 1024) /* two blocks per SM on H100/H200 */
+            kk.smem_limit = 110 * 1024;
+    }
+    p->gm_ratio = k->gm_ratio != 0 ? k->gm_ratio : MR_GPU_NUFFT_GM_RATIO;
     int bin[3];
-    p->shmem = (size_t)mr_gpu_nufft_tiles(k, bin);
+    p->shmem = (size_t)mr_gpu_nufft_tiles(&kk, bin);
     p->nfine = p->nvox = 1;
     int dims[3], rank = 0;
     for (int a = 0; a < 3; a++) {
@@ -530,6 +649,13 @@ mr_status mr_gpu_nufft_create(mr_gpu_nufft **out, mr_gpu_ctx *c, const mr_grid *
     for (int a = 2; a >= 0; a--)
         if (G->act[a])
             dims[rank++] = (int)G->nf[a];
+    {
+        int fp = 1;
+        for (int a = 0; a < 3; a++)
+            fp *= G->act[a] ? k->width : 1;
+        fp = (fp + 31) / 32 * 32;
+        p->tile_threads = fp > 512 ? 512 : fp < 64 ? 64 : fp;
+    }
     const int64_t need = mr_gpu_nufft_bytes(g, m, k);
     size_t fr = 0, tot = 0;
     mr_status st = MR_CU(cudaSetDevice(mr_gpu_ctx_device(c)));
@@ -575,9 +701,11 @@ mr_status mr_gpu_nufft_create(mr_gpu_nufft **out, mr_gpu_ctx *c, const mr_grid *
         mr_gpu_nufft_destroy(p);
         return st;
     }
-    mr_log(MR_LOG_DEBUG, "GPU NUFFT: fine %lldx%lldx%lld, w %d, %s, tiles %dx%dx%d, %lld subproblems, %zu B shared",
+    mr_log(MR_LOG_DEBUG,
+           "GPU NUFFT: fine %lldx%lldx%lld, w %d, %s, tiles %dx%dx%d, %lld subproblems, %lld samples direct, %zu B "
+           "shared",
            G->nf[0], G->nf[1], G->nf[2], G->w, p->f64 ? "float64" : "float32", bin[0], bin[1], bin[2], p->nsub,
-           p->shmem);
+           p->ndirect, p->shmem);
     *out = p;
     return MR_OK;
 }
@@ -615,14 +743,12 @@ mr_status mr_gpu_nufft_type1(mr_gpu_nufft *p, int64_t ncoils, const void *d_a, i
         mr_status st = MR_CU(cudaMemsetAsync(p->grid, 0, (size_t)p->nfine * 2 * fl, s));
         if (st != MR_OK)
             return mr_gpu_ctx_fail(p->c, st);
-        if (p->nsub > 0) {
-            if (p->f64)
-                launch_spread<double>(p, s, a, io_f64, real_weights);
-            else
-                launch_spread<float>(p, s, a, io_f64, real_weights);
-            if ((st = mr_gpu_ctx_launched(p->c, "NUFFT spreading")) != MR_OK)
-                return st;
-        }
+        if (p->f64)
+            launch_spread<double>(p, s, a, io_f64, real_weights);
+        else
+            launch_spread<float>(p, s, a, io_f64, real_weights);
+        if ((st = mr_gpu_ctx_launched(p->c, "NUFFT spreading")) != MR_OK)
+            return st;
         if ((st = fft(p, CUFFT_INVERSE)) != MR_OK)
             return mr_gpu_ctx_fail(p->c, st);
         if (p->f64)

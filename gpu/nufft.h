@@ -8,9 +8,13 @@
  * into tiles of the fine grid and sorted by tile (a counting sort: counts by atomics, the scan on the
  * host), the tiles' samples cut into subproblems of at most MR_GPU_NUFFT_MAX_SUB samples; the kernel's
  * polynomial coefficients and deconvolution factors uploaded; one cuFFT plan of the fine grid.
- * Type 1: every subproblem is one thread block that spreads its samples into the tile (plus the
- * kernel's halo) in shared memory with shared-memory atomics, then adds the tile's non-zero cells to the
- * fine grid with global atomics (periodic wrap); cuFFT (e^{+i}); deconvolution and crop into out.
+ * Type 1: a tile with enough samples is one thread block (or several, MR_GPU_NUFFT_MAX_SUB samples each)
+ * that spreads into the tile (plus the kernel's halo) in shared memory: the kernel values of a batch of
+ * samples are computed once into shared memory, then the block's threads cover one sample's footprint
+ * together, sample after sample (no atomics; a barrier between samples), and the tile's non-zero cells are
+ * added to the fine grid with global atomics (periodic wrap); the samples of sparse tiles go straight to
+ * the fine grid with global atomics (one thread per sample), where a tile would cost more than it saves.
+ * Then cuFFT (e^{+i}), deconvolution and crop into out.
  * Type 2: deconvolution into the zeroed fine grid; cuFFT (e^{-i}); one thread per sample in tile order
  * (neighbours read neighbouring cells) interpolates. Float32 or float64 arithmetic (the plan's); the
  * arrays of a call may be float or double either way.
@@ -38,6 +42,9 @@ extern "C" {
 #define MR_GPU_NUFFT_COEF_STRIDE 24 /* the coefficient rows' length (solver/nufft_kernel.h MR_NUFFT_MAX_WIDTH) */
 #define MR_GPU_NUFFT_MAX_DEGREE 24
 #define MR_GPU_NUFFT_MAX_SUB 1024  /* samples per subproblem of type 1 */
+#define MR_GPU_NUFFT_BATCH 64      /* samples whose kernel values a spreading block holds at once */
+#define MR_GPU_NUFFT_GM_RATIO 1.0  /* default: tiles with fewer than this x (tile cells) footprint points spread
+                                      straight into the fine grid (mr_gpu_nufft_kernel.gm_ratio) */
 
 typedef struct mr_gpu_ctx mr_gpu_ctx; /* gpu/gpu_ops.h */
 
@@ -49,6 +56,12 @@ typedef struct {
     int64_t fine[3];         /* fine grid per axis (1 on axes where the grid has n = 1) */
     const double *coef;      /* [degree + 1][MR_GPU_NUFFT_COEF_STRIDE], host, borrowed for create */
     const double *deconv[3]; /* [g->n[a]] 1 / phi^ per axis, host, borrowed for create */
+    /* tuning (0: the defaults) */
+    double gm_ratio;         /* a tile of c samples spreads through shared memory when c w^d >= gm_ratio x its cells
+                                (with halo), else its samples go straight to the fine grid with global atomics;
+                                0: MR_GPU_NUFFT_GM_RATIO; < 0: every tile through shared memory */
+    int64_t smem_limit;      /* shared memory a spreading block may take (bytes); 0: the device's opt-in limit
+                                (create), 96 KB for the estimates */
 } mr_gpu_nufft_kernel;
 
 typedef struct mr_gpu_nufft mr_gpu_nufft;
@@ -59,7 +72,8 @@ typedef struct mr_gpu_nufft mr_gpu_nufft;
 int64_t mr_gpu_nufft_bytes(const mr_grid *g, int64_t m, const mr_gpu_nufft_kernel *k);
 
 /* The tile (bin) extents the plan of kernel k takes (1 on inactive axes): the largest of a fixed list whose
- * shared memory (tile + kernel's halo, coefficients) fits the budget; returns those bytes. */
+ * shared memory (tile + kernel's halo, coefficients, a batch of samples) fits k->smem_limit (0: 96 KB);
+ * returns those bytes. */
 int64_t mr_gpu_nufft_tiles(const mr_gpu_nufft_kernel *k, int bin[3]);
 
 /* traj: host [M][3] cycles/FOV (validated by the caller: finite). MR_ENOMEM (a clear message with the
@@ -75,8 +89,8 @@ mr_status mr_gpu_nufft_type1(mr_gpu_nufft *p, int64_t ncoils, const void *d_a, i
 /* Type 2 of `ncoils` images d_x (device [C][size(g)][2]) into d_out (device [C][M][2]). */
 mr_status mr_gpu_nufft_type2(mr_gpu_nufft *p, int64_t ncoils, const void *d_x, int io_f64, void *d_out);
 
-/* The tile (bin) extents and subproblem count the plan chose, for diagnostics. */
-void mr_gpu_nufft_describe(const mr_gpu_nufft *p, int bin[3], int64_t *subproblems);
+/* The tile (bin) extents, the subproblem count and the samples spread straight to the grid, for diagnostics. */
+void mr_gpu_nufft_describe(const mr_gpu_nufft *p, int bin[3], int64_t *subproblems, int64_t *direct_samples);
 
 #ifdef __cplusplus
 }

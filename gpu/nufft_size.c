@@ -4,11 +4,8 @@
 
 #include <stddef.h>
 
-/* Shared memory one spreading block may take: a tile of (bin + w) cells per axis and the coefficients.
- * Float tiles stay within the default 48 KB (several blocks per SM hide the atomics' latency); double
- * tiles opt in to more. */
-#define TILE_BUDGET_F32 (48 * 1024)
-#define TILE_BUDGET_F64 (96 * 1024)
+/* Shared memory one spreading block may take when the device's limit is not given (estimates). */
+#define TILE_BUDGET_DEFAULT (96 * 1024)
 
 static int64_t coef_bytes(const mr_gpu_nufft_kernel *k)
 {
@@ -18,17 +15,19 @@ static int64_t coef_bytes(const mr_gpu_nufft_kernel *k)
 
 int64_t mr_gpu_nufft_tiles(const mr_gpu_nufft_kernel *k, int bin[3])
 {
-    static const int cand3[][3] = {{16, 16, 8}, {16, 8, 8}, {8, 8, 8}, {8, 8, 4}, {8, 4, 4}, {4, 4, 4}, {4, 4, 2},
-                                   {2, 2, 2}, {1, 1, 1}};
-    static const int cand2[][2] = {{64, 32}, {32, 32}, {32, 16}, {16, 16}, {16, 8}, {8, 8}, {4, 4}, {1, 1}};
-    static const int cand1[] = {1024, 512, 256, 128, 64, 32, 16, 8, 1};
+    static const int cand3[][3] = {{16, 16, 16}, {16, 16, 8}, {16, 8, 8}, {8, 8, 8}, {8, 8, 4}, {8, 4, 4},
+                                   {4, 4, 4}, {4, 4, 2}, {2, 2, 2}, {1, 1, 1}};
+    static const int cand2[][2] = {{64, 64}, {64, 32}, {32, 32}, {32, 16}, {16, 16}, {16, 8}, {8, 8}, {4, 4}, {1, 1}, {1, 1}};
+    static const int cand1[] = {2048, 1024, 512, 256, 128, 64, 32, 16, 8, 1};
     int act[3], dim = 0;
     for (int a = 0; a < 3; a++) {
         act[a] = k->fine[a] > 1;
         dim += act[a];
     }
-    const int64_t budget = k->f64 ? TILE_BUDGET_F64 : TILE_BUDGET_F32, cell = k->f64 ? 16 : 8;
-    const int ncand = dim == 3 ? 9 : dim == 2 ? 8 : 9;
+    const int64_t budget = k->smem_limit > 0 ? k->smem_limit : TILE_BUDGET_DEFAULT, cell = k->f64 ? 16 : 8;
+    const int64_t es = k->f64 ? 8 : 4;
+    const int64_t batch = (int64_t)MR_GPU_NUFFT_BATCH * (3 * k->width * es + 2 * es + 3 * 4);
+    const int ncand = 10;
     int64_t bytes = 0;
     for (int c = 0; c < ncand; c++) {
         int want[3], j = 0;
@@ -45,7 +44,7 @@ int64_t mr_gpu_nufft_tiles(const mr_gpu_nufft_kernel *k, int bin[3])
             bin[a] = want[a];
             cells *= act[a] ? want[a] + k->width : 1;
         }
-        bytes = coef_bytes(k) + cells * cell;
+        bytes = coef_bytes(k) + (batch + 15) / 16 * 16 + cells * cell;
         if (bytes <= budget)
             break;
     }
@@ -66,6 +65,6 @@ int64_t mr_gpu_nufft_bytes(const mr_grid *g, int64_t m, const mr_gpu_nufft_kerne
     const int64_t grid = nfine * 2 * fl, fft_work = grid; /* cuFFT's work area: at most the data, assumed */
     const int64_t sorted = m * (4 + 3 * 4 + 3 * fl);  /* permutation, first indices, offsets */
     const int64_t temp = m * (4 + 4 + 3 * 4 + 3 * fl) + (int64_t)3 * 4 * m; /* plan only: bins, places, traj */
-    const int64_t bins = nbins * 4 * 2 + (nbins + m / MR_GPU_NUFFT_MAX_SUB + 1) * 16;
+    const int64_t bins = nbins * 4 * 2 + (nbins + m / MR_GPU_NUFFT_MAX_SUB + 1) * 16 + m * 4; /* + direct list */
     return grid + fft_work + sorted + temp + bins + nmodes * fl + coef_bytes(k);
 }

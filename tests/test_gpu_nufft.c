@@ -29,11 +29,14 @@
 static uint64_t rng;
 
 /* A GPU plan with the parameters the CPU plan p chose. */
+static double gm_ratio; /* the plans' spreading split (0: the default; < 0 every tile in shared memory) */
+
 static mr_status gpu_plan_like(mr_gpu_ctx *c, const mr_grid *g, const float *traj, int64_t m, const mr_nufft_params *p,
                                mr_gpu_nufft **out)
 {
     mr_gpu_nufft_kernel k;
     memset(&k, 0, sizeof k);
+    k.gm_ratio = gm_ratio;
     k.f64 = p->precision == MR_NUFFT_PREC_F64;
     k.width = p->width;
     k.degree = p->degree;
@@ -102,13 +105,13 @@ static void one_case(mr_gpu_ctx *c, const char *label, const mr_grid *g, int64_t
         const double e1 = test_rel_l2_dd(g1, ref1, 2 * nv * ncoils), e1r = test_rel_l2_dd(g1r, ref1r, 2 * nv);
         const double e2 = test_rel_l2_dd(g2, ref2, 2 * m), ec = test_rel_l2_dd(g1, c1, 2 * nv * ncoils);
         int bin[3];
-        int64_t nsub;
-        mr_gpu_nufft_describe(gp, bin, &nsub);
-        printf("%-10s n %4lldx%4lldx%3lld M %6lld C %lld tol %.0e sigma %.2f %s w %2d tiles %dx%dx%d (%lld sub): "
+        int64_t nsub, ndirect;
+        mr_gpu_nufft_describe(gp, bin, &nsub, &ndirect);
+        printf("%-10s n %4lldx%4lldx%3lld M %6lld C %lld tol %.0e sigma %.2f %s w %2d tiles %dx%dx%d (%lld sub, %lld direct): "
                "type1 %.2e real %.2e type2 %.2e, vs CPU %.2e\n",
                label, (long long)g->n[0], (long long)g->n[1], (long long)g->n[2], (long long)m, (long long)ncoils, tol,
                par->upsample, par->precision == MR_NUFFT_PREC_F64 ? "f64" : "f32", par->width, bin[0], bin[1], bin[2],
-               (long long)nsub, e1, e1r, e2, ec);
+               (long long)nsub, (long long)ndirect, e1, e1r, e2, ec);
         char what[160];
         const double bound = ERR_FACTOR * fmax(tol, par->bound);
         snprintf(what, sizeof what, "GPU %s tol %.0e sigma %.2f: worst relative L2 vs float64 sums", label, tol,
@@ -160,6 +163,15 @@ static void transforms(mr_gpu_ctx *c)
     const int64_t small[3] = {8, 8, 8};
     const mr_grid gs = mr_grid_image(small);
     one_case(c, "3D dense", &gs, 20000, 1e-6, 2.0, 1);
+    /* both spreading paths alone: every tile through shared memory, every sample straight to the grid */
+    static const double ratios[] = {-1.0, 1e30};
+    for (int r = 0; r < 2; r++) {
+        gm_ratio = ratios[r];
+        one_case(c, r ? "3D direct" : "3D tiles", &g3, 3000, 1e-6, 2.0, 2);
+        one_case(c, r ? "2D direct" : "2D tiles", &g2, 2000, 1e-9, 2.0, 1);
+        one_case(c, r ? "dense dir." : "dense tile", &gs, 20000, 1e-6, 2.0, 1);
+    }
+    gm_ratio = 0.0;
 }
 
 /* The operator on the GPU vs on the host. */

@@ -5,22 +5,37 @@
  *
  *   tool_nufft_bench [--device gpu|cpu] [--n N] [--spokes S] [--readout R] [--tol T] [--upsample U]
  *                    [--reps K] [--check MODES] [--type 1|2] [--write FILE] [--compare FILE]
+ *                    [--gm-ratio R] [--smem-kb KB]   (GPU tuning: mr_gpu_nufft_kernel)
  *
  * Modes: N^3 (3D), the image grid of the matrix (centre N/2, the mrirecon convention = CMCL ordering);
  * points x = 2 pi k / N in [-pi, pi) with FINUFFT's sign +1 for type 1. --write FILE: int64 M, int64 N,
  * then M x 3 doubles (x, y, z) and M complex doubles (c), and the check's mode indices. --compare FILE:
  * N^3 complex64 modes (x fastest) of the other library's type 1, measured at the same check modes.
- * Output: one line per measurement on stdout. */
+ * Output: one line per measurement on stdout.
+ *
+ * Operator mode: --operator exact|nufft|auto [--coils C] [--iters K] [--save FILE] [--ref FILE]
+ * builds the encoding operator (solver/encoding.h) for the kooshball and the analytic 3D Shepp-Logan
+ * data, then F^H d and K CG iterations on the normal equations, timed, with the peak GPU memory sampled
+ * every millisecond; --save writes the image (complex64), --ref measures the relative L2 to a saved image,
+ * and the PSNR against the voxel-averaged truth is printed. */
 #include <math.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <pthread.h>
 
 #include "base/log.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_ops.h"
 #include "gpu/nufft.h"
+#include "phantoms/shepp_logan.h"
 #include "phantoms/traj.h"
+#include "solver/backend.h"
+#include "solver/cg.h"
+#include "solver/encoding.h"
+#include "solver/metrics.h"
 #include "solver/nufft.h"
 
 static int cmp_d(const void *a, const void *b)
@@ -59,12 +74,171 @@ static double check_error(const mr_grid *g, const float *img, const int64_t *mod
     return sqrt(e / r);
 }
 
+/* The peak of GPU memory in use, sampled every millisecond by a thread. */
+typedef struct {
+    volatile int stop;
+    int64_t min_free, total;
+    pthread_t th;
+} mem_sampler;
+
+static void *sample_mem(void *arg)
+{
+    mem_sampler *ms = arg;
+    while (!ms->stop) {
+        int64_t fr = 0, tot = 0;
+        if (mr_gpu_memory(0, &fr, &tot) == MR_OK && fr < ms->min_free)
+            ms->min_free = fr;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static int operator_mode(const char *model, const char *device, int64_t n, int64_t spokes, int64_t readout, double tol,
+                         int64_t ncoils, int iters, const char *save, const char *ref_path)
+{
+    const int64_t matrix[3] = {n, n, n};
+    mr_traj_params tp;
+    mr_traj_params_default(&tp, MR_TRAJ_KOOSHBALL, matrix);
+    tp.spokes = spokes;
+    tp.readout = readout;
+    int64_t m = 0;
+    mr_status st = mr_traj_count(&tp, &m);
+    float *traj = st == MR_OK ? malloc((size_t)m * 3 * sizeof(float)) : NULL;
+    float *data = traj ? malloc((size_t)(m * ncoils) * 2 * sizeof(float)) : NULL;
+    const int64_t nv = n * n * n;
+    float *img = malloc((size_t)(nv * ncoils) * 2 * sizeof(float)), *truth = malloc((size_t)nv * sizeof(float));
+    if (!data || !img || !truth) {
+        fprintf(stderr, "tool_nufft_bench: out of memory\n");
+        return 1;
+    }
+    mr_traj_generate(&tp, traj);
+    mr_phantom_kspace(MR_PHANTOM_SL3D, traj, m, data);
+    for (int64_t c = 1; c < ncoils; c++)
+        memcpy(data + 2 * c * m, data, (size_t)m * 2 * sizeof(float));
+    mr_phantom_truth(MR_PHANTOM_SL3D, matrix, truth);
+    mr_encoding_opts o;
+    mr_encoding_opts_default(&o);
+    if ((st = mr_model_parse(model, &o.model)) != MR_OK) {
+        fprintf(stderr, "tool_nufft_bench: %s\n", mr_last_error());
+        return 2;
+    }
+    o.tol = tol;
+    o.op.basis = MR_BASIS_DIRAC;
+    const int gpu = strcmp(device, "gpu") == 0;
+    const mr_device_sel sel = {gpu ? MR_DEVICE_GPU : MR_DEVICE_CPU, gpu ? 0 : -1, 0, 0, {0}};
+    mr_backend *be = NULL;
+    mem_sampler ms = {0, INT64_MAX, 0, 0};
+    int64_t fr0 = 0;
+    if ((st = mr_backend_create(&be, sel, 0)) != MR_OK)
+        goto fail;
+    if (gpu) {
+        mr_gpu_memory(0, &fr0, &ms.total);
+        ms.min_free = fr0;
+        pthread_create(&ms.th, NULL, sample_mem, &ms);
+    }
+    const double t0 = mr_now();
+    mr_linop *e = NULL, *normal = NULL;
+    mr_encoding_info info;
+    const mr_vecops *v = mr_backend_vecops(be);
+    float *dy = NULL, *db = NULL, *dx = NULL;
+    if ((st = mr_encoding_create(&e, be, matrix, traj, m, NULL, ncoils, &o, &info)) != MR_OK)
+        goto fail;
+    const double t1 = mr_now();
+    dy = mr_backend_upload(be, 2 * m * ncoils, data);
+    db = mr_backend_alloc(be, nv * ncoils);
+    dx = mr_backend_alloc_zero(be, nv * ncoils);
+    if (!dy || !db || !dx) {
+        st = MR_ENOMEM;
+        goto fail;
+    }
+    const double t2 = mr_now();
+    if ((st = mr_linop_adjoint(e, dy, db)) != MR_OK || (v->status && (st = v->status(v->ctx)) != MR_OK))
+        goto fail;
+    if (gpu && (st = mr_gpu_ctx_sync(mr_backend_gpu_ctx(be))) != MR_OK)
+        goto fail;
+    const double t3 = mr_now();
+    mr_cg_opts co;
+    mr_cg_opts_default(&co);
+    co.iters = iters;
+    mr_cg_result res;
+    memset(&res, 0, sizeof res);
+    if ((st = mr_linop_normal_of(&normal, e)) != MR_OK || (st = mr_cg_solve_linop(normal, db, dx, &co, &res)) != MR_OK)
+        goto fail;
+    if (gpu && (st = mr_gpu_ctx_sync(mr_backend_gpu_ctx(be))) != MR_OK)
+        goto fail;
+    const double t4 = mr_now();
+    mr_cg_result_free(&res);
+    if ((st = v->to_host(v->ctx, nv * ncoils, img, dx)) != MR_OK)
+        goto fail;
+    if (gpu) {
+        ms.stop = 1;
+        pthread_join(ms.th, NULL);
+    }
+    printf("operator %s on %s: N %lld M %lld C %lld tol %.0e: %s\n", model, device, (long long)n, (long long)m,
+           (long long)ncoils, tol, info.description);
+    printf("  create %.3f s (Q %.3f s, %s; plan %.3f s), F^H d %.3f s, CG %d iterations %.3f s, total %.3f s; "
+           "estimates: exact %.3g s / %.3g GB, nufft %.3g s / %.3g GB",
+           t1 - t0, info.op.q_seconds, info.op.q_source, info.op.plan_seconds, t3 - t2, iters, t4 - t3,
+           (t1 - t0) + (t4 - t2), info.est_seconds[MR_MODEL_EXACT], info.est_bytes[MR_MODEL_EXACT] * 1e-9,
+           info.est_seconds[MR_MODEL_NUFFT], info.est_bytes[MR_MODEL_NUFFT] * 1e-9);
+    if (gpu)
+        printf("; GPU memory peak %.2f GB above the %.2f GB in use before", (fr0 - ms.min_free) * 1e-9,
+               (ms.total - fr0) * 1e-9);
+    printf("\n  PSNR vs truth %.3f dB\n", mr_metrics_psnr(img, 1, truth, nv));
+    if (save) {
+        FILE *f = fopen(save, "wb");
+        if (f) {
+            fwrite(img, sizeof(float), (size_t)nv * 2, f);
+            fclose(f);
+        }
+    }
+    if (ref_path) {
+        float *ref = malloc((size_t)nv * 2 * sizeof(float));
+        FILE *f = fopen(ref_path, "rb");
+        if (ref && f && fread(ref, sizeof(float), (size_t)nv * 2, f) == (size_t)nv * 2) {
+            double e2 = 0, r2 = 0;
+            for (int64_t i = 0; i < 2 * nv; i++) {
+                e2 += ((double)img[i] - ref[i]) * ((double)img[i] - ref[i]);
+                r2 += (double)ref[i] * ref[i];
+            }
+            printf("  relative L2 to %s: %.3e; PSNR of that image %.3f dB\n", ref_path, sqrt(e2 / r2),
+                   mr_metrics_psnr(ref, 1, truth, nv));
+        }
+        if (f)
+            fclose(f);
+        free(ref);
+    }
+    v->release(v->ctx, dy);
+    v->release(v->ctx, db);
+    v->release(v->ctx, dx);
+    mr_linop_free(normal);
+    mr_linop_free(e);
+    mr_backend_free(be);
+    free(traj);
+    free(data);
+    free(img);
+    free(truth);
+    return 0;
+fail:
+    if (gpu && ms.th) {
+        ms.stop = 1;
+        pthread_join(ms.th, NULL);
+    }
+    fprintf(stderr, "tool_nufft_bench: %s\n", mr_last_error());
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *device = "gpu", *write = NULL, *compare = NULL;
     int64_t n = 128, spokes = 1078, readout = 264;
     double tol = 1e-6, upsample = 0.0;
     int reps = 10, nmodes = 200, type = 1;
+    double gm_ratio = 0.0, smem_kb = 0.0;
+    const char *op_model = NULL, *save = NULL, *ref_path = NULL;
+    int64_t ncoils = 1;
+    int iters = 60;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--device"))
             device = argv[i + 1];
@@ -84,6 +258,20 @@ int main(int argc, char **argv)
             nmodes = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--type"))
             type = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--operator"))
+            op_model = argv[i + 1];
+        else if (!strcmp(argv[i], "--coils"))
+            ncoils = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--iters"))
+            iters = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--save"))
+            save = argv[i + 1];
+        else if (!strcmp(argv[i], "--ref"))
+            ref_path = argv[i + 1];
+        else if (!strcmp(argv[i], "--gm-ratio"))
+            gm_ratio = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--smem-kb"))
+            smem_kb = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--write"))
             write = argv[i + 1];
         else if (!strcmp(argv[i], "--compare"))
@@ -98,6 +286,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "tool_nufft_bench: no GPU\n");
         return 77;
     }
+    if (op_model)
+        return operator_mode(op_model, device, n, spokes, readout, tol, ncoils, iters, save, ref_path);
     const int64_t matrix[3] = {n, n, n};
     mr_traj_params tp;
     mr_traj_params_default(&tp, MR_TRAJ_KOOSHBALL, matrix);
@@ -180,6 +370,8 @@ int main(int argc, char **argv)
         k.width = p.width;
         k.degree = p.degree;
         k.coef = &p.coef[0][0];
+        k.gm_ratio = gm_ratio;
+        k.smem_limit = (int64_t)(smem_kb * 1024);
         double *dec[3];
         for (int a = 0; a < 3; a++) {
             k.fine[a] = p.fine[a];
@@ -208,11 +400,12 @@ int main(int argc, char **argv)
             st = mr_gpu_nufft_type1(plan, 1, dc, 0, 0, dimg);
         if (st == MR_OK && type == 1)
             st = mr_gpu_download(ctx, img, dimg, 2 * nv);
-        int bin[3];
-        int64_t nsub = 0;
+        int bin[3] = {0, 0, 0};
+        int64_t nsub = 0, ndirect = 0;
         if (plan)
-            mr_gpu_nufft_describe(plan, bin, &nsub);
-        fprintf(stderr, "gpu plan: tiles %dx%dx%d, %lld subproblems\n", bin[0], bin[1], bin[2], (long long)nsub);
+            mr_gpu_nufft_describe(plan, bin, &nsub, &ndirect);
+        printf("gpu plan: tiles %dx%dx%d, %lld subproblems, %lld samples direct (gm ratio %g, smem %g KB)\n", bin[0],
+               bin[1], bin[2], (long long)nsub, (long long)ndirect, gm_ratio, smem_kb);
         mr_gpu_nufft_destroy(plan);
         mr_gpu_free(ctx, dc);
         mr_gpu_free(ctx, dimg);
