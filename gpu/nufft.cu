@@ -98,6 +98,15 @@ __device__ __forceinline__ void axes_vals(const nufft_geom &G, const T *coef, co
     }
 }
 
+/* The kernel's coefficients into shared memory (the whole block; then a barrier). */
+template <typename T> __device__ __forceinline__ void load_coef(T *coef, const T *coef_g, int deg)
+{
+    const int ncoef = (deg + 1) * MR_GPU_NUFFT_COEF_STRIDE;
+    for (int i = threadIdx.x; i < ncoef; i += blockDim.x)
+        coef[i] = coef_g[i];
+    __syncthreads();
+}
+
 __device__ __forceinline__ long long wrap(long long j, long long n)
 {
     j %= n;
@@ -272,10 +281,7 @@ __global__ void __launch_bounds__(SPREAD_THREADS)
 {
     typedef typename cpx_of<T>::t C;
     __shared__ T coef[NCOEF];
-    const int ncoef = (G.deg + 1) * MR_GPU_NUFFT_COEF_STRIDE;
-    for (int i = threadIdx.x; i < ncoef; i += blockDim.x)
-        coef[i] = coef_g[i];
-    __syncthreads();
+    load_coef<T>(coef, coef_g, G.deg);
     const int wy = G.act[1] ? W : 1, wz = G.act[2] ? W : 1;
     MR_GRID_STRIDE(i, n)
     {
@@ -348,10 +354,7 @@ __global__ void __launch_bounds__(INTERP_THREADS)
 {
     typedef typename cpx_of<T>::t C;
     __shared__ T coef[NCOEF];
-    const int ncoef = (G.deg + 1) * MR_GPU_NUFFT_COEF_STRIDE;
-    for (int i = threadIdx.x; i < ncoef; i += blockDim.x)
-        coef[i] = coef_g[i];
-    __syncthreads();
+    load_coef<T>(coef, coef_g, G.deg);
     const int wy = G.act[1] ? W : 1, wz = G.act[2] ? W : 1;
     MR_GRID_STRIDE(s, m)
     {

@@ -26,6 +26,11 @@
 /* bins of the sort within a slab: cells along the fastest and the middle active axis */
 #define BIN_FAST 32
 #define BIN_MID 8
+/* Below this much work (fine-grid points, and sample-point updates) a transform runs on one thread: it takes
+ * a few milliseconds, and each of its parallel passes ends in a barrier, which costs far more than it saves
+ * when the cores are shared (as solver/toeplitz.c TP_SERIAL_POINTS) */
+#define SERIAL_POINTS (1 << 18)
+#define SERIAL_UPDATES (1 << 23)
 /* |k / scale| beyond this many periods is refused (keeps the reduction into [0, n_f) exact enough) */
 #define MAX_PERIODS 1e6
 
@@ -48,7 +53,8 @@ struct mr_nufft {
     void *fbuf;          /* per thread [fbuf_stride] complex: the passes' line buffers (fftw(f)_malloc) */
     size_t fbuf_stride;  /* complex elements per thread buffer (a multiple of 8: equal alignment) */
     void *plan[3][2];    /* fftwf_plan or fftw_plan per axis: [a][0] e^{+i} (type 1), [a][1] e^{-i} (type 2) */
-    double *deconv[3];   /* [n_a] 1 / phi^ per axis */
+    double *deconv[3];   /* [n_a] 1 / phi^ per axis (NULL for a spreader) */
+    double cpc[3];       /* fine-grid cells per cycle/FOV per axis: n_f / scale, or the spreader's */
     double t_spread, t_fft, t_deconv; /* the FFT's passes include the deconvolution (fused); t_deconv 0 */
 };
 
@@ -64,6 +70,17 @@ static pass_geom pass_geom_of(const mr_nufft *p)
                          p->par.fine[0] * p->par.fine[1], p->gb, p->gbx, p->deconv[0], p->deconv[1], p->deconv[2]};
     return g;
 }
+
+/* CALL(VW) with the padded width as a literal (8, 16 or 24): loops of a fixed length, vectorised. */
+#define NUFFT_BY_WPAD(p, CALL)                                                                                \
+    do {                                                                                                      \
+        if ((p)->wpad == 8)                                                                                   \
+            CALL(8);                                                                                          \
+        else if ((p)->wpad == 16)                                                                             \
+            CALL(16);                                                                                         \
+        else                                                                                                  \
+            CALL(24);                                                                                         \
+    } while (0)
 
 /* lines per group of the strided passes (gathered into a buffer [len][gb], line index fastest) */
 #define LINES_PER_GROUP 16
@@ -223,7 +240,7 @@ static mr_status sort_samples(mr_nufft *p, const float *traj)
             base[3 * k + a] = 0;
             off[3 * k + a] = 0.0;
             const double kk = traj[3 * k + a];
-            if (!isfinite(kk) || fabs(kk / (double)p->g.scale[a]) > MAX_PERIODS) {
+            if (!isfinite(kk) || fabs(kk * p->cpc[a] / (double)p->par.fine[a]) > MAX_PERIODS) {
                 st = mr_error(MR_EINVAL, "nufft: sample %lld has k[%d] = %g, not finite or beyond %g periods",
                               (long long)k, a, kk, MAX_PERIODS);
                 break;
@@ -231,7 +248,7 @@ static mr_status sort_samples(mr_nufft *p, const float *traj)
             if (!p->par.active[a])
                 continue;
             const double nf = (double)p->par.fine[a];
-            double u = kk * nf / (double)p->g.scale[a];
+            double u = kk * p->cpc[a];
             u -= nf * floor(u / nf);
             if (u >= nf)
                 u -= nf;
@@ -298,6 +315,15 @@ mr_status mr_nufft_create(mr_nufft **out, const mr_grid *g, const float *traj, i
         return st;
     }
     p->wpad = (p->par.width + 7) & ~7;
+    for (int a = 0; a < 3; a++)
+        p->cpc[a] = (double)p->par.fine[a] / (double)g->scale[a];
+    {
+        double updates = (double)m;
+        for (int a = 0; a < 3; a++)
+            updates *= p->par.active[a] ? p->par.width : 1;
+        if (p->par.fine[0] * p->par.fine[1] * p->par.fine[2] < SERIAL_POINTS && updates < SERIAL_UPDATES)
+            p->threads = 1;
+    }
     const int f64 = is_f64(p);
     const size_t fl = f64 ? sizeof(double) : sizeof(float);
     p->nfine = p->par.fine[0] * p->par.fine[1] * p->par.fine[2];
@@ -348,9 +374,9 @@ static mr_status type1(mr_nufft *p, int64_t ncoils, const void *a, int in_f64, i
         void *oc = (char *)out + (size_t)(c * 2 * nv) * in_sz;
         const double t0 = mr_now();
         if (is_f64(p))
-            spread_f64(p, ac, in_f64, real, (double *)p->grid);
+            spread_f64(p, ac, in_f64, real, (double *)p->grid, 2);
         else
-            spread_f32(p, ac, in_f64, real, (float *)p->grid);
+            spread_f32(p, ac, in_f64, real, (float *)p->grid, 2);
         const double t1 = mr_now();
         if (is_f64(p))
             type1_passes_f64(p, (double *)p->grid, oc, in_f64);
@@ -379,9 +405,9 @@ static mr_status type2(mr_nufft *p, int64_t ncoils, const void *x, int f64, void
             type2_passes_f32(p, xc, f64, (float *)p->grid);
         const double t1 = mr_now();
         if (is_f64(p))
-            interp_f64(p, (const double *)p->grid, oc, f64);
+            interp_f64(p, (const double *)p->grid, oc, f64, 2);
         else
-            interp_f32(p, (const float *)p->grid, oc, f64);
+            interp_f32(p, (const float *)p->grid, oc, f64, 2);
         p->t_fft += t1 - t0;
         p->t_spread += mr_now() - t1;
     }
@@ -406,4 +432,70 @@ mr_status mr_nufft_type2(mr_nufft *p, int64_t ncoils, const float *x, float *out
 mr_status mr_nufft_type2_f64(mr_nufft *p, int64_t ncoils, const double *x, double *out)
 {
     return type2(p, ncoils, x, 1, out);
+}
+
+mr_status mr_nufft_spreader_create(mr_nufft **out, const int64_t n[3], const double cells_per_cycle[3], int width,
+                                   mr_nufft_kernel_fn fn, void *ctx, const float *traj, int64_t m, int threads)
+{
+    *out = NULL;
+    if (!traj || !fn || m < 1 || m > MR_MAX_SAMPLES || width < 2 || width > MR_NUFFT_MAX_WIDTH)
+        return mr_error(MR_EINVAL, "nufft spreader: need a trajectory, 1..%lld samples and a kernel 2..%d cells wide",
+                        (long long)MR_MAX_SAMPLES, MR_NUFFT_MAX_WIDTH);
+    for (int a = 0; a < 3; a++)
+        if (n[a] < 1 || (n[a] > 1 && (n[a] < width || !(cells_per_cycle[a] > 0) || !isfinite(cells_per_cycle[a]))))
+            return mr_error(MR_EINVAL, "nufft spreader: axis %d has %lld points (at least the width %d) and %g cells per "
+                                       "cycle",
+                            a, (long long)n[a], width, cells_per_cycle[a]);
+    mr_nufft *p = calloc(1, sizeof *p);
+    if (!p)
+        return mr_error(MR_ENOMEM, "nufft spreader: out of memory");
+    p->m = m;
+    p->threads = mr_kb_threads(threads);
+    p->par.width = width;
+    p->par.precision = MR_NUFFT_PREC_F32;
+    p->par.upsample = 1.0;
+    for (int a = 0; a < 3; a++) {
+        p->par.n[a] = p->par.fine[a] = n[a];
+        p->par.active[a] = n[a] > 1;
+        p->par.dim += p->par.active[a];
+        p->cpc[a] = n[a] > 1 ? cells_per_cycle[a] : 1.0;
+        p->g.n[a] = n[a];
+        p->g.scale[a] = 1;
+    }
+    mr_nufft_fit(&p->par, fn, ctx, 1e-7);
+    p->wpad = (width + 7) & ~7;
+    p->nfine = n[0] * n[1] * n[2];
+    p->coef = malloc((size_t)(p->par.degree + 1) * MR_NUFFT_MAX_WIDTH * sizeof(float));
+    mr_status st = p->coef ? MR_OK : mr_error(MR_ENOMEM, "nufft spreader: out of memory");
+    for (int d = 0; st == MR_OK && d <= p->par.degree; d++)
+        for (int i = 0; i < MR_NUFFT_MAX_WIDTH; i++)
+            ((float *)p->coef)[d * MR_NUFFT_MAX_WIDTH + i] = i < width ? (float)p->par.coef[d][i] : 0.0f;
+    if (st == MR_OK)
+        st = sort_samples(p, traj);
+    if (st != MR_OK) {
+        mr_nufft_destroy(p);
+        return st;
+    }
+    *out = p;
+    return MR_OK;
+}
+
+mr_status mr_nufft_spread_real(mr_nufft *p, const float *v, float *grid)
+{
+    if (!p || !v || !grid || p->fbuf)
+        return mr_error(MR_EINVAL, "nufft spreader: need a spreader plan and arrays");
+    const double t0 = mr_now();
+    spread_f32(p, v, 0, 1, grid, 1);
+    p->t_spread = mr_now() - t0;
+    return MR_OK;
+}
+
+mr_status mr_nufft_interp_real(mr_nufft *p, const float *grid, float *v)
+{
+    if (!p || !v || !grid || p->fbuf)
+        return mr_error(MR_EINVAL, "nufft spreader: need a spreader plan and arrays");
+    const double t0 = mr_now();
+    interp_f32(p, grid, v, 0, 1);
+    p->t_spread = mr_now() - t0;
+    return MR_OK;
 }

@@ -55,6 +55,17 @@ mr_status mr_nufft_type1_f64(mr_nufft *p, int64_t ncoils, const double *a, int r
 mr_status mr_nufft_type2(mr_nufft *p, int64_t ncoils, const float *x, float *out);
 mr_status mr_nufft_type2_f64(mr_nufft *p, int64_t ncoils, const double *x, double *out);
 
+/* ---- spreading and interpolation alone (no FFT, no deconvolution), with a kernel of the caller's: the
+ * engine above on a periodic grid n[3] (x fastest) where sample k sits at u_a = k_a cells_per_cycle[a]; the
+ * kernel fn of `width` cells is fitted by polynomials like the NUFFT's (to 1e-7 of its peak). Float32, real
+ * values. The Pipe-Menon density compensation (solver/dcf.c) iterates these. */
+mr_status mr_nufft_spreader_create(mr_nufft **out, const int64_t n[3], const double cells_per_cycle[3], int width,
+                                   mr_nufft_kernel_fn fn, void *ctx, const float *traj, int64_t m, int threads);
+/* grid [n] := sum_m v_m c(u_m - j) (zeroed first); v [M] in the caller's sample order. */
+mr_status mr_nufft_spread_real(mr_nufft *p, const float *v, float *grid);
+/* v_m := sum_j grid_j c(u_m - j), the adjoint of mr_nufft_spread_real. */
+mr_status mr_nufft_interp_real(mr_nufft *p, const float *grid, float *v);
+
 /* Seconds the last call spent spreading or interpolating, and in the FFT with the deconvolution (fused into
  * its passes; deconv_s is 0); diagnostics. */
 void mr_nufft_last_times(const mr_nufft *p, double *spread_s, double *fft_s, double *deconv_s);

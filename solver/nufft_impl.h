@@ -46,7 +46,8 @@ static inline double NUFFT_SFX(read)(const void *in, int f64, int64_t i)
  * to 8, 16 or 24, a literal at every call so that the row update is a fixed-length vector loop (the padded
  * kernel values are 0; a row's padding stays in that row, which only this slab's thread writes). */
 static inline void NUFFT_SFX(spread_range_w)(const mr_nufft *p, const NUFFT_FLT *coef, const void *in, int in_f64,
-                                             int real, NUFFT_FLT *grid, int64_t b, int64_t e, const int vw)
+                                             int real, NUFFT_FLT *grid, int64_t b, int64_t e, const int vw,
+                                             const int ncomp)
 {
     int64_t ix[MR_NUFFT_MAX_WIDTH], iy[MR_NUFFT_MAX_WIDTH], iz[MR_NUFFT_MAX_WIDTH];
     NUFFT_FLT kx[MR_NUFFT_MAX_WIDTH], ky[MR_NUFFT_MAX_WIDTH], kz[MR_NUFFT_MAX_WIDTH], vx[2 * MR_NUFFT_MAX_WIDTH];
@@ -59,62 +60,72 @@ static inline void NUFFT_SFX(spread_range_w)(const mr_nufft *p, const NUFFT_FLT 
         const NUFFT_FLT vr = (NUFFT_FLT)NUFFT_SFX(read)(in, in_f64, real ? k : 2 * k);
         const NUFFT_FLT vi = real ? 0 : (NUFFT_FLT)NUFFT_SFX(read)(in, in_f64, 2 * k + 1);
         for (int i = 0; i < vw; i++) {
-            vx[2 * i] = kx[i] * vr;
-            vx[2 * i + 1] = kx[i] * vi;
+            if (ncomp == 2) {
+                vx[2 * i] = kx[i] * vr;
+                vx[2 * i + 1] = kx[i] * vi;
+            } else {
+                vx[i] = kx[i] * vr;
+            }
         }
         const int padded = p->pad_rows && ix[0] + vw <= nfx;
         for (int c = 0; c < cz; c++)
             for (int d = 0; d < cy; d++) {
                 const NUFFT_FLT kzy = kz[c] * ky[d];
-                NUFFT_FLT *row = grid + 2 * ((iz[c] * nfy + iy[d]) * nfx);
+                NUFFT_FLT *row = grid + ncomp * ((iz[c] * nfy + iy[d]) * nfx);
                 if (padded) {
-                    NUFFT_FLT *r = row + 2 * ix[0];
-                    for (int t = 0; t < 2 * vw; t++)
+                    NUFFT_FLT *r = row + ncomp * ix[0];
+                    for (int t = 0; t < ncomp * vw; t++)
                         r[t] += kzy * vx[t];
                 } else {
                     for (int i = 0; i < cx; i++) {
-                        row[2 * ix[i]] += kzy * vx[2 * i];
-                        row[2 * ix[i] + 1] += kzy * vx[2 * i + 1];
+                        row[ncomp * ix[i]] += kzy * vx[ncomp * i];
+                        if (ncomp == 2)
+                            row[2 * ix[i] + 1] += kzy * vx[2 * i + 1];
                     }
                 }
             }
     }
 }
 
+/* ncomp 2: a complex grid; 1: a real grid (real values only). Literal arguments: specialised loops. */
 static void NUFFT_SFX(spread_range)(const mr_nufft *p, const NUFFT_FLT *coef, const void *in, int in_f64, int real,
-                                    NUFFT_FLT *grid, int64_t b, int64_t e)
+                                    NUFFT_FLT *grid, int64_t b, int64_t e, int ncomp)
 {
-    if (p->wpad == 8)
-        NUFFT_SFX(spread_range_w)(p, coef, in, in_f64, real, grid, b, e, 8);
-    else if (p->wpad == 16)
-        NUFFT_SFX(spread_range_w)(p, coef, in, in_f64, real, grid, b, e, 16);
-    else
-        NUFFT_SFX(spread_range_w)(p, coef, in, in_f64, real, grid, b, e, 24);
+#define NUFFT_SPREAD_W(VW)                                                                                    \
+    do {                                                                                                      \
+        if (ncomp == 2)                                                                                       \
+            NUFFT_SFX(spread_range_w)(p, coef, in, in_f64, real, grid, b, e, VW, 2);                         \
+        else                                                                                                  \
+            NUFFT_SFX(spread_range_w)(p, coef, in, in_f64, 1, grid, b, e, VW, 1);                            \
+    } while (0)
+    NUFFT_BY_WPAD(p, NUFFT_SPREAD_W);
+#undef NUFFT_SPREAD_W
 }
 
 /* grid := sum_m a_m phi(j - u_m): zeroed, then the slabs of one colour in parallel, then the other. */
-static void NUFFT_SFX(spread)(const mr_nufft *p, const void *in, int in_f64, int real, NUFFT_FLT *grid)
+static void NUFFT_SFX(spread)(const mr_nufft *p, const void *in, int in_f64, int real, NUFFT_FLT *grid, int ncomp)
 {
     const NUFFT_FLT *coef = (const NUFFT_FLT *)p->coef;
-    const int64_t total = 2 * p->nfine;
+    const int64_t total = ncomp * p->nfine;
 #pragma omp parallel for num_threads(p->threads) schedule(static)
     for (int64_t i = 0; i < total; i++)
         grid[i] = 0;
     if (p->nslabs == 1) {
-        NUFFT_SFX(spread_range)(p, coef, in, in_f64, real, grid, 0, p->m);
+        NUFFT_SFX(spread_range)(p, coef, in, in_f64, real, grid, 0, p->m, ncomp);
         return;
     }
     for (int colour = 0; colour < 2; colour++) {
 #pragma omp parallel for num_threads(p->threads) schedule(dynamic, 1)
         for (int s = colour; s < p->nslabs; s += 2)
-            NUFFT_SFX(spread_range)(p, coef, in, in_f64, real, grid, p->slab_start[s], p->slab_start[s + 1]);
+            NUFFT_SFX(spread_range)(p, coef, in, in_f64, real, grid, p->slab_start[s], p->slab_start[s + 1], ncomp);
     }
 }
 
 /* out_m = sum_j grid_j phi(j - u_m) for the sorted samples [b, e) (written in the caller's order), complex;
  * vw as for spreading (padded kernel values are 0, so the padding reads add nothing). */
 static inline void NUFFT_SFX(interp_range_w)(const mr_nufft *p, const NUFFT_FLT *coef, const NUFFT_FLT *grid,
-                                             void *out, int out_f64, int64_t b, int64_t e, const int vw)
+                                             void *out, int out_f64, int64_t b, int64_t e, const int vw,
+                                             const int ncomp)
 {
     const int64_t nfx = p->par.fine[0], nfy = p->par.fine[1];
     int64_t ix[MR_NUFFT_MAX_WIDTH], iy[MR_NUFFT_MAX_WIDTH], iz[MR_NUFFT_MAX_WIDTH];
@@ -132,29 +143,40 @@ static inline void NUFFT_SFX(interp_range_w)(const mr_nufft *p, const NUFFT_FLT 
         NUFFT_FLT ar = 0, ai = 0;
         for (int c = 0; c < cz; c++)
             for (int d = 0; d < cy; d++) {
-                const NUFFT_FLT *row = grid + 2 * ((iz[c] * nfy + iy[d]) * nfx);
+                const NUFFT_FLT *row = grid + ncomp * ((iz[c] * nfy + iy[d]) * nfx);
                 const NUFFT_FLT kzy = kz[c] * ky[d];
                 if (padded) {
-                    const NUFFT_FLT *r = row + 2 * ix[0];
-                    for (int t = 0; t < 2 * vw; t++)
+                    const NUFFT_FLT *r = row + ncomp * ix[0];
+                    for (int t = 0; t < ncomp * vw; t++)
                         acc[t] += kzy * r[t];
                 } else {
                     NUFFT_FLT rr = 0, ri = 0;
                     for (int i = 0; i < cx; i++) {
-                        rr += kx[i] * row[2 * ix[i]];
-                        ri += kx[i] * row[2 * ix[i] + 1];
+                        rr += kx[i] * row[ncomp * ix[i]];
+                        if (ncomp == 2)
+                            ri += kx[i] * row[2 * ix[i] + 1];
                     }
                     ar += kzy * rr;
                     ai += kzy * ri;
                 }
             }
-        if (padded)
-            for (int i = 0; i < vw; i++) {
-                ar += k2[2 * i] * acc[2 * i];
-                ai += k2[2 * i + 1] * acc[2 * i + 1];
-            }
+        if (padded) {
+            if (ncomp == 2)
+                for (int i = 0; i < vw; i++) {
+                    ar += k2[2 * i] * acc[2 * i];
+                    ai += k2[2 * i + 1] * acc[2 * i + 1];
+                }
+            else
+                for (int i = 0; i < vw; i++)
+                    ar += kx[i] * acc[i];
+        }
         const int64_t k = p->perm[s];
-        if (out_f64) {
+        if (ncomp == 1) { /* a real result */
+            if (out_f64)
+                ((double *)out)[k] = ar;
+            else
+                ((float *)out)[k] = (float)ar;
+        } else if (out_f64) {
             ((double *)out)[2 * k] = ar;
             ((double *)out)[2 * k + 1] = ai;
         } else {
@@ -164,20 +186,24 @@ static inline void NUFFT_SFX(interp_range_w)(const mr_nufft *p, const NUFFT_FLT 
     }
 }
 
-/* Interpolation at every sample; threads take contiguous runs of the sorted samples. */
-static void NUFFT_SFX(interp)(const mr_nufft *p, const NUFFT_FLT *grid, void *out, int out_f64)
+/* Interpolation at every sample; threads take contiguous runs of the sorted samples. ncomp 2: complex grid
+ * and values; 1: real. */
+static void NUFFT_SFX(interp)(const mr_nufft *p, const NUFFT_FLT *grid, void *out, int out_f64, int ncomp)
 {
     const NUFFT_FLT *coef = (const NUFFT_FLT *)p->coef;
     const int64_t chunk = 1024, nchunks = (p->m + chunk - 1) / chunk;
 #pragma omp parallel for num_threads(p->threads) schedule(static)
     for (int64_t c = 0; c < nchunks; c++) {
         const int64_t b = c * chunk, e = b + chunk < p->m ? b + chunk : p->m;
-        if (p->wpad == 8)
-            NUFFT_SFX(interp_range_w)(p, coef, grid, out, out_f64, b, e, 8);
-        else if (p->wpad == 16)
-            NUFFT_SFX(interp_range_w)(p, coef, grid, out, out_f64, b, e, 16);
-        else
-            NUFFT_SFX(interp_range_w)(p, coef, grid, out, out_f64, b, e, 24);
+#define NUFFT_INTERP_W(VW)                                                                                    \
+    do {                                                                                                      \
+        if (ncomp == 2)                                                                                       \
+            NUFFT_SFX(interp_range_w)(p, coef, grid, out, out_f64, b, e, VW, 2);                             \
+        else                                                                                                  \
+            NUFFT_SFX(interp_range_w)(p, coef, grid, out, out_f64, b, e, VW, 1);                             \
+    } while (0)
+        NUFFT_BY_WPAD(p, NUFFT_INTERP_W);
+#undef NUFFT_INTERP_W
     }
 }
 

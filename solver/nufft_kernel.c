@@ -96,9 +96,16 @@ void mr_nufft_deconv(const mr_nufft_params *p, const mr_grid *g, int a, double *
         out[i] = 1.0 / kernel_ft(p->width, p->beta, (double)(i - g->center[a]) / (double)p->fine[a], gx, gw);
 }
 
-/* coef[d][i] for degree D: Chebyshev interpolation of phi on each cell in v, converted to powers of v.
+/* The ES kernel of p as a kernel function (mr_nufft_kernel_fn). */
+static double es_fn(void *ctx, double t)
+{
+    const mr_nufft_params *p = ctx;
+    return es_kernel(t, p->width, p->beta);
+}
+
+/* coef[d][i] for degree D: Chebyshev interpolation of fn on each cell in v, converted to powers of v.
  * Returns the largest error on 64 points per cell. */
-static double fit_kernel(mr_nufft_params *p, int degree)
+static double fit_fn(mr_nufft_params *p, int degree, mr_nufft_kernel_fn fn, void *ctx)
 {
     const int w = p->width, n = degree + 1;
     memset(p->coef, 0, sizeof p->coef);
@@ -107,7 +114,7 @@ static double fit_kernel(mr_nufft_params *p, int degree)
         double f[MR_NUFFT_MAX_DEGREE + 1] = {0}, a[MR_NUFFT_MAX_DEGREE + 1] = {0};
         for (int k = 0; k < n; k++) {
             const double v = cos(M_PI * (k + 0.5) / n);
-            f[k] = es_kernel(0.5 * (v + 1.0) - 0.5 * w + i, w, p->beta);
+            f[k] = fn(ctx, 0.5 * (v + 1.0) - 0.5 * w + i);
         }
         for (int j = 0; j < n; j++) {
             double s = 0.0;
@@ -136,7 +143,7 @@ static double fit_kernel(mr_nufft_params *p, int degree)
             double h = 0.0;
             for (int d = degree; d >= 0; d--)
                 h = h * v + p->coef[d][i];
-            const double e = fabs(h - es_kernel(0.5 * (v + 1.0) - 0.5 * w + i, w, p->beta));
+            const double e = fabs(h - fn(ctx, 0.5 * (v + 1.0) - 0.5 * w + i));
             if (e > maxerr)
                 maxerr = e;
         }
@@ -268,21 +275,27 @@ mr_status mr_nufft_params_choose(const mr_grid *g, int64_t m, const mr_nufft_opt
     /* the lowest degree whose fit is within a tenth of the tolerance over the deconvolution's magnification
      * (a fit error of the kernel is divided by phi^ like everything else), or, where the kernel's square-root
      * edges keep every fit above that, within twice the best fit; the bound then counts it */
+    mr_nufft_params es = *out;
+    mr_nufft_fit(out, es_fn, &es, 0.1 * o->tol / out->amp);
+    out->bound += out->fit_error * out->amp;
+    return MR_OK;
+}
+
+void mr_nufft_fit(mr_nufft_params *p, mr_nufft_kernel_fn fn, void *ctx, double want)
+{
     double err[MR_NUFFT_MAX_DEGREE + 1], best_err = INFINITY;
     for (int d = 4; d <= MR_NUFFT_MAX_DEGREE; d++) {
-        err[d] = fit_kernel(out, d);
+        err[d] = fit_fn(p, d, fn, ctx);
         if (err[d] < best_err)
             best_err = err[d];
     }
-    const double want = fmax(0.1 * o->tol / out->amp, 2.0 * best_err);
+    const double ok = fmax(want, 2.0 * best_err);
     int best = MR_NUFFT_MAX_DEGREE;
     for (int d = MR_NUFFT_MAX_DEGREE; d >= 4; d--)
-        if (err[d] <= want)
+        if (err[d] <= ok)
             best = d;
-    out->degree = best;
-    out->fit_error = fit_kernel(out, best);
-    out->bound += out->fit_error * out->amp;
-    return MR_OK;
+    p->degree = best;
+    p->fit_error = fit_fn(p, best, fn, ctx);
 }
 
 int64_t mr_nufft_host_bytes(const mr_nufft_params *p, int64_t m)

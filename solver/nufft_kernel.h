@@ -83,6 +83,13 @@ typedef struct {
 mr_status mr_nufft_params_choose(const mr_grid *g, int64_t m, const mr_nufft_opts *o, mr_nufft_target target,
                                  mr_nufft_params *out);
 
+/* A kernel as a function of the offset t in grid cells (|t| <= width/2); ctx is the caller's. */
+typedef double (*mr_nufft_kernel_fn)(void *ctx, double t);
+
+/* Fit p->coef (p->width cells) to fn: the lowest degree whose largest error is within want (or within twice
+ * the best any degree reaches); sets p->degree and p->fit_error. */
+void mr_nufft_fit(mr_nufft_params *p, mr_nufft_kernel_fn fn, void *ctx, double want);
+
 /* phi(t) of the parameters (0 outside |t| <= w/2). */
 double mr_nufft_kernel(const mr_nufft_params *p, double t);
 

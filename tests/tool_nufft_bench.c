@@ -13,8 +13,9 @@
  * N^3 complex64 modes (x fastest) of the other library's type 1, measured at the same check modes.
  * Output: one line per measurement on stdout.
  *
- * Operator mode: --operator exact|nufft|auto [--coils C] [--iters K] [--save FILE] [--ref FILE]
- * builds the encoding operator (solver/encoding.h) for the kooshball and the analytic 3D Shepp-Logan
+ * Operator mode: --operator exact|nufft|auto [--dim 2|3] [--coils C] [--iters K] [--save FILE] [--ref FILE]
+ * builds the encoding operator (solver/encoding.h) for the kooshball (--dim 2: radial spokes on an N^2
+ * matrix) and the analytic 3D (2D) Shepp-Logan
  * data, then F^H d and K CG iterations on the normal equations, timed, with the peak GPU memory sampled
  * every millisecond; --save writes the image (complex64), --ref measures the relative L2 to a saved image,
  * and the PSNR against the voxel-averaged truth is printed. */
@@ -94,29 +95,30 @@ static void *sample_mem(void *arg)
     return NULL;
 }
 
-static int operator_mode(const char *model, const char *device, int64_t n, int64_t spokes, int64_t readout, double tol,
-                         int64_t ncoils, int iters, const char *save, const char *ref_path)
+static int operator_mode(const char *model, const char *device, int dim, int64_t n, int64_t spokes, int64_t readout,
+                         double tol, int64_t ncoils, int iters, const char *save, const char *ref_path)
 {
-    const int64_t matrix[3] = {n, n, n};
+    const int64_t matrix[3] = {n, n, dim == 2 ? 1 : n};
+    const mr_phantom_kind ph = dim == 2 ? MR_PHANTOM_SL2D : MR_PHANTOM_SL3D;
     mr_traj_params tp;
-    mr_traj_params_default(&tp, MR_TRAJ_KOOSHBALL, matrix);
+    mr_traj_params_default(&tp, dim == 2 ? MR_TRAJ_RADIAL2D : MR_TRAJ_KOOSHBALL, matrix);
     tp.spokes = spokes;
     tp.readout = readout;
     int64_t m = 0;
     mr_status st = mr_traj_count(&tp, &m);
     float *traj = st == MR_OK ? malloc((size_t)m * 3 * sizeof(float)) : NULL;
     float *data = traj ? malloc((size_t)(m * ncoils) * 2 * sizeof(float)) : NULL;
-    const int64_t nv = n * n * n;
+    const int64_t nv = matrix[0] * matrix[1] * matrix[2];
     float *img = malloc((size_t)(nv * ncoils) * 2 * sizeof(float)), *truth = malloc((size_t)nv * sizeof(float));
     if (!data || !img || !truth) {
         fprintf(stderr, "tool_nufft_bench: out of memory\n");
         return 1;
     }
     mr_traj_generate(&tp, traj);
-    mr_phantom_kspace(MR_PHANTOM_SL3D, traj, m, data);
+    mr_phantom_kspace(ph, traj, m, data);
     for (int64_t c = 1; c < ncoils; c++)
         memcpy(data + 2 * c * m, data, (size_t)m * 2 * sizeof(float));
-    mr_phantom_truth(MR_PHANTOM_SL3D, matrix, truth);
+    mr_phantom_truth(ph, matrix, truth);
     mr_encoding_opts o;
     mr_encoding_opts_default(&o);
     if ((st = mr_model_parse(model, &o.model)) != MR_OK) {
@@ -238,7 +240,7 @@ int main(int argc, char **argv)
     double gm_ratio = 0.0, smem_kb = 0.0;
     const char *op_model = NULL, *save = NULL, *ref_path = NULL;
     int64_t ncoils = 1;
-    int iters = 60;
+    int iters = 60, dim = 3;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--device"))
             device = argv[i + 1];
@@ -260,6 +262,8 @@ int main(int argc, char **argv)
             type = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--operator"))
             op_model = argv[i + 1];
+        else if (!strcmp(argv[i], "--dim"))
+            dim = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--coils"))
             ncoils = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--iters"))
@@ -287,7 +291,7 @@ int main(int argc, char **argv)
         return 77;
     }
     if (op_model)
-        return operator_mode(op_model, device, n, spokes, readout, tol, ncoils, iters, save, ref_path);
+        return operator_mode(op_model, device, dim, n, spokes, readout, tol, ncoils, iters, save, ref_path);
     const int64_t matrix[3] = {n, n, n};
     mr_traj_params tp;
     mr_traj_params_default(&tp, MR_TRAJ_KOOSHBALL, matrix);
