@@ -1362,7 +1362,8 @@ static size_t mr_budget(mr_gemm_plan *p)
     size_t held = 0;
     for (int i = 0; i < MR_WS_COUNT; i++)
         held += p->ws[i].bytes;
-    return (size_t)((double)(fr + held) * p->o.mem_fraction);
+    const size_t b = (size_t)((double)(fr + held) * p->o.mem_fraction);
+    return p->o.max_work_bytes > 0 && b > (size_t)p->o.max_work_bytes ? (size_t)p->o.max_work_bytes : b;
 }
 
 static mr_status mr_begin(mr_gemm_plan *p)

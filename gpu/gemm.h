@@ -62,6 +62,7 @@ typedef struct {
     mr_gemm_engine engine; /* for MR_GEMM_TF32X3 */
     int variant;           /* MMA kernel variant, for tuning (0: the default; the list is in gpu/gemm.cu and
                               docs/GPU.md) */
+    int64_t max_work_bytes; /* cap on the work space budget of a call in bytes (0: mem_fraction alone) */
 } mr_gemm_opts;
 
 typedef struct mr_gemm_plan mr_gemm_plan;

@@ -39,6 +39,10 @@ mr_status mr_gpu_ctx_status(mr_gpu_ctx *c);
 /* Wait for the stream; MR_OK or the (sticky) failure. */
 mr_status mr_gpu_ctx_sync(mr_gpu_ctx *c);
 
+/* Free and total memory of CUDA device `device` now (cudaMemGetInfo), for plans that size themselves
+ * before they allocate (gpu/sums.h, gpu/nufft.h, solver/encoding.h). MR_ENODEV / MR_ECUDA on failure. */
+mr_status mr_gpu_memory(int device, int64_t *free_bytes, int64_t *total_bytes);
+
 /* Device memory for nfloats floats (256-byte aligned); NULL with the reason recorded (mr_error) when
  * the device is out of memory or failed. */
 float *mr_gpu_alloc(mr_gpu_ctx *c, int64_t nfloats);

@@ -227,3 +227,10 @@ mr_status mr_gpu_fetch(int device, float *host_dst, const float *dev_src, int64_
     (void)device, (void)host_dst, (void)dev_src, (void)nfloats;
     return no_cuda();
 }
+
+mr_status mr_gpu_memory(int device, int64_t *free_bytes, int64_t *total_bytes)
+{
+    (void)device;
+    *free_bytes = *total_bytes = 0;
+    return mr_error(MR_ENODEV, "this mrirecon was built without CUDA");
+}

@@ -111,6 +111,21 @@ mr_status mr_gpu_ctx_sync(mr_gpu_ctx *c)
     return mr_gpu_ctx_status(c);
 }
 
+mr_status mr_gpu_memory(int device, int64_t *free_bytes, int64_t *total_bytes)
+{
+    size_t fr = 0, tot = 0;
+    int prev = -1;
+    (void)cudaGetDevice(&prev);
+    mr_status st = MR_CU(cudaSetDevice(device));
+    if (st == MR_OK)
+        st = MR_CU(cudaMemGetInfo(&fr, &tot));
+    if (prev >= 0)
+        (void)cudaSetDevice(prev);
+    *free_bytes = (int64_t)fr;
+    *total_bytes = (int64_t)tot;
+    return st;
+}
+
 float *mr_gpu_alloc(mr_gpu_ctx *c, int64_t nfloats)
 {
     void *p = NULL;

@@ -23,7 +23,11 @@ typedef struct {
     mr_gpu_ctx *ctx;  /* the caller's on the main GPU, our own elsewhere */
     int own_ctx;
     mr_gpu_nudft *gn; /* MR_SUMS_SFU */
-    mr_gemm_plan *gp; /* GEMM engines */
+    mr_gemm_plan *gp[MR_SUMS_MAX_CHUNKS]; /* GEMM engines: one plan per chunk of samples */
+    int nchunks;
+    int64_t chunk0[MR_SUMS_MAX_CHUNKS + 1]; /* chunk c holds samples [chunk0[c], chunk0[c + 1]) */
+    char *d_acc;      /* a chunk's planes before they are added to the output (several chunks) */
+    size_t acc_bytes;
     int parts[MR_SUMS_MAX_PARTS], nparts;
     float *d_a;       /* other GPUs: the weights, copied from the main GPU */
     size_t a_bytes;
@@ -66,7 +70,7 @@ mr_sums_engine mr_gpu_sums_choose(int device, const int64_t matrix[3], int64_t m
         why = dummy;
         why_size = sizeof dummy;
     }
-    const mr_grid gq = mr_grid_q(matrix), gi = mr_grid_image(matrix);
+    const mr_grid gq = mr_grid_q(matrix);
     const double pairs = (double)mr_grid_size(&gq) * (double)m;
     if (pairs < MR_SUMS_GEMM_MIN_PAIRS) {
         snprintf(why, why_size, "sfu: a small problem (%.2g voxel-sample pairs in Q), where loading cuBLAS costs "
@@ -78,22 +82,7 @@ mr_sums_engine mr_gpu_sums_choose(int device, const int64_t matrix[3], int64_t m
         mr_clear_error();
         return MR_SUMS_SFU;
     }
-    size_t fr = 0, tot = 0;
-    int prev = -1;
-    (void)cudaGetDevice(&prev);
-    if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
-        (void)cudaGetLastError();
-        fr = 0;
-    }
-    if (prev >= 0)
-        (void)cudaSetDevice(prev);
-    const double need = (double)mr_gemm_table_bytes(&gq, m, MR_GEMM_TF32X3) +
-                        (double)mr_gemm_table_bytes(&gi, m, MR_GEMM_TF32X3);
-    if (need > (double)fr / 3.0) {
-        snprintf(why, why_size, "sfu: the GEMM tables would take %.2f GB of the %.2f GB free on GPU %d", need * 1e-9,
-                 (double)fr * 1e-9, device);
-        return MR_SUMS_SFU;
-    }
+    const double need = (double)mr_gemm_table_bytes(&gq, m, MR_GEMM_TF32X3); /* cut into chunks where it must */
     if (mr_gemm_wgmma_available(device)) {
         snprintf(why, why_size, "tf32x3: tensor-core GEMM in split TF32 on the warpgroup MMA (tables %.2f GB)",
                  need * 1e-9);
@@ -109,8 +98,11 @@ static void dev_free(sums_dev *d)
 {
     if (d->device >= 0)
         (void)cudaSetDevice(d->device);
-    mr_gemm_destroy(d->gp);
+    for (int c = 0; c < MR_SUMS_MAX_CHUNKS; c++)
+        mr_gemm_destroy(d->gp[c]);
     mr_gpu_nudft_destroy(d->gn);
+    if (d->d_acc)
+        (void)cudaFree(d->d_acc);
     if (d->d_a)
         (void)cudaFree(d->d_a);
     if (d->d_part)
@@ -164,12 +156,43 @@ static mr_status dev_setup(mr_gpu_sums *s, sums_dev *d, const float *traj, const
     }
     if (s->engine == MR_SUMS_SFU)
         return mr_gpu_nudft_create(&d->gn, d->device, traj, s->m);
+    /* the chunks of samples: all in one unless the largest grid's tables do not fit the cap */
+    int64_t cap = o->max_bytes, work = 0;
+    if (cap <= 0) {
+        size_t fr = 0, tot = 0;
+        if ((st = MR_CU(cudaSetDevice(d->device))) != MR_OK || (st = MR_CU(cudaMemGetInfo(&fr, &tot))) != MR_OK)
+            return st;
+        cap = (int64_t)(0.6 * (double)fr);
+        if (cap > MR_SUMS_DEFAULT_CAP)
+            cap = MR_SUMS_DEFAULT_CAP;
+    }
+    d->nchunks = 1;
+    if (o->grid_n[0] > 0) {
+        mr_grid g;
+        for (int a = 0; a < 3; a++) {
+            g.n[a] = o->grid_n[a];
+            g.center[a] = g.n[a] / 2;
+            g.scale[a] = g.n[a];
+        }
+        (void)mr_gpu_sums_layout(&g, s->m, s->engine, cap, &d->nchunks, &work);
+    }
+    const int64_t chunk = ((s->m + d->nchunks - 1) / d->nchunks + MR_GEMM_SAMPLE_ALIGN - 1) / MR_GEMM_SAMPLE_ALIGN *
+                          MR_GEMM_SAMPLE_ALIGN;
+    d->nchunks = (int)((s->m + chunk - 1) / chunk);
+    for (int c = 0; c <= d->nchunks; c++)
+        d->chunk0[c] = (int64_t)c * chunk < s->m ? (int64_t)c * chunk : s->m;
     mr_gemm_opts go;
     mr_gemm_opts_default(&go);
     go.device = d->device;
     go.max_columns = o->gemm_max_columns;
     go.split_samples = o->gemm_split_samples;
-    return mr_gemm_create(&d->gp, traj, s->m, &go);
+    go.max_work_bytes = work;
+    for (int c = 0; c < d->nchunks && st == MR_OK; c++)
+        st = mr_gemm_create(&d->gp[c], traj + 3 * d->chunk0[c], d->chunk0[c + 1] - d->chunk0[c], &go);
+    if (st == MR_OK && d->nchunks > 1)
+        mr_log(MR_LOG_DEBUG, "GPU sums: GPU %d: %lld samples in %d chunks of %lld (memory cap %.2f GB, work %.2f GB)",
+               d->device, (long long)s->m, d->nchunks, (long long)chunk, cap * 1e-9, work * 1e-9);
+    return st;
 }
 
 mr_status mr_gpu_sums_create(mr_gpu_sums **out, mr_gpu_ctx *c, const float *traj, int64_t m,
@@ -228,7 +251,7 @@ int mr_gpu_sums_parts(const mr_gpu_sums *s) { return s ? s->nparts : 0; }
 void mr_gpu_sums_describe(const mr_gpu_sums *s, const mr_grid *g, int real_weights, char *buf, size_t size)
 {
     if (s->engine != MR_SUMS_SFU) {
-        snprintf(buf, size, "gpu %s", mr_gemm_adjoint_kernel(s->dev[0].gp, gemm_prec(s))); /* the main GPU's */
+        snprintf(buf, size, "gpu %s", mr_gemm_adjoint_kernel(s->dev[0].gp[0], gemm_prec(s))); /* the main GPU's */
         return;
     }
     const mr_gpu_variant v = s->exact_trig ? MR_GPU_CONSTANT : mr_gpu_variant_for_grid(s->main_dev, g, real_weights);
@@ -245,7 +268,12 @@ void mr_gpu_sums_trim(mr_gpu_sums *s)
     for (int k = 0; k < s->ndev; k++) {
         sums_dev *d = &s->dev[k];
         (void)cudaSetDevice(d->device);
-        mr_gemm_release(d->gp);
+        for (int c = 0; c < d->nchunks; c++)
+            mr_gemm_release(d->gp[c]);
+        if (d->d_acc)
+            (void)cudaFree(d->d_acc);
+        d->d_acc = NULL;
+        d->acc_bytes = 0;
         if (d->d_part)
             (void)cudaFree(d->d_part);
         d->d_part = NULL;
@@ -288,6 +316,49 @@ static mr_status part_planes(const mr_gpu_sums *s, sums_dev *d, int p, int64_t *
     return st;
 }
 
+__global__ void k_add_f32(long long n, float *dst, const float *src)
+{
+    MR_GRID_STRIDE(i, n) dst[i] += src[i];
+}
+
+__global__ void k_add_f64(long long n, double *dst, const double *src)
+{
+    MR_GRID_STRIDE(i, n) dst[i] += src[i];
+}
+
+/* The GEMM sum of a part's planes over every chunk of samples into dst (bytes): chunk 0 into dst, each
+ * later one into d_acc and added; with several chunks each chunk's tables are freed after its turn, so
+ * one chunk's tables are held at a time. */
+static mr_status chunked_adjoint(mr_gpu_sums *s, sums_dev *d, const float *a, const int64_t *pl, int64_t np,
+                                 char *dst, size_t bytes)
+{
+    const mr_gemm_type ot = s->es == 16 ? MR_GEMM_F64 : MR_GEMM_F32;
+    mr_status st = MR_OK;
+    for (int c = 0; c < d->nchunks && st == MR_OK; c++) {
+        const float *ac = a + (s->real ? 1 : 2) * d->chunk0[c];
+        char *out = dst;
+        if (c > 0) {
+            if ((st = mr_gpu_grow((void **)&d->d_acc, &d->acc_bytes, bytes)) != MR_OK)
+                return st;
+            out = d->d_acc;
+        }
+        st = mr_gemm_adjoint_planes_dev(d->gp[c], s->g, gemm_prec(s), ac, s->real, pl, np, out, ot);
+        if (st == MR_OK && c > 0) { /* the plan's stream is synchronised: add on the default stream and wait */
+            const long long n = (long long)(bytes / (ot == MR_GEMM_F64 ? sizeof(double) : sizeof(float)));
+            if (ot == MR_GEMM_F64)
+                k_add_f64<<<mr_gpu_blocks(n), MR_GPU_THREADS>>>(n, (double *)dst, (const double *)out);
+            else
+                k_add_f32<<<mr_gpu_blocks(n), MR_GPU_THREADS>>>(n, (float *)dst, (const float *)out);
+            st = MR_CU(cudaGetLastError());
+            if (st == MR_OK)
+                st = MR_CU(cudaDeviceSynchronize());
+        }
+        if (d->nchunks > 1)
+            mr_gemm_release(d->gp[c]);
+    }
+    return st;
+}
+
 /* One part on d's GPU: compute its planes (ascending) and put them in place in s->d_out. */
 static mr_status run_part(mr_gpu_sums *s, sums_dev *d, int p)
 {
@@ -322,8 +393,7 @@ static mr_status run_part(mr_gpu_sums *s, sums_dev *d, int p)
         sub.center[2] = g->center[2] - pl[0];
         st = mr_gpu_nudft_adjoint_dev(d->gn, d->ctx, &sub, a, s->real, (float *)dst, s->rung);
     } else {
-        st = mr_gemm_adjoint_planes_dev(d->gp, g, gemm_prec(s), a, s->real, pl, np, dst,
-                                        s->es == 16 ? MR_GEMM_F64 : MR_GEMM_F32);
+        st = chunked_adjoint(s, d, a, pl, np, dst, (size_t)np * plane);
     }
     if (st == MR_OK)
         st = MR_CU(cudaDeviceSynchronize());
@@ -427,7 +497,11 @@ mr_status mr_gpu_sums_forward(mr_gpu_sums *s, const mr_grid *g, const float *d_x
     mr_status st = MR_CU(cudaSetDevice(s->main_dev));
     if (st == MR_OK)
         st = mr_gpu_ctx_sync(s->c); /* d_x is complete */
-    if (st == MR_OK)
-        st = mr_gemm_forward_dev(d->gp, g, gemm_prec(s), d_x, 0, s->m, d_out, MR_GEMM_F32);
+    for (int c = 0; c < d->nchunks && st == MR_OK; c++) {
+        st = mr_gemm_forward_dev(d->gp[c], g, gemm_prec(s), d_x, 0, d->chunk0[c + 1] - d->chunk0[c],
+                                 d_out + 2 * d->chunk0[c], MR_GEMM_F32);
+        if (d->nchunks > 1)
+            mr_gemm_release(d->gp[c]);
+    }
     return st == MR_OK ? MR_OK : mr_gpu_ctx_fail(s->c, st);
 }

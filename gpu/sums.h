@@ -32,6 +32,13 @@ extern "C" {
 #endif
 
 #define MR_SUMS_MAX_PARTS 16
+/* At most this many sample chunks (below). */
+#define MR_SUMS_MAX_CHUNKS 64
+/* The GEMM engines' work space per call: a quarter of the sums' memory cap, at most this. */
+#define MR_SUMS_MAX_WORK ((int64_t)4 << 30)
+/* The sums' default memory cap per GPU: 60 % of the free memory, at most this (the 256^3 scan with 2.3 M
+ * samples then takes two chunks and about 25 GB in all, on an 80 GB H100 as on the H200). */
+#define MR_SUMS_DEFAULT_CAP ((int64_t)30 << 30)
 
 typedef enum {
     MR_SUMS_SFU = 0,    /* the ladder's CUDA-core kernels (fixed-point phase, hardware sincos), the rung chosen by
@@ -53,7 +60,24 @@ typedef struct {
     int ndevices;            /* entries of devices (1..MR_SUMS_MAX_PARTS) */
     int64_t gemm_max_columns; /* tests: columns per GEMM pass (mr_gemm_opts.max_columns); 0: from free memory */
     int gemm_split_samples;   /* tuning: samples per K split of the MMA kernel (mr_gemm_opts.split_samples); 0: default */
+    /* Memory (issue 21): the GEMM engines keep per-axis tables of every sample (about 14 KB per sample on a 512^3
+     * grid) and weight products per plane. With grid_n set, the samples are cut into chunks whose tables, the
+     * work space and an accumulation grid fit max_bytes per GPU (mr_gpu_sums_layout): each chunk's sum is
+     * added to the output and its tables freed before the next. */
+    int64_t grid_n[3];        /* the largest grid the sums will be asked for (the Q grid); zeros: no chunks */
+    int64_t max_bytes;        /* the cap per GPU; 0: 60 % of the GPU's free memory at create, at most
+                                 MR_SUMS_DEFAULT_CAP */
 } mr_gpu_sums_opts;
+
+/* How the GEMM engines' sums of M samples on grids up to g fit in cap bytes per GPU: the work space
+ * (mr_gemm_opts.max_work_bytes: a quarter of cap, at most MR_SUMS_MAX_WORK, at least 256 MB), the tables
+ * and weight products of one chunk of samples at a time (*nchunks chunks; 1 when all fit), and, with several
+ * chunks, a float accumulation grid. Returns the peak bytes (more than cap when even MR_SUMS_MAX_CHUNKS
+ * chunks do not fit). The SFU engine: its buffers (*nchunks = 1). Plain arithmetic, also without CUDA. */
+int64_t mr_gpu_sums_layout(const mr_grid *g, int64_t m, mr_sums_engine e, int64_t cap, int *nchunks,
+                           int64_t *work_bytes);
+/* The peak of the sums of an image matrix (its Q grid, the largest) within cap: mr_gpu_sums_layout. */
+int64_t mr_gpu_sums_bytes(const int64_t matrix[3], int64_t m, mr_sums_engine e, int64_t cap);
 
 /* "sfu", "tf32x3", "fp64", "fp16x3" */
 const char *mr_sums_engine_name(mr_sums_engine e);
@@ -61,9 +85,9 @@ const char *mr_sums_engine_name(mr_sums_engine e);
 /* The engine the operator takes when the user leaves the choice to it, for an image matrix and M samples
  * on `device`; why (may be NULL) receives the reason in words. MR_SUMS_TF32X3 where its warpgroup-MMA kernel
  * runs (compute capability 9.0: the fastest there, docs/BENCHMARKS.md), else MR_SUMS_FP16X3 (faster than the
- * mma.sync tf32x3 and the kernels on every measured size), unless cuBLAS does not load, the GEMM
- * tables of the Q grid would take more than a third of the free device memory, or the Q sum is so small
- * (< MR_SUMS_GEMM_MIN_PAIRS voxel-sample pairs) that loading cuBLAS costs more than it saves. */
+ * mma.sync tf32x3 and the kernels on every measured size), unless cuBLAS does not load, or the Q sum is so
+ * small (< MR_SUMS_GEMM_MIN_PAIRS voxel-sample pairs) that loading cuBLAS costs more than it saves. (Tables
+ * larger than the free memory are cut into sample chunks: mr_gpu_sums_opts.grid_n.) */
 #define MR_SUMS_GEMM_MIN_PAIRS 0.0
 mr_sums_engine mr_gpu_sums_choose(int device, const int64_t matrix[3], int64_t m, char *why, size_t why_size);
 

@@ -17,6 +17,7 @@
 
 #include "../base/log.h"
 #include "cuda_check.h"
+#include "cufft_api.h"
 #include "dl.h"
 #include "gpu_internal.h"
 
@@ -27,20 +28,19 @@
 #define MR_CUFFT_SONAME "libcufft.so"
 #endif
 
-typedef cufftResult (*plan_many_fn)(cufftHandle *, int, int *, int *, int, int, int *, int, int, cufftType, int);
-typedef cufftResult (*set_stream_fn)(cufftHandle, cudaStream_t);
-typedef cufftResult (*exec_fn)(cufftHandle, cufftComplex *, cufftComplex *, int);
-typedef cufftResult (*destroy_fn)(cufftHandle);
-
 static const char *const cufft_names[] = {MR_CUFFT_LIBRARY, MR_CUFFT_SONAME, "libcufft.so.12", "libcufft.so.13",
                                           "libcufft.so.11", "libcufft.so", NULL};
-static const char *const cufft_symbols[] = {"cufftPlanMany", "cufftSetStream", "cufftExecC2C", "cufftDestroy", NULL};
-static void *cufft_fns[4];
-static mr_dl_lib cufft_lib = {"cuFFT", cufft_names, cufft_symbols, cufft_fns, MR_DL_STATE};
-#define CUFFT_PLAN_MANY ((plan_many_fn)cufft_fns[0])
-#define CUFFT_SET_STREAM ((set_stream_fn)cufft_fns[1])
-#define CUFFT_EXEC ((exec_fn)cufft_fns[2])
-#define CUFFT_DESTROY ((destroy_fn)cufft_fns[3])
+/* in the order of mr_cufft_api's members (gpu/cufft_api.h) */
+static const char *const cufft_symbols[] = {"cufftPlanMany", "cufftSetStream", "cufftExecC2C", "cufftDestroy",
+                                            "cufftExecZ2Z", "cufftEstimateMany", NULL};
+static mr_cufft_api cufft_api;
+static mr_dl_lib cufft_lib = {"cuFFT", cufft_names, cufft_symbols, (void **)&cufft_api, MR_DL_STATE};
+#define CUFFT_PLAN_MANY (cufft_api.plan_many)
+#define CUFFT_SET_STREAM (cufft_api.set_stream)
+#define CUFFT_EXEC (cufft_api.exec_c2c)
+#define CUFFT_DESTROY (cufft_api.destroy)
+
+const mr_cufft_api *mr_cufft(void) { return &cufft_api; }
 
 mr_status mr_gpu_fft_load(void)
 {
@@ -52,7 +52,7 @@ mr_status mr_gpu_fft_load(void)
     return mr_error(st, "GPU Toeplitz operator: %s", why);
 }
 
-static mr_status cufft_check(cufftResult r, const char *what)
+mr_status mr_cufft_check(cufftResult r, const char *what)
 {
     if (r == CUFFT_SUCCESS)
         return MR_OK;
@@ -164,7 +164,7 @@ static mr_status transform(mr_gpu_toeplitz *t, int sign)
 {
     if (!t->have_plan)
         return MR_OK; /* a 1x1x1 grid */
-    return cufft_check(CUFFT_EXEC(t->plan, (cufftComplex *)t->work, (cufftComplex *)t->work, sign),
+    return mr_cufft_check(CUFFT_EXEC(t->plan, (cufftComplex *)t->work, (cufftComplex *)t->work, sign),
                        sign == CUFFT_FORWARD ? "forward transform" : "inverse transform");
 }
 
@@ -192,10 +192,10 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
     if (st == MR_OK && (!(t->work = (float2 *)mr_gpu_alloc(c, 2 * t->pp)) || !(t->h = mr_gpu_alloc(c, t->pp))))
         st = MR_ENOMEM;
     if (st == MR_OK && rank > 0) {
-        st = cufft_check(CUFFT_PLAN_MANY(&t->plan, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, 1), "planning");
+        st = mr_cufft_check(CUFFT_PLAN_MANY(&t->plan, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, 1), "planning");
         t->have_plan = st == MR_OK;
         if (st == MR_OK)
-            st = cufft_check(CUFFT_SET_STREAM(t->plan, mr_gpu_ctx_stream(c)), "setting the stream");
+            st = mr_cufft_check(CUFFT_SET_STREAM(t->plan, mr_gpu_ctx_stream(c)), "setting the stream");
     }
     if (st == MR_OK) { /* the kernel spectrum */
         const mr_tp_geom g = geom_of(t);

@@ -12,6 +12,7 @@
 #include "../base/log.h"
 #include "dcf_cache.h"
 #include "kb.h"
+#include "nufft.h"
 
 /* ---- analytic radial weights ----------------------------------------------------------------- */
 
@@ -214,8 +215,22 @@ void mr_dcf_cache_clear(void)
     }
 }
 
+typedef struct {
+    int width;
+    double beta;
+} pipe_kernel;
+
+/* The unit-integral Kaiser-Bessel kernel c (solver/kb.h) as the spreader's kernel function. */
+static double pipe_kernel_fn(void *ctx, double t)
+{
+    const pipe_kernel *k = ctx;
+    return mr_kb_value(t, k->width, k->beta);
+}
+
 /* Pipe & Menon 1999: w <- w / (C w), (C w)_m = sum_j w_j (c*c)(u_m - u_j), computed by spreading w
- * onto a grid with the unit-integral Kaiser-Bessel kernel c and interpolating back with c. The grid
+ * onto a grid with the unit-integral Kaiser-Bessel kernel c and interpolating back with c: the NUFFT's
+ * spreading engine (solver/nufft.h mr_nufft_spreader_create: samples sorted once into race-free slabs,
+ * the kernel as per-cell polynomials, vectorised rows), iterated without FFTs. The grid
  * (spacing h = 1/PIPE_SCALE cycles/FOV) spans the trajectory's extent plus the kernel support, so
  * nothing wraps around. At the fixed point sum_j w_j (c*c)(u_m - u_j) = 1, i.e. the weights,
  * smoothed by the unit-integral k-space kernel K(k) = (c*c)(k/h)/h^d, have density 1 per unit
@@ -247,9 +262,9 @@ static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_
     if (cells > (double)PIPE_MAX_GRID)
         return mr_error(MR_EINVAL, "dcf pipe: the trajectory spans a %lldx%lldx%lld density grid, too large",
                         (long long)n[0], (long long)n[1], (long long)n[2]);
-    mr_kb_plan *plan = NULL;
-    mr_status st = mr_kb_plan_create(&plan, n, scale, MR_KB_KAISER, PIPE_WIDTH, PIPE_BETA,
-                                     traj, m, threads);
+    mr_nufft *plan = NULL;
+    pipe_kernel kc = {PIPE_WIDTH, PIPE_BETA};
+    mr_status st = mr_nufft_spreader_create(&plan, n, scale, PIPE_WIDTH, pipe_kernel_fn, &kc, traj, m, threads);
     if (st != MR_OK)
         return st;
     float *grid = malloc((size_t)cells * sizeof *grid);
@@ -257,17 +272,17 @@ static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_
     if (!grid || !cw) {
         free(grid);
         free(cw);
-        mr_kb_plan_destroy(plan);
+        mr_nufft_destroy(plan);
         return mr_error(MR_ENOMEM, "dcf pipe: out of memory for a %lldx%lldx%lld density grid", (long long)n[0],
                         (long long)n[1], (long long)n[2]);
     }
-    int nt = mr_kb_plan_threads(plan);
+    const int nt = mr_kb_threads(threads);
     for (int64_t i = 0; i < m; i++)
         w[i] = 1.0f;
-    for (int it = 0; it < iters; it++) {
+    for (int it = 0; it < iters && st == MR_OK; it++) {
         mr_progress_report(progress, "DCF", it, iters);
-        mr_kb_spread(plan, w, 1, grid);
-        mr_kb_interp(plan, grid, 1, cw);
+        if ((st = mr_nufft_spread_real(plan, w, grid)) != MR_OK || (st = mr_nufft_interp_real(plan, grid, cw)) != MR_OK)
+            break;
 #pragma omp parallel for num_threads(nt) schedule(static)
         for (int64_t i = 0; i < m; i++)
             w[i] = cw[i] > 0.0f ? w[i] / cw[i] : 0.0f;
@@ -278,8 +293,8 @@ static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_
     mr_progress_report(progress, "DCF", iters, iters);
     free(grid);
     free(cw);
-    mr_kb_plan_destroy(plan);
-    return MR_OK;
+    mr_nufft_destroy(plan);
+    return st;
 }
 
 mr_status mr_dcf_pipe(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w)

@@ -17,4 +17,10 @@ fftwf_plan mr_fft_plan_dft(int rank, const int *n, fftwf_complex *buf, int sign,
 
 void mr_fft_destroy(fftwf_plan p); /* NULL is fine */
 
+/* The same two in float64 (fftw3, threaded), for the NUFFT's tolerances below float32's reach
+ * (solver/nufft.h). Same lock: FFTW's planners are used one at a time in mrirecon. */
+fftw_plan mr_fft64_plan_guru(int rank, const fftw_iodim *dims, int howmany_rank, const fftw_iodim *howmany,
+                             fftw_complex *in, fftw_complex *out, int sign, int nthreads);
+void mr_fft64_destroy(fftw_plan p); /* NULL is fine */
+
 #endif

@@ -70,6 +70,12 @@ double mr_kb_ft(double x, int width, double beta)
     return sinhc_sq(beta * beta - pwx * pwx) / sinhc_sq(beta * beta);
 }
 
+double mr_kb_value(double x, int width, double beta)
+{
+    const double r = 2.0 * x / width;
+    return fabs(r) <= 1.0 ? bessel_i0(beta * sqrt(1.0 - r * r)) / (width * sinhc_sq(beta * beta)) : 0.0;
+}
+
 int64_t mr_kb_fft_size(int64_t n)
 {
     if (n <= 1)
@@ -163,11 +169,8 @@ mr_status mr_kb_plan_create(mr_kb_plan **out, const int64_t n[3], const double s
         p->table = malloc((size_t)len * sizeof *p->table);
         if (!p->table)
             goto fail;
-        double norm = width * sinhc_sq(beta * beta);
-        for (int64_t i = 0; i < len; i++) {
-            double x = (double)i / KB_TABLE_PER_CELL, r = 2.0 * x / width;
-            p->table[i] = r <= 1.0 ? (float)(bessel_i0(beta * sqrt(1.0 - r * r)) / norm) : 0.0f;
-        }
+        for (int64_t i = 0; i < len; i++)
+            p->table[i] = (float)mr_kb_value((double)i / KB_TABLE_PER_CELL, width, beta);
     }
 
     /* The slowest active axis carries the slabs. */

@@ -31,6 +31,9 @@ double mr_kb_beta(int width, double sigma);
  *   [sinh(z)/z] / [sinh(beta)/beta],  z = sqrt(beta^2 - (pi W x)^2)  (sin(|z|)/|z| when imaginary). */
 double mr_kb_ft(double x, int width, double beta);
 
+/* The normalised Kaiser-Bessel kernel c(x) above at x (grid cells; 0 for |x| > W/2). */
+double mr_kb_value(double x, int width, double beta);
+
 /* An FFT-friendly even size >= n (factors 2, 3, 5, 7 only); 1 stays 1. */
 int64_t mr_kb_fft_size(int64_t n);
 

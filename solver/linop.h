@@ -175,6 +175,9 @@ typedef struct {
                                     the operator */
     mr_nudft_sums sums; /* Q and F^H d from this provider (on a GPU backend through host copies);
                            default none */
+    int64_t memory_limit; /* GPU: bytes the exact sums may take per GPU (tables of a chunk of samples, work space:
+                             gpu/sums.h mr_gpu_sums_layout); 0 (default): 60 % of the free memory at create, at
+                             most 30 GB (MR_SUMS_DEFAULT_CAP) */
 } mr_nudft_opts;
 
 void mr_nudft_opts_default(mr_nudft_opts *o);
@@ -202,6 +205,42 @@ typedef struct {
  * spectrum and the FFT plans. info (may be NULL) receives the timings. */
 mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t matrix[3], const float *traj, int64_t m,
                                 const float *weights, int64_t ncoils, const mr_nudft_opts *opts, mr_nudft_info *info);
+
+/* ---- the NUFFT: the same operator E as mr_linop_nudft_create, its sums approximated -------------------
+ * (solver/nufft.h on the host, gpu/nufft.h on a GPU backend; docs/NUFFT.md). Same contract: coil images
+ * {Nx,Ny,Nz,C} -> k-space {M,1,1,C}, the same weights, basis and scaling, the Toeplitz normal with one Q for
+ * every coil (Q = type 1 of w Phi^2 / N^2 onto mr_grid_q, then mr_linop_toeplitz_create), so CG, SENSE and
+ * the priors are unchanged. Forward = type 2, adjoint = type 1, each relative error about tol (the kernel's
+ * bound: mr_nufft_op_info). */
+typedef struct {
+    mr_basis basis;     /* default MR_BASIS_BOX */
+    int fast_normal;    /* 1 (default): Q and the Toeplitz normal; 0: normal = adjoint(forward) */
+    double tol;         /* requested relative error of F, F^H and Q: 1e-12..1e-1, default 1e-6 (float32 down to
+                           1e-6, float64 below, whatever the vectors: they stay float32) */
+    double upsample;    /* 0 (default): 2 or 1.25 by the cost model; else the factor (1.25..3) */
+    mr_q_store *q_store;         /* as mr_nudft_opts (the key's engine names the NUFFT and its parameters) */
+    const mr_progress *progress; /* stages "Q" and "F^H d", as mr_nudft_opts */
+} mr_nufft_op_opts;
+
+void mr_nufft_op_opts_default(mr_nufft_op_opts *o);
+
+/* What the NUFFT operator chose: the transforms of the image grid (F, F^H) and of the Q grid. */
+typedef struct {
+    int width[2];          /* [0] image grid, [1] Q grid (0 without fast_normal) */
+    double upsample[2];
+    int f64[2];            /* float64 arithmetic */
+    int64_t fine[2][3];
+    double bound[2];       /* the kernel's error estimate (relative), solver/nufft_kernel.h */
+    int64_t host_bytes;    /* the largest host working set of create (plans, Q, Toeplitz), estimated up front */
+    int64_t device_bytes;  /* the same on the GPU (0 on the host) */
+} mr_nufft_op_info;
+
+/* info (may be NULL): the fields every encoding operator reports (engine AUTO, engine_name "cpu nufft ..."
+ * or "gpu nufft ...", q_pairs = size(Q grid) x M as for the exact sums); ninfo (may be NULL): the above.
+ * A GPU plan that cannot fit is refused before anything is computed (MR_ENOMEM with the bytes needed). */
+mr_status mr_linop_nufft_create(mr_linop **out, mr_backend *be, const int64_t matrix[3], const float *traj, int64_t m,
+                                const float *weights, int64_t ncoils, const mr_nufft_op_opts *opts, mr_nudft_info *info,
+                                mr_nufft_op_info *ninfo);
 
 /* ---- the Toeplitz normal alone: {Nx,Ny,Nz,C} -> itself, y_c = sum_n' Q(r_n - r_n') x_c,n' per coil --
  * q [mr_grid_size(mr_grid_q(matrix))][2] in the backend's memory, borrowed for the call. Hermitian

@@ -13,7 +13,6 @@
  * copy of a computed Q back to the host and the store's save run in a background thread (q_saver) while
  * the reconstruction goes on, joined when the operator is freed. */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "../gpu/gpu_ops.h"
 #include "../gpu/sums.h"
 #include "linop.h"
+#include "linop_qnormal.h"
 #include "nudft.h"
 #include "toeplitz.h"
 
@@ -36,6 +36,7 @@ void mr_nudft_opts_default(mr_nudft_opts *o)
     o->progress = NULL;
     o->sums.fn = NULL;
     o->sums.ctx = NULL;
+    o->memory_limit = 0;
 }
 
 /* The GPU precisions are the engines of gpu/sums.h, one up (MR_PRECISION_AUTO first): names and mapping. */
@@ -119,39 +120,11 @@ mr_status mr_linop_toeplitz_create(mr_linop **out, mr_backend *be, const int64_t
 
 /* ---- the NUDFT --------------------------------------------------------------------------------- */
 
-/* A computed Q handed to the store from a background thread: the device-to-host copy (134 MB on the book
- * problem) and the store's write overlap F^H d and CG instead of delaying them. */
-typedef struct {
-    mr_q_store *store;
-    mr_q_key key;     /* traj and qw point to the copies below */
-    float *traj, *qw; /* owned copies of the key's data (the caller's arrays are borrowed for create only) */
-    float *host;      /* owned, [nq][2]: handed to the store */
-    const float *dq;  /* the device Q, kept by the operator until the thread is joined */
-    int device;
-    int64_t nq;
-    pthread_t thread;
-} q_saver;
-
-static void *q_saver_run(void *arg)
-{
-    q_saver *sv = arg;
-    mr_status st = mr_gpu_fetch(sv->device, sv->host, sv->dq, 2 * sv->nq);
-    if (st != MR_OK) {
-        mr_log(MR_LOG_WARN, "Q store: cannot copy Q from GPU %d (%s); Q is not stored", sv->device, mr_last_error());
-        free(sv->host);
-        sv->host = NULL;
-    }
-    sv->store->save(sv->store, &sv->key, sv->host); /* the store owns it now */
-    sv->host = NULL;
-    return NULL;
-}
-
 typedef struct {
     mr_backend *be;
     struct mr_gpu_ctx *gctx; /* NULL on the host */
     mr_gpu_sums *sums;       /* the GPU's engine of the exact sums */
-    q_saver *saver;          /* a background save of Q to the store, joined by destroy */
-    float *qkeep;            /* the device Q the saver reads */
+    mr_qnormal nq;           /* the Toeplitz normal and its Q (linop_qnormal.h) */
     int64_t matrix[3], n, m, c;
     int threads;
     const mr_progress *progress; /* borrowed, may be NULL */
@@ -159,7 +132,6 @@ typedef struct {
     mr_nudft_sums provider; /* mr_nudft_opts.sums: Q and F^H d from it when set */
     float *s;    /* [M] sqrt(w) Phi / N, in the backend's memory */
     float *a;    /* [M][2] adjoint weights, in the backend's memory */
-    mr_linop *tp; /* the Toeplitz normal (fast_normal), or NULL */
 } nudft_data;
 
 static void nudft_destroy(void *p)
@@ -168,14 +140,7 @@ static void nudft_destroy(void *p)
     if (!d)
         return;
     const mr_vecops *v = mr_backend_vecops(d->be);
-    if (d->saver) {
-        pthread_join(d->saver->thread, NULL);
-        free(d->saver->traj);
-        free(d->saver->qw);
-        free(d->saver);
-    }
-    v->release(v->ctx, d->qkeep);
-    mr_linop_free(d->tp);
+    mr_qnormal_release(&d->nq);
     mr_gpu_sums_destroy(d->sums);
     v->release(v->ctx, d->s);
     v->release(v->ctx, d->a);
@@ -289,39 +254,7 @@ static mr_status nudft_adjoint(void *p, const float *y, float *x)
 static mr_status nudft_normal(void *p, const float *x, float *y)
 {
     const nudft_data *d = p;
-    return mr_linop_forward(d->tp, x, y);
-}
-
-static double sinc(double x)
-{
-    if (x == 0.0)
-        return 1.0;
-    const double px = 3.141592653589793238462643383279 * x;
-    return sin(px) / px;
-}
-
-static mr_status check_input(const int64_t matrix[3], const float *traj, int64_t m, const float *weights,
-                             int64_t ncoils, const mr_nudft_opts *o)
-{
-    mr_status st = mr_matrix_check(matrix, "operator");
-    if (st != MR_OK)
-        return st;
-    if (!traj || m < 1 || m > MR_MAX_SAMPLES)
-        return mr_error(MR_EINVAL, "operator: %lld samples (need 1..%lld and a trajectory)", (long long)m,
-                        (long long)MR_MAX_SAMPLES);
-    if (ncoils < 1 || ncoils > MR_MAX_COILS)
-        return mr_error(MR_EINVAL, "operator: %lld coils (need 1..%d)", (long long)ncoils, MR_MAX_COILS);
-    if (o->basis != MR_BASIS_BOX && o->basis != MR_BASIS_DIRAC)
-        return mr_error(MR_EINVAL, "operator: unknown basis %d", (int)o->basis);
-    for (int64_t k = 0; k < m; k++) {
-        for (int a = 0; a < 3; a++)
-            if (!isfinite(traj[3 * k + a]))
-                return mr_error(MR_EINVAL, "operator: trajectory sample %lld axis %d is not finite", (long long)k, a);
-        if (weights && !(isfinite(weights[k]) && weights[k] >= 0.0f))
-            return mr_error(MR_EINVAL, "operator: weight %lld = %g is not a finite non-negative number",
-                            (long long)k, (double)weights[k]);
-    }
-    return MR_OK;
+    return mr_linop_forward(d->nq.tp, x, y);
 }
 
 /* Who computes the sums (info->engine, engine_name), and on a GPU backend the engine object. */
@@ -344,6 +277,9 @@ static mr_status make_engine(nudft_data *d, const float *traj, const mr_nudft_op
     so.exact_trig = o->exact_trig;
     so.devices = gpus;
     so.ndevices = ngpus;
+    const mr_grid gmax = o->fast_normal ? mr_grid_q(d->matrix) : mr_grid_image(d->matrix);
+    memcpy(so.grid_n, gmax.n, sizeof so.grid_n);
+    so.max_bytes = o->memory_limit;
     char why[512] = "";
     if (o->precision != MR_PRECISION_AUTO)
         so.engine = (mr_sums_engine)(o->precision - 1);
@@ -364,10 +300,13 @@ static mr_status make_engine(nudft_data *d, const float *traj, const mr_nudft_op
     return mr_gpu_sums_create(&d->sums, d->gctx, traj, d->m, &so);
 }
 
-/* Q (on mr_grid_q, real weights qw = w Phi^2 / N^2) into q, in the backend's memory. */
-static mr_status compute_q(nudft_data *d, const float *qw, float *q)
+/* Q (on mr_grid_q, real weights qw = w Phi^2 / N^2) into q, in the backend's memory (mr_q_compute_fn). */
+static mr_status compute_q(void *ctx, const float *qw, float *q)
 {
+    nudft_data *d = ctx;
     const mr_grid gq = mr_grid_q(d->matrix);
+    if (d->provider.fn)
+        return provider_sum(d, &gq, qw, 1, q, d->progress, "Q");
     if (!d->gctx)
         return mr_nudft_adjoint_progress(&gq, d->traj, qw, 1, d->m, q, d->threads, d->progress, "Q");
     const mr_vecops *v = mr_backend_vecops(d->be);
@@ -378,120 +317,6 @@ static mr_status compute_q(nudft_data *d, const float *qw, float *q)
     if (st == MR_OK)
         mr_progress_report(d->progress, "Q", 1, 1);
     mr_gpu_sums_trim(d->sums); /* the Q grid's tables are not needed again */
-    return st;
-}
-
-/* Hand the device Q to the store from a background thread (the key's data copied, host takes the copy of Q,
- * q stays alive as d->qkeep until destroy joins the thread). MR_OK when the thread runs. */
-static mr_status start_saver(nudft_data *d, mr_q_store *store, const mr_q_key *key, float *host, float *q)
-{
-    q_saver *sv = calloc(1, sizeof *sv);
-    if (sv) {
-        sv->traj = malloc((size_t)d->m * 3 * sizeof(float));
-        sv->qw = malloc((size_t)d->m * sizeof(float));
-    }
-    if (!sv || !sv->traj || !sv->qw) {
-        if (sv) {
-            free(sv->traj);
-            free(sv->qw);
-        }
-        free(sv);
-        return MR_ENOMEM;
-    }
-    memcpy(sv->traj, key->traj, (size_t)d->m * 3 * sizeof(float));
-    memcpy(sv->qw, key->qw, (size_t)d->m * sizeof(float));
-    sv->store = store;
-    sv->key = *key;
-    sv->key.traj = sv->traj;
-    sv->key.qw = sv->qw;
-    sv->host = host;
-    sv->dq = q;
-    sv->device = mr_backend_gpu_index(d->be);
-    const mr_grid gq = mr_grid_q(d->matrix);
-    sv->nq = mr_grid_size(&gq);
-    if (mr_gpu_ctx_sync(d->gctx) != MR_OK || pthread_create(&sv->thread, NULL, q_saver_run, sv) != 0) {
-        mr_clear_error();
-        free(sv->traj);
-        free(sv->qw);
-        free(sv);
-        return MR_EINTERNAL;
-    }
-    d->saver = sv;
-    d->qkeep = q;
-    return MR_OK;
-}
-
-/* Q on the backend (from the store when it has it), then the Toeplitz operator. qw: host [M]. */
-static mr_status make_normal(nudft_data *d, const float *traj, const float *qw, const mr_nudft_opts *o,
-                             mr_nudft_info *info)
-{
-    const mr_grid gq = mr_grid_q(d->matrix);
-    const int64_t nq = mr_grid_size(&gq);
-    const mr_vecops *v = mr_backend_vecops(d->be);
-    float *q = mr_backend_alloc(d->be, nq);
-    if (!q)
-        return MR_ENOMEM;
-    mr_q_key key;
-    memset(&key, 0, sizeof key);
-    memcpy(key.matrix, d->matrix, sizeof key.matrix);
-    key.m = d->m;
-    key.traj = traj;
-    key.qw = qw;
-    key.basis = o->basis;
-    if (d->provider.fn) /* its bits are its own (e.g. the MPI split: recon/mpi_recon.h) */
-        snprintf(key.engine, sizeof key.engine, "sums provider");
-    else if (d->sums)
-        mr_gpu_sums_describe(d->sums, &gq, 1, key.engine, sizeof key.engine);
-    else
-        snprintf(key.engine, sizeof key.engine, "cpu %s", mr_nudft_kernel_name() ? mr_nudft_kernel_name() : "-");
-    const double t0 = mr_now();
-    mr_q_store *store = o->q_store;
-    /* the store reads into host memory: the host backend's q itself, or a copy for the device */
-    float *hq = store ? (d->gctx ? malloc((size_t)nq * 2 * sizeof(float)) : q) : NULL;
-    if (store && !hq)
-        mr_log(MR_LOG_WARN, "Q store: no host memory for a %lld-point Q, computing Q without it", (long long)nq);
-    mr_status st = MR_OK;
-    int missed = 0; /* the store missed and waits for the entry (or NULL): save must be called */
-    if (hq && store->load(store, &key, hq)) {
-        st = d->gctx ? v->from_host(v->ctx, nq, q, hq) : MR_OK;
-        info->q_source = "store";
-    } else {
-        st = d->provider.fn ? provider_sum(d, &gq, qw, 1, q, d->progress, "Q") : compute_q(d, qw, q);
-        info->q_source = "computed";
-        missed = hq != NULL;
-    }
-    const mr_status st_q = st;
-    info->q_seconds = mr_now() - t0;
-    info->q_pairs = nq > INT64_MAX / d->m ? INT64_MAX : nq * d->m;
-    if (st == MR_OK)
-        st = mr_linop_toeplitz_create(&d->tp, d->be, d->matrix, q, d->c, &info->fft_plan_seconds);
-    /* The store's copy of Q after the FFT plans: while the background copy of Q ran, cuFFT's planning
-     * took 0.09-0.16 s instead of 0.003-0.01 s on the H200 (docs/BENCHMARKS.md). */
-    if (missed) {
-        float *own = NULL;
-        if (st_q == MR_OK && d->gctx) {
-            if (start_saver(d, store, &key, hq, q) == MR_OK) {
-                hq = NULL;
-                q = NULL; /* kept for the saver (d->qkeep) */
-                info->q_source = "computed, stored";
-            } else if (v->to_host(v->ctx, nq, hq, q) == MR_OK) { /* no thread: here and now */
-                own = hq;
-                hq = NULL;
-            } else {
-                mr_log(MR_LOG_WARN, "Q store: cannot copy Q from the GPU (%s); Q is not stored", mr_last_error());
-                mr_clear_error();
-            }
-        } else if (st_q == MR_OK && (own = malloc((size_t)nq * 2 * sizeof(float)))) {
-            memcpy(own, q, (size_t)nq * 2 * sizeof(float));
-        }
-        if (own)
-            info->q_source = "computed, stored";
-        if (q) /* not handed to a saver */
-            store->save(store, &key, own);
-    }
-    if (d->gctx)
-        free(hq);
-    v->release(v->ctx, q);
     return st;
 }
 
@@ -509,22 +334,17 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
         info = &dummy;
     memset(info, 0, sizeof *info);
     info->q_source = "";
-    if (!be)
-        return mr_error(MR_EINVAL, "operator: no backend");
-    mr_status st = check_input(matrix, traj, m, weights, ncoils, &o);
-    if (st != MR_OK)
-        return st;
     const double t_setup = mr_now();
     nudft_data *d = calloc(1, sizeof *d);
-    float *s = malloc((size_t)m * sizeof(float)), *qw = malloc((size_t)m * sizeof(float));
-    if (!d || !s || !qw) {
+    float *s = NULL, *qw = NULL;
+    mr_status st = d ? mr_qnormal_begin(&d->nq, be, matrix, traj, m, weights, ncoils, o.basis, &s, &qw)
+                     : mr_error(MR_ENOMEM, "operator: out of memory");
+    if (st != MR_OK) {
         free(d);
-        free(s);
-        free(qw);
-        return mr_error(MR_ENOMEM, "operator: out of memory for %lld samples", (long long)m);
+        return st;
     }
     d->be = mr_backend_ref(be);
-    d->gctx = mr_backend_gpu_ctx(be);
+    d->gctx = d->nq.gctx;
     memcpy(d->matrix, matrix, sizeof d->matrix);
     d->n = matrix[0] * matrix[1] * matrix[2];
     d->m = m;
@@ -532,17 +352,6 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     d->threads = mr_backend_threads(be);
     d->progress = o.progress;
     d->provider = o.sums;
-    const double inv_n = 1.0 / (double)d->n;
-    for (int64_t k = 0; k < m; k++) {
-        double phi = 1.0;
-        if (o.basis == MR_BASIS_BOX)
-            for (int a = 0; a < 3; a++)
-                if (matrix[a] > 1)
-                    phi *= sinc((double)traj[3 * k + a] / (double)matrix[a]);
-        const double w = weights ? (double)weights[k] : 1.0;
-        s[k] = (float)(sqrt(w) * phi * inv_n);
-        qw[k] = (float)(w * phi * phi * inv_n * inv_n);
-    }
     const double t_engine = mr_now();
     st = make_engine(d, traj, &o, info);
     info->engine_seconds = mr_now() - t_engine;
@@ -564,8 +373,17 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
         else
             memcpy(d->traj, traj, (size_t)m * 3 * sizeof(float));
     }
-    if (st == MR_OK && o.fast_normal)
-        st = make_normal(d, traj, qw, &o, info);
+    if (st == MR_OK && o.fast_normal) {
+        char engine[96];
+        const mr_grid gq = mr_grid_q(matrix);
+        if (d->provider.fn) /* its bits are its own (e.g. the MPI split: recon/mpi_recon.h) */
+            snprintf(engine, sizeof engine, "sums provider");
+        else if (d->sums)
+            mr_gpu_sums_describe(d->sums, &gq, 1, engine, sizeof engine);
+        else
+            snprintf(engine, sizeof engine, "cpu %s", mr_nudft_kernel_name() ? mr_nudft_kernel_name() : "-");
+        st = mr_qnormal_make(&d->nq, traj, qw, o.basis, engine, o.q_store, compute_q, d, info);
+    }
     free(s);
     free(qw);
     if (st != MR_OK) {

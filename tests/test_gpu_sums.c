@@ -26,16 +26,6 @@
 
 static uint64_t rng;
 
-static double rel_l2_dd(const double *a, const double *b, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* The engine's name (sfu, tf32x3, fp64, fp16x3: mr_sums_engine order, which the loops below follow). */
 static const char *ename(int e) { return mr_sums_engine_name((mr_sums_engine)e); }
 static const double adjoint_bound[4] = {1e-5, 2e-6, 1e-12, 2e-6};
@@ -105,11 +95,11 @@ static void sums_case(mr_gpu_ctx *c, const int64_t matrix[3], int64_t m, int rea
             snprintf(label, sizeof label, "%s %s %lldx%lldx%lld M=%lld, %d part(s)%s: vs float64", ename(e),
                      real ? "Q" : "F^H d", (long long)g.n[0], (long long)g.n[1], (long long)g.n[2], (long long)m,
                      parts, max_columns ? ", passes of 64 columns" : "");
-            CHECK_LE(label, rel_l2_dd(out, ref, 2 * n), adjoint_bound[e]);
+            CHECK_LE(label, test_rel_l2_dd(out, ref, 2 * n), adjoint_bound[e]);
             if (parts == 1) {
                 memcpy(base, out, (size_t)n * 2 * sizeof(double));
             } else {
-                const double d = rel_l2_dd(out, base, 2 * n);
+                const double d = test_rel_l2_dd(out, base, 2 * n);
                 const double bound = e == 2 ? 1e-13 : ((e == 1 || e == 3) && real ? 1e-6 : 0.0);
                 snprintf(label, sizeof label, "%s %s %lldx%lldx%lld, %d parts vs 1 part", ename(e),
                          real ? "Q" : "F^H d", (long long)g.n[0], (long long)g.n[1], (long long)g.n[2], parts);
@@ -310,7 +300,7 @@ static void split_large_case(mr_gpu_ctx *c)
                 snprintf(label, sizeof label, "%s Q %lldx%lldx%lld M=%lld, 2 parts vs 1 part, call %d",
                          ename(e), (long long)g.n[0], (long long)g.n[1], (long long)g.n[2], (long long)m,
                          call + 1);
-                CHECK_LE(label, rel_l2_dd(got, one, 2 * n), e == 2 ? 1e-12 : 1e-6);
+                CHECK_LE(label, test_rel_l2_dd(got, one, 2 * n), e == 2 ? 1e-12 : 1e-6);
             }
             mr_gpu_sums_destroy(s);
         }

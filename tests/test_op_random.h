@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "base/grid.h"
 #include "testutil.h"
 
 static inline float *test_random_traj(uint64_t *rng, const int64_t matrix[3], int64_t m)
@@ -16,6 +17,17 @@ static inline float *test_random_traj(uint64_t *rng, const int64_t matrix[3], in
     for (int64_t k = 0; k < m; k++)
         for (int a = 0; a < 3; a++)
             t[3 * k + a] = matrix[a] > 1 ? (float)((test_uniform(rng) - 0.5) * (double)matrix[a]) : 0.0f;
+    return t;
+}
+
+/* Uniform in [-scale_a/2 - margin, scale_a/2 + margin) on the axes of grid g with n_a > 1, else 0. */
+static inline float *test_random_traj_grid(uint64_t *rng, const mr_grid *g, int64_t m, double margin)
+{
+    float *t = malloc((size_t)m * 3 * sizeof(float));
+    for (int64_t k = 0; k < m; k++)
+        for (int a = 0; a < 3; a++)
+            t[3 * k + a] =
+                g->n[a] > 1 ? (float)((test_uniform(rng) - 0.5) * ((double)g->scale[a] + 2 * margin)) : 0.0f;
     return t;
 }
 

@@ -90,6 +90,16 @@ double test_rel_l2(const float *a, const double *b, int64_t n)
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+double test_rel_l2_dd(const double *a, const double *b, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        num += (a[i] - b[i]) * (a[i] - b[i]);
+        den += b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
 const char *test_tmpdir(const char *name)
 {
     static char buf[512];

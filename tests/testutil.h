@@ -41,6 +41,8 @@ double test_normal(uint64_t *state);
 
 /* Relative L2 error ||a - b|| / ||b|| of float a against double b, n values. */
 double test_rel_l2(const float *a, const double *b, int64_t n);
+/* The same for two double arrays. */
+double test_rel_l2_dd(const double *a, const double *b, int64_t n);
 /* A scratch directory unique to this test run (created): "$TMPDIR/mrtest-<name>-<pid>". */
 const char *test_tmpdir(const char *name);
 
