@@ -40,76 +40,19 @@ static void put_f32(unsigned char *h, int off, float f)
  * scaling makes it the slowest step of the writer) is needed; within an ulp of the float hypot. */
 static float magnitude(const float *p) { return (float)sqrt((double)p[0] * p[0] + (double)p[1] * p[1]); }
 
-static double norm3(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
-
-/* Orthonormal RAS direction columns from the geometry (LPS); 0 when the geometry is degenerate. */
-static int ras_directions(const mr_geometry *g, double dir[3][3])
-{
-    double u[3], v[3], w[3];
-    for (int i = 0; i < 3; i++) {
-        const double flip = i < 2 ? -1.0 : 1.0; /* LPS -> RAS */
-        u[i] = flip * g->read_dir[i];
-        v[i] = flip * g->phase_dir[i];
-        w[i] = flip * g->slice_dir[i];
-    }
-    double nu = norm3(u);
-    if (!(nu > 1e-6))
-        return 0;
-    for (int i = 0; i < 3; i++)
-        u[i] /= nu;
-    double d = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
-    for (int i = 0; i < 3; i++)
-        v[i] -= d * u[i];
-    double nv = norm3(v);
-    if (!(nv > 1e-6))
-        return 0;
-    for (int i = 0; i < 3; i++)
-        v[i] /= nv;
-    if (norm3(w) > 1e-6) {
-        double du = u[0] * w[0] + u[1] * w[1] + u[2] * w[2], dv = v[0] * w[0] + v[1] * w[1] + v[2] * w[2];
-        for (int i = 0; i < 3; i++)
-            w[i] -= du * u[i] + dv * v[i];
-    }
-    double nw = norm3(w);
-    if (!(nw > 1e-6)) { /* no usable slice direction: the right-handed normal */
-        w[0] = u[1] * v[2] - u[2] * v[1];
-        w[1] = u[2] * v[0] - u[0] * v[2];
-        w[2] = u[0] * v[1] - u[1] * v[0];
-        nw = norm3(w);
-    }
-    for (int i = 0; i < 3; i++) {
-        dir[i][0] = u[i];
-        dir[i][1] = v[i];
-        dir[i][2] = w[i] / nw;
-    }
-    return 1;
-}
-
-static void voxel_size(const int64_t matrix[3], const float fov_mm[3], double d[3])
-{
-    for (int a = 0; a < 3; a++)
-        d[a] = (fov_mm && fov_mm[a] > 0) ? (double)fov_mm[a] / (double)matrix[a] : 1.0;
-}
-
-/* affine and whether the geometry was usable */
+/* The LPS affine (io/geometry.h; the default geometry without one) as RAS: rows x and y negated. The
+ * direction columns (RAS) go to the qform. Returns whether the geometry was given and usable. */
 static int make_affine(const int64_t matrix[3], const float fov_mm[3], const mr_geometry *g, double A[3][4],
                        double dir[3][3])
 {
-    double d[3];
-    voxel_size(matrix, fov_mm, d);
-    int known = g && ras_directions(g, dir);
-    if (!known)
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++)
-                dir[i][j] = i == j;
-    for (int i = 0; i < 3; i++) {
-        double pos = known ? (i < 2 ? -1.0 : 1.0) * g->position[i] : 0.0;
-        A[i][3] = pos;
-        for (int a = 0; a < 3; a++) {
-            A[i][a] = dir[i][a] * d[a];
-            A[i][3] -= dir[i][a] * d[a] * (double)(matrix[a] / 2); /* voxel N/2 sits at the position */
+    const int known = mr_geometry_affine(matrix, fov_mm, g, A);
+    mr_geometry_frame(known ? g : NULL, dir);
+    for (int i = 0; i < 2; i++) /* LPS -> RAS */
+        for (int j = 0; j < 4; j++) {
+            A[i][j] = -A[i][j];
+            if (j < 3)
+                dir[i][j] = -dir[i][j];
         }
-    }
     return known;
 }
 
@@ -183,7 +126,7 @@ mr_status mr_nifti_write_geometry(const char *path, const float *img, const int6
     const int cplx = kind == MR_NIFTI_COMPLEX;
     double A[3][4], dir[3][3], d[3], q[3], qfac;
     const int known = make_affine(matrix, fov_mm, geometry, A, dir);
-    voxel_size(matrix, fov_mm, d);
+    mr_voxel_size_mm(matrix, fov_mm, d);
     quaternion(dir, q, &qfac);
 
     unsigned char h[MR_NIFTI_VOX_OFFSET];

@@ -9,7 +9,8 @@
  * as every mrirecon image). 2D images are written with dim[0] = 3 and one slice.
  * Placement: with a geometry (io/geometry.h; from an ISMRMRD scan) qform and sform give the scanner
  * position (code 1, NIFTI_XFORM_SCANNER_ANAT), converted from LPS to NIfTI's RAS; without one both
- * use the identity orientation with the centre voxel (N/2) at the origin (code 2, ALIGNED_ANAT). */
+ * use the default geometry of io/geometry.h (x -> left, y -> posterior, z -> head, the centre voxel N/2
+ * at the origin; code 2, ALIGNED_ANAT), so that a viewer shows row 0 of our PNG at the top. */
 #ifndef MR_NIFTI_H
 #define MR_NIFTI_H
 
