@@ -42,6 +42,16 @@ mr_status mr_nifti_write_geometry(const char *path, const float *img, const int6
  * srow_x, srow_y, srow_z; the fourth row is 0 0 0 1). For tests and callers that place overlays. */
 void mr_nifti_affine(const int64_t matrix[3], const float fov_mm[3], const mr_geometry *geometry, double affine[3][4]);
 
+/* Read a single-file NIfTI-1 image (.nii) of up to 3 dimensions (further dims 1), either byte order,
+ * datatypes uint8/int8/int16/uint16/int32/uint32/float32/float64 (scaled by scl_slope/scl_inter when
+ * the slope is set) or complex64/complex128, into *img (malloc'd complex [Nz][Ny][Nx][2], the
+ * caller's). fov_mm: |pixdim| x N per axis (mm; 0 where pixdim is unset). *has_geometry: 1 when the
+ * sform (preferred) or qform places the image; then *geometry holds it in LPS (voxel N/2 at its
+ * position; a voxel size from the transform's columns). Sizes are checked against the file before
+ * anything is allocated; every value must be finite. .hdr/.img pairs and .nii.gz are refused. */
+mr_status mr_nifti_read(const char *path, float **img, int64_t matrix[3], float fov_mm[3], mr_geometry *geometry,
+                        int *has_geometry);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,7 @@
 #include "mpi_batch.h"
 #include "mpi_comm.h"
 #include "opts.h"
+#include "outputs.h"
 #include "pipeline.h"
 #include "read_cli.h"
 
@@ -127,6 +128,7 @@ int mr_cmd_batch(int argc, char **argv)
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli rdc;
     mr_read_cli_init(&rdc);
+    const char *formats = NULL;
     if (!ctx.recon.method)
         ctx.recon.method = "cg";
     if (!ctx.recon.dcf)
@@ -165,6 +167,7 @@ int mr_cmd_batch(int argc, char **argv)
          NULL, -1, 1000000},
         {"nifti", 0, MR_OPT_CHOICE, &ctx.recon.nifti, "K", "image_<method>.nii: magnitude, complex or none", niftis, 0,
          -1},
+        {"format", 0, MR_OPT_STRING, &formats, "LIST", MR_OUTPUTS_FORMAT_HELP, NULL, 0, -1},
         MR_READ_CLI_OPTS(&rdc),
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "warnings and errors only, no progress", NULL, 0, -1},
@@ -184,7 +187,9 @@ int mr_cmd_batch(int argc, char **argv)
         mr_opts_free(&res);
         return rc;
     }
-    if (mr_read_cli_apply(&rdc, &ctx.recon.read, &ctx.recon.prewhiten) != MR_OK) {
+    if (mr_read_cli_apply(&rdc, &ctx.recon.read, &ctx.recon.prewhiten) != MR_OK ||
+        mr_outputs_parse_formats(formats, mr_opts_given(&spec, &res, "nifti") ? ctx.recon.nifti : NULL,
+                                 &ctx.recon.formats) != MR_OK) {
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", mr_last_error());
     }
@@ -282,11 +287,11 @@ int mr_cmd_batch(int argc, char **argv)
     char fingerprint[1024];
     snprintf(fingerprint, sizeof fingerprint,
              "method=%s iters=%d tol=%.17g lambda=%.17g lambda_rel=%.17g reg=%s dcf=%s basis=%s sens=%s volume=%d "
-             "nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s",
+             "nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s%s%s",
              ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.lambda_rel, ctx.recon.reg,
              ctx.recon.dcf, cg.basis, ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign,
              rdc.prewhiten, rdc.space, rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-",
-             mr_precision_name(ctx.recon.op.precision));
+             mr_precision_name(ctx.recon.op.precision), formats ? " format=" : "", formats ? formats : "");
 
     mr_batch_config cfg = {outdir,  resume ? MR_BATCH_RESUME : (force ? MR_BATCH_FORCE : MR_BATCH_FRESH),
                            jobs,    gpus,

@@ -14,6 +14,7 @@
 #include "mpi_recon.h"
 #include "opts.h"
 #include "outdir.h"
+#include "outputs.h"
 #include "pipeline.h"
 #include "progress_ui.h"
 #include "read_cli.h"
@@ -123,6 +124,7 @@ int mr_cmd_recon(int argc, char **argv)
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli rdc;
     mr_read_cli_init(&rdc);
+    const char *formats = NULL;
     const mr_opt table[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output directory (created; required)", NULL, 0, -1},
         {"method", 'm', MR_OPT_CHOICE, &o.method, "M", "reconstruction method", methods, 0, -1},
@@ -151,6 +153,7 @@ int mr_cmd_recon(int argc, char **argv)
          NULL, -1, 1000000},
         {"nifti", 0, MR_OPT_CHOICE, &o.nifti, "K", "image_<method>.nii: magnitude (float32), complex (complex64) or none",
          niftis, 0, -1},
+        {"format", 0, MR_OPT_STRING, &formats, "LIST", MR_OUTPUTS_FORMAT_HELP, NULL, 0, -1},
         MR_READ_CLI_OPTS(&rdc),
         {"force", 0, MR_OPT_FLAG, &o.force, NULL,
          "OUTDIR may hold an earlier run's outputs: replace them (only the files recon writes are removed)", NULL, 0,
@@ -207,6 +210,8 @@ int mr_cmd_recon(int argc, char **argv)
     if ((rc = mr_cg_cli_apply(&spec, &cg, &o)) != MR_EXIT_OK)
         return rc;
     if (mr_read_cli_apply(&rdc, &o.read, &o.prewhiten) != MR_OK)
+        return mr_opts_usage(&spec, "%s", mr_last_error());
+    if (mr_outputs_parse_formats(formats, mr_opts_given(&spec, &res, "nifti") ? o.nifti : NULL, &o.formats) != MR_OK)
         return mr_opts_usage(&spec, "%s", mr_last_error());
 
     /* under mpirun with several ranks: rank 0 reconstructs, the others compute its sums' slabs */

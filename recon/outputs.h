@@ -1,11 +1,32 @@
-/* The files of one reconstruction (recon/pipeline.h lists them): per method image_<method>.h5,
- * .png and .nii (r->nifti, voxel size from r->fov_mm, placed with r->geometry), convergence.png for CG, compare.png when three methods ran, and the report files. Each file
- * is written atomically (temporary name + rename). */
+/* The files of one reconstruction (recon/pipeline.h lists them): per method the image in the formats
+ * of r->formats (io/image_io.h: image_<method>.h5, .png, .nii (r->nifti), .hdr/.cfl, .mrd,
+ * _0001.dcm ...; voxel size from r->fov_mm, placed with r->geometry), convergence.png for CG,
+ * compare.png when three methods ran, and the report files. Each file is written atomically
+ * (temporary name + rename). */
 #ifndef MR_OUTPUTS_H
 #define MR_OUTPUTS_H
 
 #include "../base/status.h"
+#include "../io/image_io.h"
 #include "report.h"
+
+/* `recon --format`'s default: what recon wrote before the option existed. */
+#define MR_OUTPUT_DEFAULT_FORMATS ((1u << MR_IMAGE_H5) | (1u << MR_IMAGE_PNG) | (1u << MR_IMAGE_NIFTI))
+
+/* The image formats this report's run writes: r->formats (0: the default), less NIfTI with r->nifti
+ * "none". */
+unsigned mr_outputs_formats(const mr_report *r);
+
+/* `--format LIST` (NULL: not given) and `--nifti K` of recon and batch into *set (0: the default):
+ * MR_EINVAL with a message naming the option for an unknown format, for dicom in a build without DCMTK,
+ * or for --nifti complex without nifti in the list. */
+mr_status mr_outputs_parse_formats(const char *list, const char *nifti, unsigned *set);
+
+/* The help text of --format (one wording for recon and batch). */
+#define MR_OUTPUTS_FORMAT_HELP                                                                                    \
+    "image files to write, a comma-separated list of h5 (image_<method>.h5), png, nifti (.nii), cfl (BART "        \
+    ".hdr/.cfl), mrd (ISMRMRD image .mrd), dicom (one MR series per method: image_<method>_0001.dcm ...), or all " \
+    "(docs/FORMAT.md; default h5,png,nifti)"
 
 /* Create outdir and write the images of r->m[0..nmethods-1]: imgs[k] is method k's complex image
  * [Nz][Ny][Nx][2]; truth (real, may be NULL) is the reference of compare.png. Fills r->t_write. */
