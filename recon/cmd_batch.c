@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "mpi_batch.h"
 #include "mpi_comm.h"
+#include "applies.h"
 #include "opts.h"
 #include "outputs.h"
 #include "pipeline.h"
@@ -192,6 +193,10 @@ int mr_cmd_batch(int argc, char **argv)
                                  &ctx.recon.formats) != MR_OK) {
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", mr_last_error());
+    }
+    if ((rc = mr_method_options_check(&spec, &res, ctx.recon.method)) != MR_EXIT_OK) {
+        mr_opts_free(&res);
+        return rc;
     }
 
     /* under mpirun: one batch over all ranks (recon/mpi_batch.h); rank 0 alone collects the inputs */

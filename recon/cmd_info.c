@@ -463,7 +463,7 @@ int mr_cmd_info(int argc, char **argv)
     const char *path = res.positional[0];
     mr_read_opts ro;
     int white = 1;
-    if (mr_read_cli_apply(&rc, &ro, &white) != MR_OK) {
+    if (mr_read_cli_apply(&rc, &ro, &white) != MR_OK || mr_read_cli_check(&spec, &res, &ro, path) != MR_OK) {
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", mr_last_error());
     }

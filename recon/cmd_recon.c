@@ -7,6 +7,7 @@
 
 #include "../base/log.h"
 #include "../gpu/gpu.h"
+#include "applies.h"
 #include "cg_cli.h"
 #include "commands.h"
 #include "mpi_batch.h"
@@ -211,8 +212,11 @@ int mr_cmd_recon(int argc, char **argv)
         return rc;
     if (mr_read_cli_apply(&rdc, &o.read, &o.prewhiten) != MR_OK)
         return mr_opts_usage(&spec, "%s", mr_last_error());
-    if (mr_outputs_parse_formats(formats, mr_opts_given(&spec, &res, "nifti") ? o.nifti : NULL, &o.formats) != MR_OK)
+    if (mr_outputs_parse_formats(formats, mr_opts_given(&spec, &res, "nifti") ? o.nifti : NULL, &o.formats) != MR_OK ||
+        mr_read_cli_check(&spec, &res, &o.read, scan) != MR_OK)
         return mr_opts_usage(&spec, "%s", mr_last_error());
+    if ((rc = mr_method_options_check(&spec, &res, o.method)) != MR_EXIT_OK)
+        return rc;
 
     /* under mpirun with several ranks: rank 0 reconstructs, the others compute its sums' slabs */
     mr_comm *comm = NULL;
