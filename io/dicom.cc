@@ -218,6 +218,9 @@ extern "C" mr_status mr_dicom_write_series(const char *prefix, const float *img,
             put(ds_, DCM_RescaleType, "US");
             put_ds3(ds_, DCM_WindowCenter, center, 1);
             put_ds3(ds_, DCM_WindowWidth, width, 1);
+            // LINEAR_EXACT: the window [0, max] maps exactly, and widths below 1 (intensities in phantom
+            // units) are allowed
+            put(ds_, DCM_VOILUTFunction, "LINEAR_EXACT");
         } catch (const put_failed &) {
             st = mr_error(MR_EINTERNAL, "%s: DCMTK refused an attribute of slice %lld", prefix, (long long)k);
             break;

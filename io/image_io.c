@@ -171,6 +171,23 @@ static int cfl_name(const char *path, char *name, size_t size)
     return mr_cfl_is_header(hdr);
 }
 
+/* 1 when path names one array of a BART k-space pair: NAME_traj or NAME_ksp (BART's names for them, the
+ * partner present or not), or any name whose partners NAME_traj + NAME_ksp both exist. */
+static int cfl_pair(const char *path, const char *name)
+{
+    const size_t n = strlen(name);
+    if ((n > 4 && !strcmp(name + n - 4, "_ksp")) || (n > 5 && !strcmp(name + n - 5, "_traj")))
+        return 1;
+    char traj[4096], ksp[4096], th[4200], kh[4200];
+    if (mr_cfl_pair_names(path, traj, ksp, sizeof traj) != MR_OK) {
+        mr_clear_error();
+        return 0;
+    }
+    snprintf(th, sizeof th, "%s.hdr", traj);
+    snprintf(kh, sizeof kh, "%s.hdr", ksp);
+    return mr_cfl_is_header(th) && mr_cfl_is_header(kh);
+}
+
 static image_kind probe(const char *path)
 {
     char name[4100];
@@ -178,7 +195,7 @@ static image_kind probe(const char *path)
         return KIND_NIFTI;
     if (file_starts_with(path, 0, "\x89HDF\r\n\x1a\n", 8))
         return KIND_H5;
-    if (cfl_name(path, name, sizeof name))
+    if (cfl_name(path, name, sizeof name) && !cfl_pair(path, name))
         return KIND_CFL;
     return KIND_NONE;
 }

@@ -69,7 +69,9 @@ void mr_image_write_opts_default(mr_image_write_opts *o);
 mr_status mr_image_write(mr_image_format f, const char *path, const mr_image *im, const mr_image_write_opts *o);
 
 /* What mr_image_read recognises, by content: our HDF5 image (/image), NIfTI-1 (.nii), a BART array
- * of up to 3 non-trivial dims [X, Y, Z] (NAME, NAME.hdr or NAME.cfl). 1 when path is one of them. */
+ * (NAME, NAME.hdr or NAME.cfl) that is not one of a k-space pair (named NAME_traj or NAME_ksp, or
+ * with both NAME_traj and NAME_ksp present). 1 when path is one of them. A BART k-space array named otherwise (`--traj`) looks like an
+ * image here: the caller decides by the options. */
 int mr_image_probe(const char *path);
 
 /* Read an image file (any of mr_image_probe's kinds) into *out (the caller's, mr_image_free).

@@ -287,7 +287,7 @@ int mr_cmd_convert(int argc, char **argv)
         return code;
     const char *in_path = res.positional[0], *out = res.positional[1];
     mr_opts_free(&res); /* res.given stays */
-    if (mr_image_probe(in_path)) {
+    if (!mr_opts_given(&spec, &res, "traj") && mr_image_probe(in_path)) {
         /* the k-space options have nothing to act on */
         static const char *const kspace_only[] = {"volume", "bart-scale", "traj-units", "traj-sign", "prewhiten",
                                                   "space", "averages", "matrix", "fov", "traj"};

@@ -116,7 +116,12 @@ mr_status mr_read_cli_check(const mr_cmd_spec *spec, const mr_opts_result *res, 
     /* the format as mr_input_open decides it: BART by its headers, else HDF5 by its groups */
     mr_input_format f;
     char traj[4096], ksp[4096], th[4200], kh[4200];
-    int bart = o->bart_traj != NULL || mr_cfl_is_header(path);
+    /* BART: the path is a header, or NAME.hdr of it (NAME, NAME.hdr, NAME.cfl), or one of a pair */
+    int bart = mr_cfl_is_header(path);
+    const size_t n = strlen(path);
+    const size_t keep = n > 4 && (!strcmp(path + n - 4, ".hdr") || !strcmp(path + n - 4, ".cfl")) ? n - 4 : n;
+    if (!bart && snprintf(th, sizeof th, "%.*s.hdr", (int)keep, path) < (int)sizeof th)
+        bart = mr_cfl_is_header(th);
     if (!bart && mr_cfl_pair_names(path, traj, ksp, sizeof traj) == MR_OK) {
         snprintf(th, sizeof th, "%s.hdr", traj);
         snprintf(kh, sizeof kh, "%s.hdr", ksp);
