@@ -28,7 +28,7 @@
 #include "kspace.h"
 #include "../base/log.h"
 
-#define MONTAGE_GAP 4
+#define MONTAGE_GAP MR_MONTAGE_GAP
 #define PNG_MAX_EDGE 1000000
 
 typedef struct {

@@ -24,6 +24,8 @@ mr_status mr_png_write_rgb(const char *path, const uint8_t *rgb, int w, int h);
 mr_status mr_png_write_volume(const char *path, const float *mag, const int64_t matrix[3], double lo, double hi,
                               int bitdepth);
 
+#define MR_MONTAGE_GAP 4 /* black columns between the panels of a 3D montage */
+
 /* Montage geometry of mr_png_write_volume and the pixels of it, for callers that compose larger
  * pictures (compare.png, thumbnails): fills out[h][w] (malloc'd, caller frees). */
 mr_status mr_volume_montage(const float *mag, const int64_t matrix[3], float **out, int *w, int *h);

@@ -10,7 +10,9 @@
 
 #define MR_COMPARE_GAP 4
 #define MR_COMPARE_MAX_TILES 8
-#define MR_COMPARE_MIN_TILE 256 /* small images are enlarged by an integer factor up to this width */
+#define MR_COMPARE_MIN_TILE 256 /* small 2D images are enlarged by an integer factor up to this width */
+#define MR_COMPARE_MIN_PANEL 192 /* 3D: each plane enlarged to at least this many pixels (a 64^3 volume: x3) */
+#define MR_COMPARE_TEXT 2       /* font scale of the labels */
 
 /* Paint the picture `pix` (pw x ph, real), enlarged zoom times (nearest neighbour), into the
  * canvas at (x0, y0) as grey. */
@@ -26,12 +28,25 @@ static void blit(uint8_t *rgb, int w, int x0, int y0, const float *pix, int pw, 
         }
 }
 
-static void label(uint8_t *rgb, int w, int h, int x, int y, const char *text, int tile_w)
+/* A label in the band above a tile (never over the image). */
+static void label(uint8_t *rgb, int w, int h, int x, int y, const char *text)
 {
-    const uint8_t yellow[3] = {255, 220, 0}, shadow[3] = {0, 0, 0};
-    int scale = tile_w >= 200 ? 2 : 1;
-    mr_plot_text(rgb, w, h, x + 3, y + 3, text, shadow, scale);
-    mr_plot_text(rgb, w, h, x + 2, y + 2, text, yellow, scale);
+    const uint8_t yellow[3] = {255, 220, 0};
+    mr_plot_text(rgb, w, h, x + 2, y, text, yellow, MR_COMPARE_TEXT);
+}
+
+/* 3D: the plane and its index above each panel of the montage (io/image_png.h's layout). */
+static void plane_labels(uint8_t *rgb, int w, int h, int x0, int y, const int64_t m[3], int zoom)
+{
+    const uint8_t grey[3] = {200, 200, 200};
+    char text[64];
+    const int64_t x1 = m[0] + MR_MONTAGE_GAP, x2 = 2 * m[0] + 2 * MR_MONTAGE_GAP;
+    snprintf(text, sizeof text, "axial z=%lld", (long long)(m[2] / 2));
+    mr_plot_text(rgb, w, h, x0 + 2, y, text, grey, MR_COMPARE_TEXT);
+    snprintf(text, sizeof text, "coronal y=%lld", (long long)(m[1] / 2));
+    mr_plot_text(rgb, w, h, x0 + (int)x1 * zoom + 2, y, text, grey, MR_COMPARE_TEXT);
+    snprintf(text, sizeof text, "sagittal x=%lld", (long long)(m[0] / 2));
+    mr_plot_text(rgb, w, h, x0 + (int)x2 * zoom + 2, y, text, grey, MR_COMPARE_TEXT);
 }
 
 mr_status mr_compare_write(const char *path, const int64_t matrix[3], const float *truth, const float *const *imgs,
@@ -66,9 +81,18 @@ mr_status mr_compare_write(const char *path, const int64_t matrix[3], const floa
                 goto done;
         }
     }
-    const int zoom = tw < MR_COMPARE_MIN_TILE ? (MR_COMPARE_MIN_TILE / tw < 8 ? MR_COMPARE_MIN_TILE / tw : 8) : 1;
+    const int is3d = matrix[2] > 1;
+    int zoom = tw < MR_COMPARE_MIN_TILE ? (MR_COMPARE_MIN_TILE / tw < 8 ? MR_COMPARE_MIN_TILE / tw : 8) : 1;
+    if (is3d) { /* each plane at least MR_COMPARE_MIN_PANEL pixels on its longest edge */
+        const int64_t edge = matrix[0] > matrix[1] ? (matrix[0] > matrix[2] ? matrix[0] : matrix[2])
+                                                   : (matrix[1] > matrix[2] ? matrix[1] : matrix[2]);
+        zoom = (int)((MR_COMPARE_MIN_PANEL + edge - 1) / edge);
+        zoom = zoom < 1 ? 1 : zoom > 8 ? 8 : zoom;
+    }
     const int zw = tw * zoom, zh = th * zoom;
-    const int w = cols * zw + (cols + 1) * MR_COMPARE_GAP, h = rows * zh + (rows + 1) * MR_COMPARE_GAP;
+    /* above every row of tiles a band for the labels (and in 3D a second line naming the planes) */
+    const int line = MR_PLOT_TEXT_H * MR_COMPARE_TEXT + 6, band = line * (is3d ? 2 : 1);
+    const int w = cols * zw + (cols + 1) * MR_COMPARE_GAP, h = rows * (zh + band) + (rows + 1) * MR_COMPARE_GAP;
     rgb = malloc((size_t)w * h * 3);
     if (!rgb) {
         st = mr_error(MR_ENOMEM, "%s: out of memory for a %dx%d picture", path, w, h);
@@ -78,7 +102,8 @@ mr_status mr_compare_write(const char *path, const int64_t matrix[3], const floa
     char text[64];
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) {
-            int x0 = MR_COMPARE_GAP + c * (zw + MR_COMPARE_GAP), y0 = MR_COMPARE_GAP + r * (zh + MR_COMPARE_GAP);
+            int x0 = MR_COMPARE_GAP + c * (zw + MR_COMPARE_GAP),
+                y0 = MR_COMPARE_GAP + r * (zh + band + MR_COMPARE_GAP) + band;
             int i = truth ? c - 1 : c;
             if (!tiles[r][c])
                 continue; /* below the truth */
@@ -87,7 +112,9 @@ mr_status mr_compare_write(const char *path, const int64_t matrix[3], const floa
                 snprintf(text, sizeof text, "%s", i < 0 ? "Truth" : names[i]);
             else
                 snprintf(text, sizeof text, "Error x%g", gain);
-            label(rgb, w, h, x0, y0, text, zw);
+            label(rgb, w, h, x0, y0 - band + 3, text);
+            if (is3d)
+                plane_labels(rgb, w, h, x0, y0 - line + 3, matrix, zoom);
         }
     st = mr_png_write_rgb(path, rgb, w, h);
 done:

@@ -1,8 +1,10 @@
 /* compare.png: the methods side by side. Top row: truth | method 1 | method 2 | ...; bottom row:
  * the error maps |I - I0| multiplied by `gain` under the same window (empty tile under the
- * truth). 3D volumes are shown as the central-slice montage of mr_volume_montage. Every tile is
- * labelled with the built-in font; tiles narrower than 256 pixels are enlarged by an integer factor
- * (nearest neighbour, at most 8). Without a truth: one row of the methods. */
+ * truth). 3D volumes are shown as the montage of the three planes through the centre
+ * (mr_volume_montage), each plane at least 192 pixels on its longest edge (an integer zoom, nearest
+ * neighbour, at most 8), labelled with the plane and its index; 2D tiles narrower than 256 pixels are
+ * enlarged likewise. Every label sits in a band above its tile, never over the image. Without a truth:
+ * one row of the methods. */
 #ifndef MR_COMPARE_H
 #define MR_COMPARE_H
 

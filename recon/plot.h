@@ -1,5 +1,6 @@
 /* Small raster graphics for the report: line plots (convergence.png) and text labels drawn with a
- * built-in 5x7 pixel font (digits, upper- and lower-case letters and a few signs). Pictures are 8-bit RGB, rgb[h][w][3], row 0 at the top; written with mr_png_write_rgb. */
+ * built-in 5x7 pixel font on a 9-row cell (digits, upper- and lower-case letters with descenders, a
+ * few signs; MR_PLOT_TEXT_H rows tall, 6 columns per character, times the scale). Pictures are 8-bit RGB, rgb[h][w][3], row 0 at the top; written with mr_png_write_rgb. */
 #ifndef MR_PLOT_H
 #define MR_PLOT_H
 
@@ -14,6 +15,8 @@ typedef struct {
     int log_scale;     /* axis shows log10(y); values <= 0 are skipped */
     const char *label; /* axis title, drawn in the series' colour */
 } mr_plot_series;
+
+#define MR_PLOT_TEXT_H 9
 
 /* Draw text at (x, y) (top-left corner) with each font pixel as a scale x scale block; pixels
  * outside the picture are clipped. Returns the width drawn in pixels. */
