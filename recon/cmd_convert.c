@@ -19,6 +19,7 @@
 #include "../io/kspace_h5.h"
 #include "commands.h"
 #include "opts.h"
+#include "outputs.h"
 #include "read_cli.h"
 #include "volumes.h"
 
@@ -216,8 +217,19 @@ static int convert_image(const mr_cmd_spec *spec, const char *in_path, const cha
     char desc[64];
     snprintf(desc, sizeof desc, "mrirecon %.40s", im && im->method[0] ? im->method : "convert");
     o.description = desc;
-    if (st == MR_OK)
+    if (st == MR_OK && f == MR_IMAGE_PNG) { /* the picture recon draws: 3D labelled planes */
+        const int64_t n = im->matrix[0] * im->matrix[1] * im->matrix[2];
+        float *mag = malloc((size_t)n * sizeof *mag);
+        if (!mag)
+            st = mr_error(MR_ENOMEM, "out of memory");
+        for (int64_t v = 0; mag && v < n; v++)
+            mag[v] = hypotf(im->data[2 * v], im->data[2 * v + 1]);
+        if (st == MR_OK)
+            st = mr_outputs_picture(target, mag, im->matrix, NULL, 0);
+        free(mag);
+    } else if (st == MR_OK) {
         st = mr_image_write(f, target, im, &o);
+    }
     if (st == MR_OK)
         printf("%s%s: %s image %lldx%lldx%lld%s%s\n", target, f == MR_IMAGE_CFL ? ".{hdr,cfl}" : f == MR_IMAGE_DICOM ? "NNNN.dcm" : "",
                mr_image_format_name(f), (long long)im->matrix[0], (long long)im->matrix[1], (long long)im->matrix[2],

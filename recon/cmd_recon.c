@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/grid.h"
 #include "../base/log.h"
 #include "../gpu/gpu.h"
 #include "applies.h"
@@ -125,7 +126,8 @@ int mr_cmd_recon(int argc, char **argv)
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli rdc;
     mr_read_cli_init(&rdc);
-    const char *formats = NULL;
+    const char *formats = NULL, *slice_text = NULL;
+    static int64_t slice[3];
     const mr_opt table[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output directory (created; required)", NULL, 0, -1},
         {"method", 'm', MR_OPT_CHOICE, &o.method, "M", "reconstruction method", methods, 0, -1},
@@ -155,6 +157,9 @@ int mr_cmd_recon(int argc, char **argv)
         {"nifti", 0, MR_OPT_CHOICE, &o.nifti, "K", "image_<method>.nii: magnitude (float32), complex (complex64) or none",
          niftis, 0, -1},
         {"format", 0, MR_OPT_STRING, &formats, "LIST", MR_OUTPUTS_FORMAT_HELP, NULL, 0, -1},
+        {"slice", 0, MR_OPT_STRING, &slice_text, "X,Y,Z",
+         "3D pictures (image_<method>.png, compare.png): the planes through voxel X,Y,Z instead of the centre", NULL,
+         0, -1},
         MR_READ_CLI_OPTS(&rdc),
         {"force", 0, MR_OPT_FLAG, &o.force, NULL,
          "OUTDIR may hold an earlier run's outputs: replace them (only the files recon writes are removed)", NULL, 0,
@@ -217,6 +222,18 @@ int mr_cmd_recon(int argc, char **argv)
         return mr_opts_usage(&spec, "%s", mr_last_error());
     if ((rc = mr_method_options_check(&spec, &res, o.method)) != MR_EXIT_OK)
         return rc;
+    if (slice_text) {
+        double v[3];
+        if (mr_opts_parse_list3(slice_text, v) != 3)
+            return mr_opts_usage(&spec, "--slice: '%s' is not X,Y,Z (voxel indices)", slice_text);
+        for (int a = 0; a < 3; a++) {
+            if (v[a] != floor(v[a]) || v[a] < 0 || v[a] >= MR_MAX_MATRIX_EDGE)
+                return mr_opts_usage(&spec, "--slice: '%s': each index must be an integer in 0..%d", slice_text,
+                                     MR_MAX_MATRIX_EDGE - 1);
+            slice[a] = (int64_t)v[a];
+        }
+        o.slice = slice;
+    }
 
     /* under mpirun with several ranks: rank 0 reconstructs, the others compute its sums' slabs */
     mr_comm *comm = NULL;

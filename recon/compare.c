@@ -35,22 +35,8 @@ static void label(uint8_t *rgb, int w, int h, int x, int y, const char *text)
     mr_plot_text(rgb, w, h, x + 2, y, text, yellow, MR_COMPARE_TEXT);
 }
 
-/* 3D: the plane and its index above each panel of the montage (io/image_png.h's layout). */
-static void plane_labels(uint8_t *rgb, int w, int h, int x0, int y, const int64_t m[3], int zoom)
-{
-    const uint8_t grey[3] = {200, 200, 200};
-    char text[64];
-    const int64_t x1 = m[0] + MR_MONTAGE_GAP, x2 = 2 * m[0] + 2 * MR_MONTAGE_GAP;
-    snprintf(text, sizeof text, "axial z=%lld", (long long)(m[2] / 2));
-    mr_plot_text(rgb, w, h, x0 + 2, y, text, grey, MR_COMPARE_TEXT);
-    snprintf(text, sizeof text, "coronal y=%lld", (long long)(m[1] / 2));
-    mr_plot_text(rgb, w, h, x0 + (int)x1 * zoom + 2, y, text, grey, MR_COMPARE_TEXT);
-    snprintf(text, sizeof text, "sagittal x=%lld", (long long)(m[0] / 2));
-    mr_plot_text(rgb, w, h, x0 + (int)x2 * zoom + 2, y, text, grey, MR_COMPARE_TEXT);
-}
-
-mr_status mr_compare_write(const char *path, const int64_t matrix[3], const float *truth, const float *const *imgs,
-                           const char *const *names, int nimgs, double window_hi, double gain)
+mr_status mr_compare_write(const char *path, const int64_t matrix[3], const int64_t *slice, const float *truth,
+                           const float *const *imgs, const char *const *names, int nimgs, double window_hi, double gain)
 {
     if (nimgs < 1 || nimgs + 1 > MR_COMPARE_MAX_TILES)
         return mr_error(MR_EINVAL, "%s: %d images to compare (1..%d)", path, nimgs, MR_COMPARE_MAX_TILES - 1);
@@ -64,35 +50,31 @@ mr_status mr_compare_write(const char *path, const int64_t matrix[3], const floa
         st = mr_error(MR_ENOMEM, "%s: out of memory", path);
         goto done;
     }
+    /* 2D: tiles narrower than MR_COMPARE_MIN_TILE enlarged; 3D: each plane to MR_COMPARE_MIN_PANEL */
+    int zoom = mr_plot_volume_zoom(matrix, MR_COMPARE_MIN_PANEL);
+    if (matrix[2] == 1)
+        zoom = matrix[0] < MR_COMPARE_MIN_TILE ? (MR_COMPARE_MIN_TILE / (int)matrix[0] < 8 ? MR_COMPARE_MIN_TILE / (int)matrix[0] : 8) : 1;
+    const float label_value = (float)(window_hi > 0 ? window_hi : 1);
     const int cols = nimgs + (truth ? 1 : 0), rows = truth ? 2 : 1;
     for (int c = 0; c < cols; c++) {
         int i = truth ? c - 1 : c; /* image index; -1 is the truth */
         for (int64_t v = 0; v < n; v++)
             mag[v] = i < 0 ? fabsf(truth[v]) : hypotf(imgs[i][2 * v], imgs[i][2 * v + 1]);
-        st = mr_volume_montage(mag, matrix, &tiles[0][c], &tw, &th);
+        st = mr_plot_volume(mag, matrix, slice, zoom, MR_COMPARE_TEXT, label_value, &tiles[0][c], &tw, &th);
         if (st != MR_OK)
             goto done;
         if (truth && i >= 0) {
             for (int64_t v = 0; v < n; v++)
                 mag[v] = (float)(gain * fabs((double)mag[v] - fabs((double)truth[v])));
             int tw2, th2;
-            st = mr_volume_montage(mag, matrix, &tiles[1][c], &tw2, &th2);
+            st = mr_plot_volume(mag, matrix, slice, zoom, MR_COMPARE_TEXT, label_value, &tiles[1][c], &tw2, &th2);
             if (st != MR_OK)
                 goto done;
         }
     }
-    const int is3d = matrix[2] > 1;
-    int zoom = tw < MR_COMPARE_MIN_TILE ? (MR_COMPARE_MIN_TILE / tw < 8 ? MR_COMPARE_MIN_TILE / tw : 8) : 1;
-    if (is3d) { /* each plane at least MR_COMPARE_MIN_PANEL pixels on its longest edge */
-        const int64_t edge = matrix[0] > matrix[1] ? (matrix[0] > matrix[2] ? matrix[0] : matrix[2])
-                                                   : (matrix[1] > matrix[2] ? matrix[1] : matrix[2]);
-        zoom = (int)((MR_COMPARE_MIN_PANEL + edge - 1) / edge);
-        zoom = zoom < 1 ? 1 : zoom > 8 ? 8 : zoom;
-    }
-    const int zw = tw * zoom, zh = th * zoom;
-    /* above every row of tiles a band for the labels (and in 3D a second line naming the planes) */
-    const int line = MR_PLOT_TEXT_H * MR_COMPARE_TEXT + 6, band = line * (is3d ? 2 : 1);
-    const int w = cols * zw + (cols + 1) * MR_COMPARE_GAP, h = rows * (zh + band) + (rows + 1) * MR_COMPARE_GAP;
+    /* above every tile a band for its title (a 3D tile brings its own band naming the planes) */
+    const int band = MR_PLOT_TEXT_H * MR_COMPARE_TEXT + 6;
+    const int w = cols * tw + (cols + 1) * MR_COMPARE_GAP, h = rows * (th + band) + (rows + 1) * MR_COMPARE_GAP;
     rgb = malloc((size_t)w * h * 3);
     if (!rgb) {
         st = mr_error(MR_ENOMEM, "%s: out of memory for a %dx%d picture", path, w, h);
@@ -102,19 +84,16 @@ mr_status mr_compare_write(const char *path, const int64_t matrix[3], const floa
     char text[64];
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) {
-            int x0 = MR_COMPARE_GAP + c * (zw + MR_COMPARE_GAP),
-                y0 = MR_COMPARE_GAP + r * (zh + band + MR_COMPARE_GAP) + band;
+            int x0 = MR_COMPARE_GAP + c * (tw + MR_COMPARE_GAP), y0 = MR_COMPARE_GAP + r * (th + band + MR_COMPARE_GAP) + band;
             int i = truth ? c - 1 : c;
             if (!tiles[r][c])
                 continue; /* below the truth */
-            blit(rgb, w, x0, y0, tiles[r][c], tw, th, zoom, window_hi);
+            blit(rgb, w, x0, y0, tiles[r][c], tw, th, 1, window_hi);
             if (r == 0)
                 snprintf(text, sizeof text, "%s", i < 0 ? "Truth" : names[i]);
             else
                 snprintf(text, sizeof text, "Error x%g", gain);
             label(rgb, w, h, x0, y0 - band + 3, text);
-            if (is3d)
-                plane_labels(rgb, w, h, x0, y0 - line + 3, matrix, zoom);
         }
     st = mr_png_write_rgb(path, rgb, w, h);
 done:

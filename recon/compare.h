@@ -14,7 +14,8 @@
 
 /* truth: real [Nz][Ny][Nx] or NULL; imgs[i]: complex [Nz][Ny][Nx][2]; names[i]: tile labels.
  * Grey levels map [0, window_hi] to 0..255 (clipped). All borrowed. Written atomically. */
-mr_status mr_compare_write(const char *path, const int64_t matrix[3], const float *truth, const float *const *imgs,
-                           const char *const *names, int nimgs, double window_hi, double gain);
+/* slice: the planes of a 3D volume through voxel {x, y, z}, or NULL: the centre. */
+mr_status mr_compare_write(const char *path, const int64_t matrix[3], const int64_t *slice, const float *truth,
+                           const float *const *imgs, const char *const *names, int nimgs, double window_hi, double gain);
 
 #endif

@@ -14,6 +14,7 @@
 #include "compare.h"
 #include "plot.h"
 
+#define MR_PICTURE_MIN_PANEL 192 /* a 3D picture's planes: at least this many pixels (64^3: x3) */
 #define MR_CONVERGENCE_W 800
 #define MR_CONVERGENCE_H 480
 
@@ -104,6 +105,33 @@ static mr_status write_h5(const char *outdir, const mr_report *r, const mr_repor
     return st == MR_OK ? mr_image_h5_write(path, img, r->matrix, &meta) : st;
 }
 
+mr_status mr_outputs_picture(const char *path, const float *mag, const int64_t matrix[3], const int64_t *slice,
+                             double hi)
+{
+    const int64_t n = matrix[0] * matrix[1] * matrix[2];
+    if (!(hi > 0)) {
+        hi = 0;
+        for (int64_t v = 0; v < n; v++)
+            if (isfinite(mag[v]) && mag[v] > hi)
+                hi = mag[v];
+        hi = hi > 0 ? hi : 1;
+    }
+    if (matrix[2] == 1 && !slice)
+        return mr_png_write_volume(path, mag, matrix, 0, hi, 8);
+    float *pix = NULL;
+    int w = 0, h = 0;
+    mr_status st = mr_plot_volume(mag, matrix, slice, matrix[2] > 1 ? mr_plot_volume_zoom(matrix, MR_PICTURE_MIN_PANEL) : 1,
+                                  2, (float)hi, &pix, &w, &h);
+    if (st != MR_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", mr_last_error()); /* mr_error writes the buffer it would read */
+        return mr_error(st, "%s: --slice: %s", path, why);
+    }
+    st = mr_png_write_gray(path, pix, w, h, 0, hi, 8);
+    free(pix);
+    return st;
+}
+
 /* image_<method>.png: the magnitude in the report's window */
 static mr_status write_png(const char *outdir, const mr_report *r, const mr_report_method *m, const float *img)
 {
@@ -117,7 +145,7 @@ static mr_status write_png(const char *outdir, const mr_report *r, const mr_repo
     snprintf(name, sizeof name, "image_%s.png", m->method);
     mr_status st = mr_path_join(path, sizeof path, outdir, name);
     if (st == MR_OK)
-        st = mr_png_write_volume(path, mag, r->matrix, 0, isfinite(r->window_hi) ? r->window_hi : 0, 8);
+        st = mr_outputs_picture(path, mag, r->matrix, r->slice, isfinite(r->window_hi) ? r->window_hi : 0);
     free(mag);
     return st;
 }
@@ -198,7 +226,8 @@ static mr_status write_compare(const outputs_job *o)
     }
     char path[4096];
     mr_status st = mr_path_join(path, sizeof path, o->outdir, "compare.png");
-    return st == MR_OK ? mr_compare_write(path, r->matrix, o->truth, o->imgs, labels, 3, hi, r->error_gain) : st;
+    return st == MR_OK ? mr_compare_write(path, r->matrix, r->slice, o->truth, o->imgs, labels, 3, hi, r->error_gain)
+                       : st;
 }
 
 static void *run_task(void *arg)

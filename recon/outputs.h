@@ -32,6 +32,13 @@ mr_status mr_outputs_parse_formats(const char *list, const char *nifti, unsigned
  * [Nz][Ny][Nx][2]; truth (real, may be NULL) is the reference of compare.png. Fills r->t_write. */
 mr_status mr_outputs_write_images(const char *outdir, mr_report *r, const float *const *imgs, const float *truth);
 
+/* The magnitude picture image_<method>.png: a 2D image as it is (one pixel per voxel, io/image_png.h); a 3D
+ * volume as its three planes through voxel slice (NULL: the centre), each at least 192 pixels on its
+ * longest edge, labelled with plane and index above the image (recon/plot.h mr_plot_volume). Grey levels
+ * map [0, hi] (hi <= 0: [0, max]) to 0..255. */
+mr_status mr_outputs_picture(const char *path, const float *mag, const int64_t matrix[3], const int64_t *slice,
+                             double hi);
+
 /* The compare.png tile label of a method ("CG", "KB gridding", "Bilinear"; else the name itself). */
 const char *mr_outputs_method_label(const char *method);
 

@@ -70,7 +70,9 @@ static void put(uint8_t *rgb, int w, int h, int x, int y, const uint8_t c[3])
     memcpy(rgb + 3 * ((size_t)y * w + x), c, 3);
 }
 
-int mr_plot_text(uint8_t *rgb, int w, int h, int x, int y, const char *text, const uint8_t color[3], int scale)
+/* Every pixel of text at (x, y) in font pixels of scale x scale: paint(ctx, px, py) for each; returns
+ * the width. One walk for the RGB and the grey canvases. */
+static int text_walk(int x, int y, const char *text, int scale, void (*paint)(void *ctx, int px, int py), void *ctx)
 {
     int x0 = x;
     for (const char *p = text; *p; p++) {
@@ -80,10 +82,92 @@ int mr_plot_text(uint8_t *rgb, int w, int h, int x, int y, const char *text, con
                 if (rows[r] & (0x10 >> col))
                     for (int dy = 0; dy < scale; dy++)
                         for (int dx = 0; dx < scale; dx++)
-                            put(rgb, w, h, x + col * scale + dx, y + r * scale + dy, color);
+                            paint(ctx, x + col * scale + dx, y + r * scale + dy);
         x += 6 * scale;
     }
     return x - x0;
+}
+
+typedef struct {
+    uint8_t *rgb;
+    float *grey;
+    int w, h;
+    const uint8_t *color;
+    float value;
+} canvas;
+
+static void paint_rgb(void *ctx, int x, int y)
+{
+    const canvas *c = ctx;
+    put(c->rgb, c->w, c->h, x, y, c->color);
+}
+
+static void paint_grey(void *ctx, int x, int y)
+{
+    const canvas *c = ctx;
+    if (x >= 0 && y >= 0 && x < c->w && y < c->h)
+        c->grey[(size_t)y * (size_t)c->w + (size_t)x] = c->value;
+}
+
+int mr_plot_text(uint8_t *rgb, int w, int h, int x, int y, const char *text, const uint8_t color[3], int scale)
+{
+    canvas c = {rgb, NULL, w, h, color, 0};
+    return text_walk(x, y, text, scale, paint_rgb, &c);
+}
+
+int mr_plot_text_grey(float *pix, int w, int h, int x, int y, const char *text, float value, int scale)
+{
+    canvas c = {NULL, pix, w, h, NULL, value};
+    return text_walk(x, y, text, scale, paint_grey, &c);
+}
+
+int mr_plot_volume_zoom(const int64_t matrix[3], int min_edge)
+{
+    int64_t edge = matrix[0];
+    for (int a = 1; a < 3; a++)
+        if (matrix[a] > 1 && matrix[a] > edge)
+            edge = matrix[a];
+    int64_t z = (min_edge + edge - 1) / edge;
+    return z < 1 ? 1 : z > 8 ? 8 : (int)z;
+}
+
+mr_status mr_plot_volume(const float *mag, const int64_t matrix[3], const int64_t at[3], int zoom, int text_scale,
+                         float label_value, float **out, int *w, int *h)
+{
+    *out = NULL;
+    float *m;
+    int mw, mh;
+    mr_status st = mr_volume_montage_at(mag, matrix, at, &m, &mw, &mh);
+    if (st != MR_OK)
+        return st;
+    zoom = zoom < 1 ? 1 : zoom;
+    const int is3d = matrix[2] > 1;
+    const int band = is3d ? MR_PLOT_TEXT_H * text_scale + 6 : 0;
+    const int W = mw * zoom, H = mh * zoom + band;
+    float *pix = calloc((size_t)W * (size_t)H, sizeof *pix);
+    if (!pix) {
+        free(m);
+        return mr_error(MR_ENOMEM, "out of memory for a %dx%d picture", W, H);
+    }
+    for (int y = 0; y < mh * zoom; y++)
+        for (int x = 0; x < W; x++)
+            pix[(size_t)(y + band) * (size_t)W + (size_t)x] = m[(size_t)(y / zoom) * (size_t)mw + (size_t)(x / zoom)];
+    free(m);
+    if (is3d) { /* the plane and its index above each panel (the montage layout of io/image_png.h) */
+        const int64_t c[3] = {at ? at[0] : matrix[0] / 2, at ? at[1] : matrix[1] / 2, at ? at[2] : matrix[2] / 2};
+        const int64_t x0[3] = {0, matrix[0] + MR_MONTAGE_GAP, 2 * matrix[0] + 2 * MR_MONTAGE_GAP};
+        char text[64];
+        snprintf(text, sizeof text, "axial z=%lld", (long long)c[2]);
+        mr_plot_text_grey(pix, W, H, (int)x0[0] * zoom + 2, 3, text, label_value, text_scale);
+        snprintf(text, sizeof text, "coronal y=%lld", (long long)c[1]);
+        mr_plot_text_grey(pix, W, H, (int)x0[1] * zoom + 2, 3, text, label_value, text_scale);
+        snprintf(text, sizeof text, "sagittal x=%lld", (long long)c[0]);
+        mr_plot_text_grey(pix, W, H, (int)x0[2] * zoom + 2, 3, text, label_value, text_scale);
+    }
+    *out = pix;
+    *w = W;
+    *h = H;
+    return MR_OK;
 }
 
 static int text_width(const char *text, int scale) { return (int)strlen(text) * 6 * scale; }

@@ -22,6 +22,20 @@ typedef struct {
  * outside the picture are clipped. Returns the width drawn in pixels. */
 int mr_plot_text(uint8_t *rgb, int w, int h, int x, int y, const char *text, const uint8_t color[3], int scale);
 
+/* The same into a grey picture pix[h][w]: the text's pixels get `value`. */
+int mr_plot_text_grey(float *pix, int w, int h, int x, int y, const char *text, float value, int scale);
+
+/* The picture of a volume, magnitudes mag[Nz][Ny][Nx] (docs/FORMAT.md, Orientation): 2D -> the image
+ * (x right, y down) enlarged zoom times; 3D -> the axial, coronal and sagittal planes through voxel at
+ * (NULL: the centre N/2), side by side (io/image_png.h's montage) enlarged zoom times, under a band that
+ * names each plane and its index ("axial z=32") in text_scale font pixels, drawn with label_value (the
+ * band is 0). *out (malloc'd grey [h][w], mag's units) is the caller's. MR_EINVAL for `at` outside. */
+mr_status mr_plot_volume(const float *mag, const int64_t matrix[3], const int64_t at[3], int zoom, int text_scale,
+                         float label_value, float **out, int *w, int *h);
+
+/* The zoom (1..8) that makes the longest edge of a volume's panels at least min_edge pixels. */
+int mr_plot_volume_zoom(const int64_t matrix[3], int min_edge);
+
 /* Fill a w x h picture: white background, a frame, grid lines, and 1 or 2 series against the
  * index; series 0 uses the left axis, series 1 (optional) the right axis, each with its own
  * range and tick labels. xlabel names the horizontal axis. MR_EINVAL for ns outside 1..2 or a

@@ -194,4 +194,23 @@ else
   echo "SKIP (part): bart not installed: BART names (k + t) not tried"
 fi
 
+# the Q cache command on a cache of its own
+expect 0 "recon --q-cache DIR" -- "$bin" recon "$dir/sp.h5" -o "$dir/qrun" --q-cache "$dir/qc" -q
+expect 0 "cache list" -- "$bin" cache list --dir "$dir/qc"
+grep -q "1 entry" "$dir/out" && echo "ok: cache list shows the entry" || { echo "FAIL: cache list: $(cat "$dir/out")"; fail=1; }
+expect 0 "cache size" -- "$bin" cache size --dir "$dir/qc"
+[ "$(cat "$dir/out")" -gt 0 ] 2>/dev/null && echo "ok: cache size > 0" || { echo "FAIL: cache size: $(cat "$dir/out")"; fail=1; }
+expect 0 "cache clear" -- "$bin" cache clear --dir "$dir/qc"
+expect 0 "cache size after clear" -- "$bin" cache size --dir "$dir/qc"
+[ "$(cat "$dir/out")" = 0 ] && echo "ok: empty after clear" || { echo "FAIL: size after clear: $(cat "$dir/out")"; fail=1; }
+expect 2 "cache bogus" -- "$bin" cache bogus
+
+# --slice: the planes of a 3D picture; outside the image is an error naming the axis
+"$bin" phantom -o "$dir/m3.h5" --dim 3 --matrix 24 --marker --traj kooshball --spokes 400 --readout 24 -q >/dev/null
+expect 0 "recon 3D --slice 4,3,6" -- "$bin" recon "$dir/m3.h5" -o "$dir/r3" --method gridding-kb --slice 4,3,6 -q
+check "3D picture written" test -s "$dir/r3/image_gridding-kb.png"
+expect 2 "--slice 1,2" -- "$bin" recon "$dir/m3.h5" -o "$dir/x" --slice 1,2
+expect 1 "--slice outside the image" -- "$bin" recon "$dir/m3.h5" -o "$dir/x" --method gridding-kb --slice 4,3,30
+grep -q "slice z = 30" "$dir/err" && echo "ok: names the axis" || { echo "FAIL: message"; fail=1; }
+
 exit $fail
