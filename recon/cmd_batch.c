@@ -214,13 +214,27 @@ int mr_cmd_batch(int argc, char **argv)
     memset(&list, 0, sizeof list);
     st = root ? mr_batch_collect((const char *const *)res.positional, res.npositional, &list) : MR_OK;
     mr_opts_free(&res);
+    /* reader options that apply to none of the inputs' formats are refused (usage error): accepted when
+       every option given applies to at least one scan */
+    int usage = 0;
+    for (int i = 0, ok = 0; root && st == MR_OK && !ok && i < list.count; i++) {
+        ok = mr_read_cli_check(&spec, &res, &ctx.recon.read, list.scans[i].path) == MR_OK;
+        if (!ok && i + 1 == list.count) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", mr_last_error()); /* mr_error writes the buffer it would read */
+            st = mr_error(MR_EINVAL, "%s%s", why, list.count > 1 ? " (and so for every input of the batch)" : "");
+            usage = 1;
+        }
+    }
     if (mb)
         st = mr_mpi_batch_share_list(mb, &list, st);
     if (st != MR_OK || list.count == 0) {
-        if (root)
+        if (root && usage)
+            mr_opts_usage(&spec, "%s", mr_last_error());
+        else if (root)
             fprintf(stderr, "mrirecon batch: %s\n", st != MR_OK ? mr_last_error() : "no scans found in the inputs");
         mr_batch_list_free(&list);
-        return end_mpi(comm, mb, MR_EXIT_FAILURE, 0);
+        return end_mpi(comm, mb, usage ? MR_EXIT_USAGE : MR_EXIT_FAILURE, 0);
     }
 
     /* workers: one per GPU, or CPU workers sharing the cores (of this rank's share of the node) */

@@ -194,6 +194,35 @@ else
   echo "SKIP (part): bart not installed: BART names (k + t) not tried"
 fi
 
+expect 2 "batch (mrirecon scans only) --matrix 64,64" -- "$bin" batch "$dir/sp.h5" "$dir/m.h5" -o "$dir/xb" --matrix 64,64
+grep -q -- "--matrix applies to BART input only" "$dir/err" && echo "ok: names --matrix" || { echo "FAIL: message"; fail=1; }
+
+# the marker through ISMRMRD raw data (written by libismrmrd): the same corner as from our file
+tools=$(dirname "$bin")
+if "$tools/tool_ismrmrd_write" "$dir/m.h5" "$dir/m.mrd" >/dev/null 2>&1; then
+  expect 0 "recon the ISMRMRD scan" -- "$bin" recon "$dir/m.mrd" -o "$dir/ri" --format "$formats" -q
+  if [ -n "$py" ] && "$py" -c "import numpy, PIL" 2>/dev/null; then
+    "$py" - "$dir" <<'PY' || fail=1
+import os, sys
+import numpy as np
+from PIL import Image
+d = sys.argv[1]
+def corner(a):
+    a = np.abs(np.asarray(a, dtype=float)); m = np.clip(a - a[:, ::-1], 0, None)
+    r, c = np.unravel_index(np.argmax(m), m.shape)
+    return ("top" if r < a.shape[0] / 2 else "bottom") + "-" + ("left" if c < a.shape[1] / 2 else "right")
+a = corner(Image.open(os.path.join(d, "ri", "image_cg.png")).convert("L"))
+b = corner(Image.open(os.path.join(d, "r", "image_cg.png")).convert("L"))
+print(("ok" if a == b == "top-left" else "FAIL") + ": the marker from ISMRMRD raw data: %s (from our file: %s)" % (a, b))
+sys.exit(0 if a == b == "top-left" else 1)
+PY
+  else
+    echo "SKIP (part): python3 with numpy and pillow not available: the ISMRMRD marker corner not checked"
+  fi
+else
+  echo "SKIP (part): tool_ismrmrd_write built without libismrmrd (apt-get install libismrmrd-dev)"
+fi
+
 # the Q cache command on a cache of its own
 expect 0 "recon --q-cache DIR" -- "$bin" recon "$dir/sp.h5" -o "$dir/qrun" --q-cache "$dir/qc" -q
 expect 0 "cache list" -- "$bin" cache list --dir "$dir/qc"
