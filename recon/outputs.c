@@ -36,8 +36,10 @@ mr_status mr_outputs_parse_formats(const char *list, const char *nifti, unsigned
     if ((*set & (1u << MR_IMAGE_DICOM)) && !mr_dicom_available())
         return mr_error(MR_EINVAL, "--format dicom: this mrirecon was built without DICOM support (DCMTK: install "
                                    "libdcmtk-dev and rebuild, scripts/setup.sh)");
-    if (nifti && strcmp(nifti, "magnitude") && !(*set & (1u << MR_IMAGE_NIFTI)))
+    if (nifti && !strcmp(nifti, "complex") && !(*set & (1u << MR_IMAGE_NIFTI)))
         return mr_error(MR_EINVAL, "--nifti %s but --format %s writes no NIfTI", nifti, list);
+    if (nifti && !strcmp(nifti, "none") && (*set & (1u << MR_IMAGE_NIFTI)))
+        return mr_error(MR_EINVAL, "--nifti none but --format %s lists nifti", list);
     return MR_OK;
 }
 
