@@ -86,6 +86,8 @@ void put_ds3(DcmDataset *d, const DcmTagKey &tag, const double *v, int n)
 
 extern "C" int mr_dicom_available(void) { return 1; }
 
+extern "C" mr_status mr_dicom_uid_new(char *uid) { return uuid_uid(uid, MR_DICOM_UID_SIZE); }
+
 extern "C" mr_status mr_dicom_study_new(mr_dicom_study *s)
 {
     std::memset(s, 0, sizeof *s);
@@ -124,8 +126,14 @@ extern "C" mr_status mr_dicom_write_series(const char *prefix, const float *img,
         study = &own;
     }
     char series_uid[MR_DICOM_UID_SIZE];
-    if ((st = uuid_uid(series_uid, sizeof series_uid)) != MR_OK)
+    if (o && o->series_uid) {
+        if (std::strlen(o->series_uid) >= sizeof series_uid)
+            return mr_error(MR_EINVAL, "%s: series UID longer than 64 characters", prefix);
+        std::strcpy(series_uid, o->series_uid);
+    } else if ((st = uuid_uid(series_uid, sizeof series_uid)) != MR_OK) {
         return st;
+    }
+    const long long first = o && o->first_instance > 0 ? o->first_instance : 0;
 
     const int64_t nx = matrix[0], ny = matrix[1], nz = matrix[2], per = nx * ny;
     // one rescale slope for the series: the largest magnitude maps to 65535
@@ -180,7 +188,7 @@ extern "C" mr_status mr_dicom_write_series(const char *prefix, const float *img,
             std::snprintf(buf, sizeof buf, "%d", o && o->series_number > 0 ? o->series_number : 1);
             put(ds_, DCM_SeriesNumber, buf);
             put(ds_, DCM_SeriesDescription, desc);
-            std::snprintf(buf, sizeof buf, "%lld", (long long)(k + 1));
+            std::snprintf(buf, sizeof buf, "%lld", first + (long long)(k + 1));
             put(ds_, DCM_InstanceNumber, buf);
             put(ds_, DCM_PatientPosition, "HFS");
             put(ds_, DCM_Laterality, ""); // type 2C without a body part: empty

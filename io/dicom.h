@@ -41,7 +41,14 @@ typedef struct {
     const mr_geometry *geometry;    /* or NULL: the default geometry */
     const char *patient_name;       /* NULL: "mrirecon^phantom" */
     const char *patient_id;         /* NULL: "mrirecon" */
+    const char *series_uid;         /* NULL: a new series; else this SeriesInstanceUID (the volumes of one
+                                       multi-slice scan written as one series, call by call) */
+    int first_instance;             /* InstanceNumber of the first slice - 1 (0: 1, 2, ...); with series_uid,
+                                       the slices written before */
 } mr_dicom_opts;
+
+/* A fresh UUID-derived UID (2.25.<number>) into uid[MR_DICOM_UID_SIZE]: for a series_uid shared by calls. */
+mr_status mr_dicom_uid_new(char *uid);
 
 /* 1 when this build writes DICOM (built with DCMTK). */
 int mr_dicom_available(void);

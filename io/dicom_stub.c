@@ -5,6 +5,12 @@
 
 int mr_dicom_available(void) { return 0; }
 
+mr_status mr_dicom_uid_new(char *uid)
+{
+    uid[0] = '\0';
+    return mr_error(MR_ENOTSUP, "DICOM: this mrirecon was built without DCMTK");
+}
+
 mr_status mr_dicom_study_new(mr_dicom_study *s)
 {
     memset(s, 0, sizeof *s);

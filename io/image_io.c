@@ -133,7 +133,7 @@ mr_status mr_image_write(mr_image_format f, const char *path, const mr_image *im
         return mr_mrd_image_write(path, im->data, im->matrix, &mo);
     }
     case MR_IMAGE_DICOM: {
-        mr_dicom_opts d = {o->study, o->series_number, desc, im->fov_mm, g, NULL, NULL};
+        mr_dicom_opts d = {o->study, o->series_number, desc, im->fov_mm, g, NULL, NULL, NULL, 0};
         return mr_dicom_write_series(path, im->data, im->matrix, &d, NULL);
     }
     default:
