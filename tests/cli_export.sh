@@ -194,6 +194,35 @@ else
   echo "SKIP (part): bart not installed: BART names (k + t) not tried"
 fi
 
+# a NIfTI made by nibabel (int16 with scl_slope, an oblique affine) through convert and back
+if [ -n "$py" ] && "$py" -c "import numpy, nibabel" 2>/dev/null; then
+  "$py" - "$dir" "$bin" <<'PY' || fail=1
+import os, subprocess, sys
+import numpy as np, nibabel as nib
+d, b = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(1)
+data = rng.integers(0, 1000, size=(12, 10, 6)).astype(np.int16)
+c, s = np.cos(0.4), np.sin(0.4)
+aff = np.array([[1.5 * c, -2 * s, 0, 10], [1.5 * s, 2 * c, 0, -20], [0, 0, 3, 7], [0, 0, 0, 1]])
+img = nib.Nifti1Image(data, aff)
+img.header.set_slope_inter(0.5, 2.0)
+img.set_qform(aff, code=1); img.set_sform(aff, code=1)
+src, mid, back = (os.path.join(d, n) for n in ("nb.nii", "nb.h5", "nb_back.nii"))
+nib.save(img, src)
+for a, o in ((src, mid), (mid, back)):
+    r = subprocess.run([b, "convert", a, o], capture_output=True, text=True)
+    if r.returncode:
+        print("FAIL: convert %s %s: %s" % (a, o, r.stderr)); sys.exit(1)
+n = nib.load(back)
+want = data * 0.5 + 2.0
+ok_data = np.allclose(np.asarray(n.dataobj), want, rtol=1e-6)
+ok_aff = np.allclose(n.affine, aff, atol=1e-4)
+print(("ok" if ok_data else "FAIL") + ": nibabel int16 x scl_slope + scl_inter -> h5 -> nii: the values")
+print(("ok" if ok_aff else "FAIL") + ": the oblique affine survives (max diff %.2g mm)" % np.abs(n.affine - aff).max())
+sys.exit(0 if ok_data and ok_aff else 1)
+PY
+fi
+
 expect 2 "batch (mrirecon scans only) --matrix 64,64" -- "$bin" batch "$dir/sp.h5" "$dir/m.h5" -o "$dir/xb" --matrix 64,64
 grep -q -- "--matrix applies to BART input only" "$dir/err" && echo "ok: names --matrix" || { echo "FAIL: message"; fail=1; }
 
