@@ -59,6 +59,10 @@ if [ $dicom = 1 ]; then
   check "DICOM folder holds IM0001.dcm" test -s "$dir/dcm/IM0001.dcm"
 fi
 
+expect 0 "info on an image" -- "$bin" info "$dir/r/image_cg.nii"
+grep -q "image 48x48x1, voxel 5 x 5" "$dir/out" && echo "ok: info describes the image" || { echo "FAIL: info: $(cat "$dir/out")"; fail=1; }
+expect 2 "info image --volume 0" -- "$bin" info "$dir/r/image_cg.h5" --volume 0
+
 # DICOM validated
 if [ $dicom = 1 ]; then
   if command -v dciodvfy >/dev/null 2>&1; then
