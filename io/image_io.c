@@ -188,6 +188,18 @@ static int cfl_pair(const char *path, const char *name)
     return mr_cfl_is_header(th) && mr_cfl_is_header(kh);
 }
 
+/* A BART array whose first dimension is 1, 2 or 3 is k-space ([1, R, S, C]) or a trajectory ([3, R, S]), as
+ * BART's non-Cartesian arrays are, not an image. */
+static int cfl_kspace_shape(const char *name)
+{
+    int64_t dims[MR_CFL_DIMS];
+    if (mr_cfl_read_header(name, dims, NULL) != MR_OK) {
+        mr_clear_error();
+        return 0;
+    }
+    return dims[0] <= 3;
+}
+
 static image_kind probe(const char *path)
 {
     char name[4100];
@@ -195,7 +207,7 @@ static image_kind probe(const char *path)
         return KIND_NIFTI;
     if (file_starts_with(path, 0, "\x89HDF\r\n\x1a\n", 8))
         return KIND_H5;
-    if (cfl_name(path, name, sizeof name) && !cfl_pair(path, name))
+    if (cfl_name(path, name, sizeof name) && !cfl_pair(path, name) && !cfl_kspace_shape(name))
         return KIND_CFL;
     return KIND_NONE;
 }

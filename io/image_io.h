@@ -70,7 +70,8 @@ mr_status mr_image_write(mr_image_format f, const char *path, const mr_image *im
 
 /* What mr_image_read recognises, by content: our HDF5 image (/image), NIfTI-1 (.nii), a BART array
  * (NAME, NAME.hdr or NAME.cfl) that is not one of a k-space pair (named NAME_traj or NAME_ksp, or
- * with both NAME_traj and NAME_ksp present). 1 when path is one of them. A BART k-space array named otherwise (`--traj`) looks like an
+ * with both NAME_traj and NAME_ksp present) and whose first dimension is at least 4 (BART's
+ * non-Cartesian k-space [1, R, S, C] and trajectory [3, R, S] arrays are not images). 1 when path is one of them. A BART k-space array named otherwise (`--traj`) looks like an
  * image here: the caller decides by the options. */
 int mr_image_probe(const char *path);
 
