@@ -341,6 +341,11 @@ int mr_cmd_convert(int argc, char **argv)
     staging stg = {NULL, 0, 0};
     mr_kspace *ks = NULL;
     mr_status st = mr_input_open(in_path, &ro, &in);
+    if (st == MR_OK && bart_scale && !bart && mr_input_get_format(in) != MR_INPUT_BART) {
+        mr_input_close(in);
+        return mr_opts_usage(&spec, "--bart-scale scales data to or from BART; neither %s (%s) nor %s is BART", in_path,
+                             mr_input_format_name(mr_input_get_format(in)), out);
+    }
     int nvol = st == MR_OK ? mr_input_nvolumes(in) : 0;
     if (st == MR_OK && pick >= nvol)
         st = mr_error(MR_EINVAL, "%s: --volume %d, but the input holds %d volume(s) (0..%d)", in_path, pick, nvol,

@@ -280,6 +280,10 @@ mr_status mr_outputs_write_images(const char *outdir, mr_report *r, const float 
     double t0 = mr_now();
     if (r->nmethods > 3)
         return mr_error(MR_EINVAL, "%s: %d methods to write (at most 3)", outdir, r->nmethods);
+    if (r->slice && r->matrix[2] == 1)
+        return mr_error(MR_EINVAL, "--slice chooses the planes of a 3D picture; this image is 2D (%lldx%lld): its "
+                                   "picture is the whole image",
+                        (long long)r->matrix[0], (long long)r->matrix[1]);
     mr_status st = mr_mkdir_p(outdir);
     if (st != MR_OK)
         return st;

@@ -271,6 +271,9 @@ expect 2 "cache bogus" -- "$bin" cache bogus
 "$bin" phantom -o "$dir/m3.h5" --dim 3 --matrix 24 --marker --traj kooshball --spokes 400 --readout 24 -q >/dev/null
 expect 0 "recon 3D --slice 4,3,6" -- "$bin" recon "$dir/m3.h5" -o "$dir/r3" --method gridding-kb --slice 4,3,6 -q
 check "3D picture written" test -s "$dir/r3/image_gridding-kb.png"
+expect 1 "--slice on a 2D scan" -- "$bin" recon "$dir/sp.h5" -o "$dir/x" --slice 1,2,0
+grep -q "this image is 2D" "$dir/err" && echo "ok: says why" || { echo "FAIL: message"; fail=1; }
+expect 2 "convert mrirecon -> mrirecon --bart-scale" -- "$bin" convert "$dir/sp.h5" "$dir/x.h5" --bart-scale
 expect 2 "--slice 1,2" -- "$bin" recon "$dir/m3.h5" -o "$dir/x" --slice 1,2
 expect 1 "--slice outside the image" -- "$bin" recon "$dir/m3.h5" -o "$dir/x" --method gridding-kb --slice 4,3,30
 grep -q "slice z = 30" "$dir/err" && echo "ok: names the axis" || { echo "FAIL: message"; fail=1; }
