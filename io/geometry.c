@@ -14,6 +14,17 @@ void mr_geometry_default(mr_geometry *g)
     }
 }
 
+int mr_geometry_is_default(const mr_geometry *g)
+{
+    mr_geometry d;
+    mr_geometry_default(&d);
+    double diff = 0;
+    for (int i = 0; i < 3; i++)
+        diff = fmax(diff, fabs(g->position[i]) + fabs(g->read_dir[i] - d.read_dir[i]) +
+                              fabs(g->phase_dir[i] - d.phase_dir[i]) + fabs(g->slice_dir[i] - d.slice_dir[i]));
+    return diff <= 1e-5;
+}
+
 void mr_voxel_size_mm(const int64_t matrix[3], const float fov_mm[3], double d[3])
 {
     for (int a = 0; a < 3; a++)

@@ -28,6 +28,9 @@ typedef struct {
 /* The placement of a volume without one: position 0, read (1,0,0), phase (0,1,0), slice (0,0,1). */
 void mr_geometry_default(mr_geometry *g);
 
+/* 1 when g is the default placement (within 1e-5 in every component). */
+int mr_geometry_is_default(const mr_geometry *g);
+
 /* Voxel size in mm: FOV / N per axis, 1 mm where the FOV is unknown (fov_mm NULL or <= 0). */
 void mr_voxel_size_mm(const int64_t matrix[3], const float fov_mm[3], double d[3]);
 

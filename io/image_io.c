@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../base/log.h"
 #include "cfl.h"
 #include "h5util.h"
 #include "image_h5.h"
@@ -143,7 +144,7 @@ mr_status mr_image_write(mr_image_format f, const char *path, const mr_image *im
 
 /* ---- reading ----------------------------------------------------------------------------------- */
 
-typedef enum { KIND_NONE = 0, KIND_H5, KIND_NIFTI, KIND_CFL } image_kind;
+typedef enum { KIND_NONE = 0, KIND_H5, KIND_NIFTI, KIND_CFL, KIND_MRD } image_kind;
 
 static int file_starts_with(const char *path, long off, const char *magic, size_t n)
 {
@@ -212,27 +213,29 @@ static image_kind probe(const char *path)
     return KIND_NONE;
 }
 
-static mr_status has_image(hid_t file, const char *path, void *ctx)
+/* KIND_H5 for /image (ours), KIND_MRD for MRD images (/dataset without raw data), else KIND_NONE. */
+static mr_status h5_kind(hid_t file, const char *path, void *ctx)
 {
     int present = 0;
     mr_status st = mr_h5_lookup(file, path, "/image", &present);
-    *(int *)ctx = st == MR_OK && present;
+    *(image_kind *)ctx = st == MR_OK && present ? KIND_H5 : mr_mrd_image_probe(file, path) ? KIND_MRD : KIND_NONE;
     return st;
 }
 
-int mr_image_probe(const char *path)
+/* probe(), with HDF5 files told apart by their groups, looked up after a child process opened the file (a
+ * damaged file that crashes libhdf5 is then no image, not a crash). */
+static image_kind probe_kind(const char *path)
 {
-    const image_kind k = probe(path);
+    image_kind k = probe(path);
     if (k != KIND_H5)
-        return k != KIND_NONE;
-    /* an HDF5 file is an image when it has /image (a k-space file has /kspace); looked up after a child
-       process opened it (a damaged file that crashes libhdf5 is then no image, not a crash) */
-    int present = 0;
-    if (mr_h5_read_isolated(path, has_image, &present) != MR_OK)
-        present = 0;
+        return k;
+    if (mr_h5_read_isolated(path, h5_kind, &k) != MR_OK)
+        k = KIND_NONE;
     mr_clear_error();
-    return present;
+    return k;
 }
+
+int mr_image_probe(const char *path) { return probe_kind(path) != KIND_NONE; }
 
 /* A BART array [X, Y, Z, 1, ...] as an image; other non-trivial dims are refused (a k-space or coil
  * array is not an image). The "# mrirecon" section gives the FOV when its matrix agrees. */
@@ -262,7 +265,13 @@ mr_status mr_image_read(const char *path, mr_image **out)
         return mr_error(MR_ENOMEM, "out of memory");
     char name[4100];
     mr_status st;
-    switch (probe(path)) {
+    int nimages = 0;
+    switch (probe_kind(path)) {
+    case KIND_MRD:
+        st = mr_mrd_image_read(path, &im->data, im->matrix, im->fov_mm, &im->geometry, &im->has_geometry, &nimages);
+        if (st == MR_OK && nimages > 1)
+            mr_log(MR_LOG_INFO, "%s: the first of %d images", path, nimages);
+        break;
     case KIND_NIFTI:
         st = mr_nifti_read(path, &im->data, im->matrix, im->fov_mm, &im->geometry, &im->has_geometry);
         break;
@@ -282,8 +291,8 @@ mr_status mr_image_read(const char *path, mr_image **out)
         st = read_cfl(path, name, im);
         break;
     default:
-        st = mr_error(MR_EFORMAT, "%s: not an image mrirecon reads (an HDF5 image with /image, a NIfTI-1 .nii, a "
-                                  "BART array)",
+        st = mr_error(MR_EFORMAT, "%s: not an image mrirecon reads (an HDF5 image with /image, an MRD image, a "
+                                  "NIfTI-1 .nii, a BART array)",
                       path);
     }
     if (st != MR_OK) {

@@ -68,7 +68,8 @@ void mr_image_write_opts_default(mr_image_write_opts *o);
  * folder must exist). o may be NULL (the defaults). */
 mr_status mr_image_write(mr_image_format f, const char *path, const mr_image *im, const mr_image_write_opts *o);
 
-/* What mr_image_read recognises, by content: our HDF5 image (/image), NIfTI-1 (.nii), a BART array
+/* What mr_image_read recognises, by content: our HDF5 image (/image), an MRD image (HDF5 /dataset without
+ * raw data: its first image, io/mrd_image.h), NIfTI-1 (.nii), a BART array
  * (NAME, NAME.hdr or NAME.cfl) that is not one of a k-space pair (named NAME_traj or NAME_ksp, or
  * with both NAME_traj and NAME_ksp present) and whose first dimension is at least 4 (BART's
  * non-Cartesian k-space [1, R, S, C] and trajectory [3, R, S] arrays are not images). 1 when path is one of them. A BART k-space array named otherwise (`--traj`) looks like an

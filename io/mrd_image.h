@@ -14,6 +14,7 @@
 #ifndef MR_MRD_IMAGE_H
 #define MR_MRD_IMAGE_H
 
+#include <hdf5.h>
 #include <stdint.h>
 
 #include "../base/status.h"
@@ -34,6 +35,19 @@ typedef struct {
 /* Write img (complex [Nz][Ny][Nx][2], borrowed) as one MRD image to path, atomically (built in memory,
  * temporary name + rename). */
 mr_status mr_mrd_image_write(const char *path, const float *img, const int64_t matrix[3], const mr_mrd_image_opts *o);
+
+/* Read the first image (by name) of /dataset of an MRD file: the first image of that variable, complex
+ * (CXFLOAT/CXDOUBLE) or real (any integer or float type; imaginary part 0), one channel, into *img
+ * (malloc'd complex [Nz][Ny][Nx][2], the caller's), its matrix, field_of_view (fov_mm, 0 where unset) and
+ * placement (*has_geometry 0 when the directions are unusable). *nimages (may be NULL): how many images
+ * the variable holds. Read like every HDF5 input (io/h5util.h: checked before allocating, in a child
+ * process first); MR_EFORMAT naming the file and dataset otherwise. */
+mr_status mr_mrd_image_read(const char *path, float **img, int64_t matrix[3], float fov_mm[3], mr_geometry *geometry,
+                            int *has_geometry, int *nimages);
+
+/* 1 when an open HDF5 file looks like MRD images: /dataset without /kspace and without raw data
+ * (/dataset/data). */
+int mr_mrd_image_probe(hid_t file, const char *path);
 
 #ifdef __cplusplus
 }

@@ -418,17 +418,8 @@ mr_status mr_nifti_read(const char *path, float **img, int64_t matrix[3], float 
     }
     const double unit = (h[123] & 7) == 1 ? 1000.0 : (h[123] & 7) == 3 ? 0.001 : 1.0; /* m, mm, um */
     *has_geometry = read_placement(&n, m, pix, geometry);
-    if (*has_geometry && get_i16(&n, 254) != 1 && get_i16(&n, 252) != 1) {
-        /* not placed in the scanner (aligned, template, ...): a geometry only when it is not the default one */
-        mr_geometry def;
-        mr_geometry_default(&def);
-        double diff = 0;
-        for (int i = 0; i < 3; i++)
-            diff = fmax(diff, fabs(geometry->position[i]) + fabs(geometry->read_dir[i] - def.read_dir[i]) +
-                                  fabs(geometry->phase_dir[i] - def.phase_dir[i]) +
-                                  fabs(geometry->slice_dir[i] - def.slice_dir[i]));
-        *has_geometry = diff > 1e-5;
-    }
+    if (*has_geometry && get_i16(&n, 254) != 1 && get_i16(&n, 252) != 1)
+        *has_geometry = !mr_geometry_is_default(geometry); /* not placed in the scanner: only when it says more */
     for (int a = 0; a < 3; a++)
         fov_mm[a] = (float)(pix[a] * unit * (double)m[a]);
     if (*has_geometry && unit != 1.0)

@@ -283,8 +283,8 @@ int mr_cmd_convert(int argc, char **argv)
         "is 1/N: images reconstructed by BART are ours / sqrt(Nx Ny Nz) unless --bart-scale). Mapping and\n"
         "units: docs/FORMAT.md.\n"
         "Nothing is written unless every volume converts.\n"
-        "Images: IN an image (a reconstruction's image_<method>.h5, a NIfTI-1 .nii, a BART array [X Y Z] such\n"
-        "as 'bart pics' writes) is written to OUT as chosen by --to or OUT's name: our HDF5 image (.h5), NIfTI-1\n"
+        "Images: IN an image (a reconstruction's image_<method>.h5, an ISMRMRD/MRD image such as Gadgetron\n"
+        "writes (its first image), a NIfTI-1 .nii, a BART array [X Y Z] such as 'bart pics' writes) is written to OUT as chosen by --to or OUT's name: our HDF5 image (.h5), NIfTI-1\n"
         "(.nii), ISMRMRD/MRD image (.mrd), PNG (.png), DICOM (a folder: OUT/IM0001.dcm ..., one MR image per\n"
         "slice; or OUT.dcm: OUT_0001.dcm ...) or BART (OUT.hdr/.cfl). The orientation and the scanner\n"
         "placement (when IN has one) are kept: docs/FORMAT.md, Orientation.",

@@ -5,7 +5,7 @@
  * (voxel -> LPS, also for a rotated scanner geometry), and where the marker lands: the centroid of
  * (image read back - the same phantom without the marker), in voxel indices, must be the marker's
  * centre x = -0.34, y = -0.37 (, z = -0.25) of the FOV, i.e. the top-left corner of every picture. A
- * flip or a transposition moves it by many voxels. MRD images are read back with libismrmrd and NIfTI
+ * flip or a transposition moves it by many voxels. MRD images are read back by our reader and with libismrmrd, NIfTI
  * files with libniftiio where the test is built with them (MR_HAVE_ISMRMRD, MR_HAVE_NIFTILIB). DICOM
  * files are validated by tests/cli_export.sh (dciodvfy, dcmdump, pydicom). */
 #include <math.h>
@@ -120,13 +120,13 @@ static void run(const char *dir, mr_phantom_kind kind, const int64_t m[3], const
     snprintf(label, sizeof label, "%lldx%lldx%lld%s", (long long)m[0], (long long)m[1], (long long)m[2],
              g ? " rotated" : "");
 
-    /* formats read back by mr_image_read: ours, NIfTI (magnitude and complex), BART */
+    /* formats read back by mr_image_read: ours, NIfTI (magnitude and complex), BART, MRD */
     static const struct {
         mr_image_format f;
         const char *name;
         int cplx;
-    } back[] = {{MR_IMAGE_H5, "x.h5", 1}, {MR_IMAGE_NIFTI, "x.nii", 0}, {MR_IMAGE_NIFTI, "xc.nii", 1},
-                {MR_IMAGE_CFL, "x", 1}};
+    } back[] = {{MR_IMAGE_H5, "x.h5", 1},   {MR_IMAGE_NIFTI, "x.nii", 0}, {MR_IMAGE_NIFTI, "xc.nii", 1},
+                {MR_IMAGE_CFL, "x", 1},     {MR_IMAGE_MRD, "x.mrd", 1}};
     for (size_t i = 0; i < sizeof back / sizeof back[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, back[i].name);
         mr_image_write_opts o;
