@@ -284,10 +284,10 @@ int mr_cmd_convert(int argc, char **argv)
         "units: docs/FORMAT.md.\n"
         "Nothing is written unless every volume converts.\n"
         "Images: IN an image (a reconstruction's image_<method>.h5, an ISMRMRD/MRD image such as Gadgetron\n"
-        "writes (its first image), a NIfTI-1 .nii, a BART array [X Y Z] such as 'bart pics' writes) is written to OUT as chosen by --to or OUT's name: our HDF5 image (.h5), NIfTI-1\n"
-        "(.nii), ISMRMRD/MRD image (.mrd), PNG (.png), DICOM (a folder: OUT/IM0001.dcm ..., one MR image per\n"
-        "slice; or OUT.dcm: OUT_0001.dcm ...) or BART (OUT.hdr/.cfl). The orientation and the scanner\n"
-        "placement (when IN has one) are kept: docs/FORMAT.md, Orientation.",
+        "writes (its first image), a NIfTI-1 .nii, a BART array [X Y Z] such as 'bart pics' writes) is\n"
+        "written to OUT as chosen by --to or OUT's name: our HDF5 image (.h5), NIfTI-1 (.nii), ISMRMRD/MRD\n"
+        "image (.mrd), PNG (.png), DICOM (a folder: OUT/IM0001.dcm ..., one MR image per slice; or OUT.dcm:\n"
+        "OUT_0001.dcm ...) or BART (OUT.hdr/.cfl). The orientation and the scanner\n"        "placement (when IN has one) are kept: docs/FORMAT.md, Orientation.",
         opts,
         (int)(sizeof opts / sizeof opts[0]),
         2,
