@@ -41,9 +41,10 @@ static const shape_row sl3d[NSHAPES] = {
 /* The orientation marker (MR_PHANTOM_MARKER), in FOV units (no flip: these are our image axes):
  * intensity 1, an ellipse elongated along x (so a transposition changes its shape as well as its
  * place), outside the head near the corner of small x and small y, i.e. the top-left corner of
- * every picture (docs/FORMAT.md, "Orientation"); in 3D an ellipsoid at small z too. */
+ * every picture (docs/FORMAT.md, "Orientation"); in 3D an ellipsoid reaching from z = -0.3 to 0.1: through the
+ * central axial plane (the first panel of every 3D picture) and off-centre in z, so a z flip shows too. */
 static const shape_row marker_2d = {1.0, 0.07, 0.035, 0, -0.34, -0.37, 0, 0};
-static const shape_row marker_3d = {1.0, 0.07, 0.035, 0.05, -0.34, -0.37, -0.25, 0};
+static const shape_row marker_3d = {1.0, 0.07, 0.035, 0.2, -0.34, -0.37, -0.1, 0};
 
 /* One shape in FOV units: body coordinates u = R(-phi)(r - centre). */
 typedef struct {

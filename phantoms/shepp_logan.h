@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 /* The 2D or 3D phantom, optionally with the orientation marker: a bright ellipse (ellipsoid) outside
- * the head near the corner of small x and y (and small z in 3D), elongated along x, so that a flip or a
+ * the head near the corner of small x and y (in 3D from z = -0.3 to 0.1), elongated along x, so that a flip or a
  * transposition of the image axes shows (docs/PHANTOMS.md; docs/FORMAT.md "Orientation"). Its k-space
  * and truth images are as analytic as the rest. A kind is SL2D or SL3D, OR-ed with MARKER. */
 typedef enum {

@@ -89,7 +89,7 @@ int mr_cmd_phantom(int argc, char **argv)
          "coil without maps",
          NULL, 0, MR_MAX_COILS},
         {"marker", 0, MR_OPT_FLAG, &marker, NULL,
-         "add the orientation marker: a bright ellipse outside the head at small x, y (and z in 3D), the top-left "
+         "add the orientation marker: a bright ellipse outside the head at small x, y (in 3D from z = -0.3 to 0.1 FOV), the top-left "
          "corner of every picture (docs/FORMAT.md, Orientation)",
          NULL, 0, -1},
         {"suite", 0, MR_OPT_STRING, &suite, "DIR",

@@ -4,7 +4,7 @@
  * DICOM. Checks: dimensions, values (relative error; the magnitude for magnitude formats), the placement
  * (voxel -> LPS, also for a rotated scanner geometry), and where the marker lands: the centroid of
  * (image read back - the same phantom without the marker), in voxel indices, must be the marker's
- * centre x = -0.34, y = -0.37 (, z = -0.25) of the FOV, i.e. the top-left corner of every picture. A
+ * centre x = -0.34, y = -0.37 (, z = -0.1) of the FOV, i.e. the top-left corner of every picture. A
  * flip or a transposition moves it by many voxels. MRD images are read back by our reader and with libismrmrd, NIfTI
  * files with libniftiio where the test is built with them (MR_HAVE_ISMRMRD, MR_HAVE_NIFTILIB). DICOM
  * files are validated by tests/cli_export.sh (dciodvfy, dcmdump, pydicom). */
@@ -26,7 +26,7 @@
 #include <nifti1_io.h>
 #endif
 
-static const double marker_2d[3] = {-0.34, -0.37, 0}, marker_3d[3] = {-0.34, -0.37, -0.25};
+static const double marker_2d[3] = {-0.34, -0.37, 0}, marker_3d[3] = {-0.34, -0.37, -0.1};
 
 /* Centroid (voxel indices) of max(a - b, 0) over the volume: the marker when a has it and b not. */
 static void centroid(const float *a, const float *b, const int64_t m[3], double c[3])

@@ -56,7 +56,7 @@ static double tight_bound(int is3d, double h)
     return 4.0 * sqrt(cells) * (is3d ? h * h * h : h * h);
 }
 
-/* sum rho |E| of the shapes; the orientation marker (intensity 1, semi-axes 0.07 x 0.035 (x 0.05) in FOV
+/* sum rho |E| of the shapes; the orientation marker (intensity 1, semi-axes 0.07 x 0.035 (x 0.2) in FOV
  * units, phantoms/shepp_logan.c) adds its area or volume */
 static double mass(mr_phantom_kind kind)
 {
@@ -65,7 +65,7 @@ static double mass(mr_phantom_kind kind)
     for (int i = 0; i < 10; i++)
         s += rho[i] * (is3d ? 4.0 / 3.0 * PI * ax3[i][0] * ax3[i][1] * ax3[i][2] / 8 : PI * ax2[i][0] * ax2[i][1] / 4);
     if (kind & MR_PHANTOM_MARKER)
-        s += is3d ? 4.0 / 3.0 * PI * 0.07 * 0.035 * 0.05 : PI * 0.07 * 0.035;
+        s += is3d ? 4.0 / 3.0 * PI * 0.07 * 0.035 * 0.2 : PI * 0.07 * 0.035;
     return s;
 }
 
