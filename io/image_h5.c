@@ -15,8 +15,12 @@
 
 static int reserved_name(const char *key)
 {
-    return strcmp(key, "matrix") == 0 || strcmp(key, "method") == 0 || strcmp(key, "iterations") == 0 ||
-           strcmp(key, "fov_mm") == 0 || strcmp(key, "voxel_size_mm") == 0;
+    static const char *const reserved[] = {"matrix",      "method",   "iterations", "fov_mm",   "voxel_size_mm",
+                                           "position_mm", "read_dir", "phase_dir",  "slice_dir"};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcmp(key, reserved[i]) == 0)
+            return 1;
+    return 0;
 }
 
 mr_status mr_image_h5_write(const char *path, const float *img, const int64_t matrix[3], const mr_image_meta *meta)
@@ -68,6 +72,15 @@ mr_status mr_image_h5_write(const char *path, const float *img, const int64_t ma
         if (st == MR_OK)
             st = mr_h5_attr_write(ds, path, "voxel_size_mm", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, voxel, 3);
     }
+    if (st == MR_OK && meta && meta->geometry) {
+        const mr_geometry *g = meta->geometry;
+        const float *const v[4] = {g->position, g->read_dir, g->phase_dir, g->slice_dir};
+        static const char *const names[4] = {"position_mm", "read_dir", "phase_dir", "slice_dir"};
+        for (int k = 0; st == MR_OK && k < 4; k++) {
+            const double d[3] = {v[k][0], v[k][1], v[k][2]};
+            st = mr_h5_attr_write(ds, path, names[k], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, d, 3);
+        }
+    }
     for (int i = 0; st == MR_OK && meta && i < meta->nattrs; i++)
         st = mr_h5_attr_write(ds, path, meta->attrs[i].key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta->attrs[i].value,
                               0);
@@ -79,18 +92,73 @@ done:
 typedef struct {
     float **img;
     int64_t *matrix;
+    mr_image_h5_info *info; /* NULL: the voxels only */
 } image_out;
+
+/* The optional attributes: fov_mm (float, 3), method (string), the four geometry vectors (all or none). */
+static mr_status read_info(hid_t file, const char *path, mr_image_h5_info *info)
+{
+    memset(info, 0, sizeof *info);
+    hid_t ds = H5Dopen2(file, DS_IMAGE, H5P_DEFAULT);
+    if (ds < 0)
+        return mr_error(MR_EFORMAT, "%s: %s: cannot open", path, DS_IMAGE);
+    double v[4][3], fov[3];
+    int present = 0, have = 0;
+    mr_status st = mr_h5_attr_read(ds, path, DS_IMAGE, "fov_mm", H5T_FLOAT, H5T_NATIVE_DOUBLE, fov, 3, &present);
+    for (int a = 0; st == MR_OK && present && a < 3; a++) {
+        if (!isfinite(fov[a]) || fov[a] < 0 || fov[a] > 1e6)
+            st = mr_error(MR_EFORMAT, "%s: %s attribute 'fov_mm'[%d] = %g is not in [0, 1e6] mm", path, DS_IMAGE, a,
+                          fov[a]);
+        info->fov_mm[a] = (float)fov[a];
+    }
+    if (st == MR_OK)
+        st = mr_h5_attr_read_string(ds, path, DS_IMAGE, "method", info->method, sizeof info->method, &present);
+    static const char *const names[4] = {"position_mm", "read_dir", "phase_dir", "slice_dir"};
+    for (int k = 0; st == MR_OK && k < 4; k++) {
+        st = mr_h5_attr_read(ds, path, DS_IMAGE, names[k], H5T_FLOAT, H5T_NATIVE_DOUBLE, v[k], 3, &present);
+        have += present;
+        for (int a = 0; st == MR_OK && present && a < 3; a++)
+            if (!isfinite(v[k][a]) || fabs(v[k][a]) > 1e7)
+                st = mr_error(MR_EFORMAT, "%s: %s attribute '%s'[%d] = %g", path, DS_IMAGE, names[k], a, v[k][a]);
+    }
+    if (st == MR_OK && have != 0 && have != 4)
+        st = mr_error(MR_EFORMAT, "%s: %s: the geometry needs all of position_mm, read_dir, phase_dir, slice_dir",
+                      path, DS_IMAGE);
+    if (st == MR_OK && have == 4) {
+        info->has_geometry = 1;
+        for (int a = 0; a < 3; a++) {
+            info->geometry.position[a] = (float)v[0][a];
+            info->geometry.read_dir[a] = (float)v[1][a];
+            info->geometry.phase_dir[a] = (float)v[2][a];
+            info->geometry.slice_dir[a] = (float)v[3][a];
+        }
+    }
+    mr_h5_close(&ds);
+    return st;
+}
 
 static mr_status read_image(hid_t file, const char *path, void *ctx)
 {
     image_out *o = ctx;
-    return mr_image_h5_read_file(file, path, o->img, o->matrix);
+    mr_status st = mr_image_h5_read_file(file, path, o->img, o->matrix);
+    if (st == MR_OK && o->info && (st = read_info(file, path, o->info)) != MR_OK) {
+        free(*o->img);
+        *o->img = NULL;
+    }
+    return st;
+}
+
+mr_status mr_image_h5_read_info(const char *path, float **img, int64_t matrix[3], mr_image_h5_info *info)
+{
+    *img = NULL;
+    image_out o = {img, matrix, info};
+    return mr_h5_read_isolated(path, read_image, &o);
 }
 
 mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3])
 {
     *img = NULL;
-    image_out o = {img, matrix};
+    image_out o = {img, matrix, NULL};
     return mr_h5_read_isolated(path, read_image, &o);
 }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../base/status.h"
+#include "geometry.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,12 +24,25 @@ typedef struct {
     int nattrs;
     const float *fov_mm; /* borrowed [3] {x, y, z}: the scan's field of view in mm (0 on an axis: unknown);
                             NULL or all 0: no geometry attributes */
+    const mr_geometry *geometry; /* borrowed; the scanner placement (position_mm, read_dir, phase_dir,
+                                    slice_dir: float64[3], LPS), or NULL: not written */
 } mr_image_meta;
+
+/* What an image file says besides the voxels (mr_image_h5_read_info). */
+typedef struct {
+    float fov_mm[3];      /* 0 where absent or unknown */
+    int has_geometry;     /* 1: geometry holds the file's placement */
+    mr_geometry geometry;
+    char method[32];      /* "" when absent */
+} mr_image_h5_info;
 
 /* Write /image float32 [Nz][Ny][Nx][2] (complex) with attributes matrix, method, iterations, the
  * geometry (when fov_mm is known: fov_mm and voxel_size_mm = fov_mm / matrix, float64[3] {x, y, z},
  * 0 where unknown) and the numeric attrs. Atomic (temporary name + rename). img is borrowed. */
 mr_status mr_image_h5_write(const char *path, const float *img, const int64_t matrix[3], const mr_image_meta *meta);
+
+/* mr_image_h5_read plus the attributes fov_mm, the geometry and method into *info. */
+mr_status mr_image_h5_read_info(const char *path, float **img, int64_t matrix[3], mr_image_h5_info *info);
 
 /* Read /image back; *img (malloc'd, [n][2]) is owned by the caller. Validates like the k-space
  * reader, and like it reads in a child process first (mr_h5_read_isolated). */

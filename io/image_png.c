@@ -28,7 +28,7 @@
 #include "kspace.h"
 #include "../base/log.h"
 
-#define MONTAGE_GAP 4
+#define MONTAGE_GAP MR_MONTAGE_GAP
 #define PNG_MAX_EDGE 1000000
 
 typedef struct {
@@ -155,10 +155,21 @@ mr_status mr_png_write_rgb(const char *path, const uint8_t *rgb, int w, int h)
 
 mr_status mr_volume_montage(const float *mag, const int64_t matrix[3], float **out, int *w, int *h)
 {
+    return mr_volume_montage_at(mag, matrix, NULL, out, w, h);
+}
+
+mr_status mr_volume_montage_at(const float *mag, const int64_t matrix[3], const int64_t at[3], float **out, int *w,
+                               int *h)
+{
     *out = NULL;
     mr_status st = mr_matrix_check(matrix, "montage");
     if (st != MR_OK)
         return mr_error(MR_EINVAL, "%s", mr_last_error());
+    static const char axis[3] = {'x', 'y', 'z'};
+    for (int a = 0; at && a < 3; a++)
+        if (at[a] < 0 || at[a] >= matrix[a])
+            return mr_error(MR_EINVAL, "slice %c = %lld is outside the image (0..%lld)", axis[a], (long long)at[a],
+                            (long long)matrix[a] - 1);
     const int64_t nx = matrix[0], ny = matrix[1], nz = matrix[2];
     int64_t W, H;
     if (nz == 1) {
@@ -174,7 +185,7 @@ mr_status mr_volume_montage(const float *mag, const int64_t matrix[3], float **o
     if (nz == 1) {
         memcpy(m, mag, (size_t)(nx * ny) * sizeof(float));
     } else {
-        const int64_t xc = nx / 2, yc = ny / 2, zc = nz / 2;
+        const int64_t xc = at ? at[0] : nx / 2, yc = at ? at[1] : ny / 2, zc = at ? at[2] : nz / 2;
         const int64_t x1 = nx + MONTAGE_GAP, x2 = 2 * nx + 2 * MONTAGE_GAP;
         for (int64_t iy = 0; iy < ny; iy++)
             for (int64_t ix = 0; ix < nx; ix++)

@@ -24,9 +24,16 @@ mr_status mr_png_write_rgb(const char *path, const uint8_t *rgb, int w, int h);
 mr_status mr_png_write_volume(const char *path, const float *mag, const int64_t matrix[3], double lo, double hi,
                               int bitdepth);
 
+#define MR_MONTAGE_GAP 4 /* black columns between the panels of a 3D montage */
+
 /* Montage geometry of mr_png_write_volume and the pixels of it, for callers that compose larger
  * pictures (compare.png, thumbnails): fills out[h][w] (malloc'd, caller frees). */
 mr_status mr_volume_montage(const float *mag, const int64_t matrix[3], float **out, int *w, int *h);
+
+/* The same with the planes through voxel at[3] (axial z = at[2], coronal y = at[1], sagittal x = at[0])
+ * instead of the centre; at NULL: the centre N/2. MR_EINVAL naming the axis for an index outside it. */
+mr_status mr_volume_montage_at(const float *mag, const int64_t matrix[3], const int64_t at[3], float **out, int *w,
+                               int *h);
 
 /* Read a grayscale PNG back (tests): *pix malloc'd [h][w] in raw sample units (0..255 or
  * 0..65535); *bitdepth set. Caller frees. */

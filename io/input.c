@@ -98,11 +98,36 @@ static int find_bart(const char *path, char *traj, char *ksp, size_t size)
     snprintf(kh, sizeof kh, "%s.hdr", ksp);
     int pair = mr_cfl_is_header(th) && mr_cfl_is_header(kh);
     if (named && !pair) {
-        mr_error(MR_EFORMAT, "%s: a BART header, but its partner is missing: BART input is a pair %s + %s (.hdr/.cfl)",
+        mr_error(MR_EFORMAT, "%s: a BART header, but its partner is missing: BART input is a pair %s + %s (.hdr/.cfl), "
+                             "or give the trajectory with --traj NAME (the k-space and trajectory arrays of 'bart "
+                             "phantom -k -t NAME')",
                  path, traj, ksp);
         return -1;
     }
     return pair;
+}
+
+/* A BART k-space array named by path with its trajectory named by opts->bart_traj (--traj). */
+static int named_bart(const char *path, const char *traj_path, char *traj, char *ksp, size_t size)
+{
+    const char *const given[2] = {path, traj_path};
+    char *const name[2] = {ksp, traj};
+    for (int i = 0; i < 2; i++) {
+        const size_t n = strlen(given[i]);
+        const size_t keep = n > 4 && (ends_with(given[i], ".hdr") || ends_with(given[i], ".cfl")) ? n - 4 : n;
+        char hdr[4200];
+        if (keep + 1 > size || snprintf(hdr, sizeof hdr, "%.*s.hdr", (int)keep, given[i]) >= (int)sizeof hdr) {
+            mr_error(MR_EINVAL, "%s: path too long", given[i]);
+            return -1;
+        }
+        snprintf(name[i], size, "%.*s", (int)keep, given[i]);
+        if (!mr_cfl_is_header(hdr)) {
+            mr_error(MR_EFORMAT, "%s: %s is not a BART array (no BART header %s)", given[i],
+                     i ? "--traj" : "the k-space", hdr);
+            return -1;
+        }
+    }
+    return 1;
 }
 
 static mr_status check_units_apply(const mr_input *in)
@@ -184,7 +209,9 @@ mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **o
     mr_status st = MR_OK;
     /* BART: a text header, or a name whose .hdr is one */
     int bart = 0;
-    if (!is_regular(path) || ends_with(path, ".hdr") || ends_with(path, ".cfl") || mr_cfl_is_header(path))
+    if (in->opts.bart_traj)
+        bart = named_bart(path, in->opts.bart_traj, in->traj, in->ksp, sizeof in->traj);
+    else if (!is_regular(path) || ends_with(path, ".hdr") || ends_with(path, ".cfl") || mr_cfl_is_header(path))
         bart = find_bart(path, in->traj, in->ksp, sizeof in->traj);
     if (bart < 0) {
         free(in);

@@ -9,7 +9,8 @@
  * as every mrirecon image). 2D images are written with dim[0] = 3 and one slice.
  * Placement: with a geometry (io/geometry.h; from an ISMRMRD scan) qform and sform give the scanner
  * position (code 1, NIFTI_XFORM_SCANNER_ANAT), converted from LPS to NIfTI's RAS; without one both
- * use the identity orientation with the centre voxel (N/2) at the origin (code 2, ALIGNED_ANAT). */
+ * use the default geometry of io/geometry.h (x -> left, y -> posterior, z -> head, the centre voxel N/2
+ * at the origin; code 2, ALIGNED_ANAT), so that a viewer shows row 0 of our PNG at the top. */
 #ifndef MR_NIFTI_H
 #define MR_NIFTI_H
 
@@ -40,6 +41,16 @@ mr_status mr_nifti_write_geometry(const char *path, const float *img, const int6
 /* The 4x4 voxel-to-world (RAS, mm) matrix the writer stores as sform for these arguments (rows
  * srow_x, srow_y, srow_z; the fourth row is 0 0 0 1). For tests and callers that place overlays. */
 void mr_nifti_affine(const int64_t matrix[3], const float fov_mm[3], const mr_geometry *geometry, double affine[3][4]);
+
+/* Read a single-file NIfTI-1 image (.nii) of up to 3 dimensions (further dims 1), either byte order,
+ * datatypes uint8/int8/int16/uint16/int32/uint32/float32/float64 (scaled by scl_slope/scl_inter when
+ * the slope is set) or complex64/complex128, into *img (malloc'd complex [Nz][Ny][Nx][2], the
+ * caller's). fov_mm: |pixdim| x N per axis (mm; 0 where pixdim is unset). *has_geometry: 1 when the
+ * sform (preferred) or qform places the image; then *geometry holds it in LPS (voxel N/2 at its
+ * position; a voxel size from the transform's columns). Sizes are checked against the file before
+ * anything is allocated; every value must be finite. .hdr/.img pairs and .nii.gz are refused. */
+mr_status mr_nifti_read(const char *path, float **img, int64_t matrix[3], float fov_mm[3], mr_geometry *geometry,
+                        int *has_geometry);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "../base/grid.h"
 #include "../base/log.h"
 #include "fsutil.h"
@@ -29,120 +32,16 @@
 #define QC_STALE_TMP_S 3600
 #define QC_THREADS 16 /* at most, reading and checking an entry */
 
-/* ---- a 64-bit streaming hash (the xxHash64 construction: four lanes of multiply-rotate rounds, then an
- * avalanche), fast enough to check 134 MB in a few tens of milliseconds ------------------------------- */
+/* ---- xxHash64 (libxxhash, Debian libxxhash-dev; header-only: XXH_INLINE_ALL, so the binary needs no
+ * libxxhash.so), fast enough to check 134 MB in a few tens of milliseconds. The same values as the hand-written
+ * XXH64 it replaced (checked on 143 lengths x 3 seeds), so existing cache files stay valid. ------------------ */
 
-#define H1 11400714785074694791ULL
-#define H2 14029467366897019727ULL
-#define H3 1609587929392839161ULL
-#define H4 9650029242287828579ULL
-#define H5 2870177450012600261ULL
+typedef XXH64_state_t qc_hash;
 
-typedef struct {
-    uint64_t v[4], total;
-    unsigned char buf[32];
-    size_t nbuf;
-    uint64_t seed;
-} qc_hash;
-
-static uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-static uint64_t hround(uint64_t acc, uint64_t in) { return rotl64(acc + in * H2, 31) * H1; }
-static uint64_t hmerge(uint64_t acc, uint64_t v) { return (acc ^ hround(0, v)) * H1 + H4; }
-
-static uint64_t read64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static uint32_t read32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static void hash_init(qc_hash *h, uint64_t seed)
-{
-    memset(h, 0, sizeof *h);
-    h->seed = seed;
-    h->v[0] = seed + H1 + H2;
-    h->v[1] = seed + H2;
-    h->v[2] = seed;
-    h->v[3] = seed - H1;
-}
-
-static void hash_blocks(qc_hash *h, const unsigned char *p, size_t n) /* n multiple of 32 */
-{
-    uint64_t v0 = h->v[0], v1 = h->v[1], v2 = h->v[2], v3 = h->v[3];
-    for (size_t i = 0; i < n; i += 32) {
-        v0 = hround(v0, read64(p + i));
-        v1 = hround(v1, read64(p + i + 8));
-        v2 = hround(v2, read64(p + i + 16));
-        v3 = hround(v3, read64(p + i + 24));
-    }
-    h->v[0] = v0;
-    h->v[1] = v1;
-    h->v[2] = v2;
-    h->v[3] = v3;
-}
-
-static void hash_update(qc_hash *h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    h->total += n;
-    if (h->nbuf) {
-        const size_t take = n < 32 - h->nbuf ? n : 32 - h->nbuf;
-        memcpy(h->buf + h->nbuf, p, take);
-        h->nbuf += take;
-        p += take;
-        n -= take;
-        if (h->nbuf < 32)
-            return;
-        hash_blocks(h, h->buf, 32);
-        h->nbuf = 0;
-    }
-    const size_t whole = n / 32 * 32;
-    hash_blocks(h, p, whole);
-    memcpy(h->buf, p + whole, n - whole);
-    h->nbuf = n - whole;
-}
-
-static uint64_t hash_final(const qc_hash *h)
-{
-    uint64_t acc;
-    if (h->total >= 32) {
-        acc = rotl64(h->v[0], 1) + rotl64(h->v[1], 7) + rotl64(h->v[2], 12) + rotl64(h->v[3], 18);
-        for (int i = 0; i < 4; i++)
-            acc = hmerge(acc, h->v[i]);
-    } else {
-        acc = h->seed + H5;
-    }
-    acc += h->total;
-    size_t i = 0;
-    for (; i + 8 <= h->nbuf; i += 8)
-        acc = rotl64(acc ^ hround(0, read64(h->buf + i)), 27) * H1 + H4;
-    if (i + 4 <= h->nbuf) {
-        acc = rotl64(acc ^ (uint64_t)read32(h->buf + i) * H1, 23) * H2 + H3;
-        i += 4;
-    }
-    for (; i < h->nbuf; i++)
-        acc = rotl64(acc ^ h->buf[i] * H5, 11) * H1;
-    acc ^= acc >> 33;
-    acc *= H2;
-    acc ^= acc >> 29;
-    acc *= H3;
-    return acc ^ (acc >> 32);
-}
-
-static uint64_t hash_of(const void *data, size_t n, uint64_t seed)
-{
-    qc_hash h;
-    hash_init(&h, seed);
-    hash_update(&h, data, n);
-    return hash_final(&h);
-}
+static void hash_init(qc_hash *h, uint64_t seed) { XXH64_reset(h, seed); }
+static void hash_update(qc_hash *h, const void *data, size_t n) { XXH64_update(h, data, n); }
+static uint64_t hash_final(const qc_hash *h) { return XXH64_digest(h); }
+static uint64_t hash_of(const void *data, size_t n, uint64_t seed) { return XXH64(data, n, seed); }
 
 /* ---- the payload checksum: a hash of the hashes of its pieces (QC_CHUNK bytes each, never across the
  * boundary of the key data and Q), so that reading and checking run on all cores ------------------------ */

@@ -49,6 +49,10 @@ typedef struct {
        2 ceil(max |k_a|)) and field of view (0 = unknown). */
     int64_t matrix[3];
     float fov_mm[3];
+    /* BART input only: the trajectory array (NAME, NAME.hdr or NAME.cfl; borrowed) of a k-space array
+       named as BART names it (`bart phantom -k -t t k`: k + t), instead of the NAME_traj of a NAME_ksp
+       pair. NULL (default): the pair's names. */
+    const char *bart_traj;
 } mr_read_opts;
 
 void mr_read_opts_default(mr_read_opts *o);

@@ -30,7 +30,7 @@ static void coil_position(const mr_coils *c, int64_t coil, double p[3])
     const double th = 2.0 * PI * (double)coil / (double)c->nc;
     p[0] = COIL_RADIUS * cos(th);
     p[1] = COIL_RADIUS * sin(th);
-    p[2] = (c->kind == MR_PHANTOM_SL3D && c->nc >= 4) ? (coil % 2 ? COIL_Z : -COIL_Z) : 0.0;
+    p[2] = (mr_phantom_is_3d(c->kind) && c->nc >= 4) ? (coil % 2 ? COIL_Z : -COIL_Z) : 0.0;
 }
 
 /* sum_j a_j e^{i 2 pi f_j . r} for one coil, unnormalised when a is the raw table. */
@@ -51,7 +51,7 @@ static void eval_sum(const mr_coils *c, const double *a, const double r[3], doub
  * sum_c |S_c|^2. */
 static void grid_stats(const mr_coils *c, double *mean, double *mn, double *mx)
 {
-    const int is3d = c->kind == MR_PHANTOM_SL3D;
+    const int is3d = mr_phantom_is_3d(c->kind);
     const int n = is3d ? 32 : 128, nz = is3d ? n : 1;
     double sum = 0, lo = INFINITY, hi = 0;
     int64_t count = 0;
@@ -87,7 +87,7 @@ mr_status mr_coils_create(mr_coils **out, mr_phantom_kind kind, int64_t ncoils)
         return mr_error(MR_ENOMEM, "coils: out of memory");
     c->kind = kind;
     c->nc = ncoils;
-    const int is3d = kind == MR_PHANTOM_SL3D;
+    const int is3d = mr_phantom_is_3d(kind);
     const double step = is3d ? 1.0 / 3.0 : 0.25, fmax = is3d ? 2.0 / 3.0 : 0.75;
     const int jmax = is3d ? 2 : 3, jz = is3d ? jmax : 0;
     for (int z = -jz; z <= jz; z++)

@@ -19,6 +19,7 @@ void mr_scan_params_default(mr_scan_params *p)
     p->weights = 1;
     p->fov_mm = 240.0;
     p->coils = 0;
+    p->marker = 0;
 }
 
 mr_status mr_scan_simulate(const mr_scan_params *p, mr_kspace **out)
@@ -31,6 +32,8 @@ mr_status mr_scan_simulate(const mr_scan_params *p, mr_kspace **out)
     if (p->noise && !isfinite(p->snr_db))
         return mr_error(MR_EINVAL, "phantom: SNR %g dB is not finite", p->snr_db);
     mr_phantom_kind ph = mr_traj_kind_is_3d(p->traj.kind) ? MR_PHANTOM_SL3D : MR_PHANTOM_SL2D;
+    if (p->marker)
+        ph = (mr_phantom_kind)(ph | MR_PHANTOM_MARKER);
     if (p->coils < 0 || p->coils > MR_MAX_COILS)
         return mr_error(MR_EINVAL, "phantom: %lld coils is outside 1..%d", (long long)p->coils, MR_MAX_COILS);
     mr_kspace *ks = NULL;

@@ -20,6 +20,7 @@ typedef struct {
     double fov_mm;       /* per axis (z too for 3D); <= 0: unknown */
     int64_t coils;       /* 0: one coil without maps (the plain phantom); C >= 1: C simulated receive coils
                             with smooth maps and exact coil data (coils.h), maps stored in ks->sens */
+    int marker;          /* 1: the phantom with the orientation marker (shepp_logan.h, MR_PHANTOM_MARKER) */
 } mr_scan_params;
 
 /* Defaults: noise off, seed 1, truth on, weights on, fov 240 mm, no coils. traj is left untouched. */

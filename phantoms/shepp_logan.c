@@ -11,6 +11,7 @@
 
 #define PI 3.14159265358979323846
 #define NSHAPES 10
+#define MAXSHAPES (NSHAPES + 1) /* + the orientation marker */
 
 /* Textbook tables in [-1, 1] coordinates, y up, angle in degrees counter-clockwise about z:
  * intensity, semi-axes a b c, centre x0 y0 z0, phi. */
@@ -37,36 +38,58 @@ static const shape_row sl3d[NSHAPES] = {
     {0.1, 0.023, 0.023, 0.02, 0, -0.606, 0, 0},    {0.1, 0.023, 0.046, 0.02, 0.06, -0.605, 0, 0},
 };
 
+/* The orientation marker (MR_PHANTOM_MARKER), in FOV units (no flip: these are our image axes):
+ * intensity 1, an ellipse elongated along x (so a transposition changes its shape as well as its
+ * place), outside the head near the corner of small x and small y, i.e. the top-left corner of
+ * every picture (docs/FORMAT.md, "Orientation"); in 3D an ellipsoid reaching from z = -0.3 to 0.1: through the
+ * central axial plane (the first panel of every 3D picture) and off-centre in z, so a z flip shows too. */
+static const shape_row marker_2d = {1.0, 0.07, 0.035, 0, -0.34, -0.37, 0, 0};
+static const shape_row marker_3d = {1.0, 0.07, 0.035, 0.2, -0.34, -0.37, -0.1, 0};
+
 /* One shape in FOV units: body coordinates u = R(-phi)(r - centre). */
 typedef struct {
     double rho, ax[3], ctr[3], cs, sn;
     double half[3]; /* axis-aligned bounding box half-widths */
 } shape;
 
-/* Scale by 1/2 into the FOV and flip y (angle -> -angle, y0 -> -y0). */
-static void shapes_get(mr_phantom_kind kind, shape s[NSHAPES])
+static void shape_set(shape *s, const shape_row *t, double scale, double yflip, int is3d)
 {
-    const shape_row *t = kind == MR_PHANTOM_SL3D ? sl3d : sl2d;
-    for (int i = 0; i < NSHAPES; i++) {
-        double phi = -t[i].phi * PI / 180.0;
-        s[i].rho = t[i].rho;
-        s[i].ax[0] = 0.5 * t[i].a;
-        s[i].ax[1] = 0.5 * t[i].b;
-        s[i].ax[2] = kind == MR_PHANTOM_SL3D ? 0.5 * t[i].c : 1.0;
-        s[i].ctr[0] = 0.5 * t[i].x0;
-        s[i].ctr[1] = -0.5 * t[i].y0;
-        s[i].ctr[2] = kind == MR_PHANTOM_SL3D ? 0.5 * t[i].z0 : 0.0;
-        s[i].cs = cos(phi);
-        s[i].sn = sin(phi);
-        s[i].half[0] = sqrt(pow(s[i].ax[0] * s[i].cs, 2) + pow(s[i].ax[1] * s[i].sn, 2));
-        s[i].half[1] = sqrt(pow(s[i].ax[0] * s[i].sn, 2) + pow(s[i].ax[1] * s[i].cs, 2));
-        s[i].half[2] = s[i].ax[2];
-    }
+    double phi = yflip * t->phi * PI / 180.0;
+    s->rho = t->rho;
+    s->ax[0] = scale * t->a;
+    s->ax[1] = scale * t->b;
+    s->ax[2] = is3d ? scale * t->c : 1.0;
+    s->ctr[0] = scale * t->x0;
+    s->ctr[1] = yflip * scale * t->y0;
+    s->ctr[2] = is3d ? scale * t->z0 : 0.0;
+    s->cs = cos(phi);
+    s->sn = sin(phi);
+    s->half[0] = sqrt(pow(s->ax[0] * s->cs, 2) + pow(s->ax[1] * s->sn, 2));
+    s->half[1] = sqrt(pow(s->ax[0] * s->sn, 2) + pow(s->ax[1] * s->cs, 2));
+    s->half[2] = s->ax[2];
+}
+
+int mr_phantom_is_3d(mr_phantom_kind kind) { return (kind & MR_PHANTOM_SL3D) != 0; }
+
+/* The textbook tables scaled by 1/2 into the FOV with y flipped (angle -> -angle, y0 -> -y0), then the
+ * marker when the kind has it. Returns the number of shapes. */
+static int shapes_get(mr_phantom_kind kind, shape s[MAXSHAPES])
+{
+    const int is3d = mr_phantom_is_3d(kind);
+    const shape_row *t = is3d ? sl3d : sl2d;
+    for (int i = 0; i < NSHAPES; i++)
+        shape_set(&s[i], &t[i], 0.5, -1.0, is3d);
+    if (!(kind & MR_PHANTOM_MARKER))
+        return NSHAPES;
+    shape_set(&s[NSHAPES], is3d ? &marker_3d : &marker_2d, 1.0, 1.0, is3d);
+    return NSHAPES + 1;
 }
 
 const char *mr_phantom_name(mr_phantom_kind kind)
 {
-    return kind == MR_PHANTOM_SL3D ? "shepp-logan-3d" : "shepp-logan-2d";
+    static const char *const names[] = {"shepp-logan-2d", "shepp-logan-3d", "shepp-logan-2d-marker",
+                                        "shepp-logan-3d-marker"};
+    return names[kind & 3];
 }
 
 static int shape_contains(const shape *s, int is3d, double x, double y, double z)
@@ -80,12 +103,12 @@ static int shape_contains(const shape *s, int is3d, double x, double y, double z
 
 void mr_phantom_values_row(mr_phantom_kind kind, const double r0[3], double dx, int64_t n, double *out)
 {
-    shape s[NSHAPES];
-    shapes_get(kind, s);
-    int is3d = kind == MR_PHANTOM_SL3D;
+    shape s[MAXSHAPES];
+    const int ns = shapes_get(kind, s);
+    int is3d = mr_phantom_is_3d(kind);
     for (int64_t i = 0; i < n; i++) {
         double f = 0, x = r0[0] + (double)i * dx;
-        for (int j = 0; j < NSHAPES; j++)
+        for (int j = 0; j < ns; j++)
             if (shape_contains(&s[j], is3d, x, r0[1], r0[2]))
                 f += s[j].rho;
         out[i] = f;
@@ -94,9 +117,9 @@ void mr_phantom_values_row(mr_phantom_kind kind, const double r0[3], double dx, 
 
 int mr_phantom_inside(mr_phantom_kind kind, const double r[3])
 {
-    shape s[NSHAPES];
+    shape s[MAXSHAPES];
     shapes_get(kind, s);
-    return shape_contains(&s[0], kind == MR_PHANTOM_SL3D, r[0], r[1], r[2]);
+    return shape_contains(&s[0], mr_phantom_is_3d(kind), r[0], r[1], r[2]);
 }
 
 double mr_phantom_value(mr_phantom_kind kind, const double r[3])
@@ -130,11 +153,11 @@ static double ball_ft(double kappa)
     return num / (2.0 * PI * PI * kappa * kappa * kappa);
 }
 
-static void kspace_shapes(const shape *s, int is3d, const double k[3], double out[2])
+static void kspace_shapes(const shape *s, int ns, int is3d, const double k[3], double out[2])
 {
     double re = 0, im = 0;
     double kz = is3d ? k[2] : 0.0;
-    for (int i = 0; i < NSHAPES; i++) {
+    for (int i = 0; i < ns; i++) {
         double kx = s[i].cs * k[0] + s[i].sn * k[1];
         double ky = -s[i].sn * k[0] + s[i].cs * k[1];
         double qa = s[i].ax[0] * kx, qb = s[i].ax[1] * ky, qc = is3d ? s[i].ax[2] * kz : 0.0;
@@ -153,22 +176,22 @@ static void kspace_shapes(const shape *s, int is3d, const double k[3], double ou
 
 void mr_phantom_kspace_at(mr_phantom_kind kind, const double k[3], double out[2])
 {
-    shape s[NSHAPES];
-    shapes_get(kind, s);
-    kspace_shapes(s, kind == MR_PHANTOM_SL3D, k, out);
+    shape s[MAXSHAPES];
+    const int ns = shapes_get(kind, s);
+    kspace_shapes(s, ns, mr_phantom_is_3d(kind), k, out);
 }
 
 mr_status mr_phantom_kspace(mr_phantom_kind kind, const float *traj, int64_t m, float *data)
 {
     if (!traj || !data || m < 1)
         return mr_error(MR_EINVAL, "phantom k-space: bad arguments (m = %lld)", (long long)m);
-    shape s[NSHAPES];
-    shapes_get(kind, s);
-    int is3d = kind == MR_PHANTOM_SL3D;
+    shape s[MAXSHAPES];
+    const int ns = shapes_get(kind, s);
+    int is3d = mr_phantom_is_3d(kind);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < m; i++) {
         double k[3] = {traj[3 * i], traj[3 * i + 1], traj[3 * i + 2]}, v[2];
-        kspace_shapes(s, is3d, k, v);
+        kspace_shapes(s, ns, is3d, k, v);
         data[2 * i] = (float)v[0];
         data[2 * i + 1] = (float)v[1];
     }
@@ -180,7 +203,7 @@ static mr_status check_matrix(mr_phantom_kind kind, const int64_t matrix[3], con
     mr_status st = mr_matrix_check(matrix, what);
     if (st != MR_OK)
         return st;
-    if (kind == MR_PHANTOM_SL2D && matrix[2] != 1)
+    if (!mr_phantom_is_3d(kind) && matrix[2] != 1)
         return mr_error(MR_EINVAL, "%s: the 2D phantom needs Nz = 1, got %lld", what, (long long)matrix[2]);
     return MR_OK;
 }
@@ -190,9 +213,9 @@ mr_status mr_phantom_truth(mr_phantom_kind kind, const int64_t matrix[3], float 
     mr_status st = check_matrix(kind, matrix, "truth image");
     if (st != MR_OK)
         return st;
-    shape s[NSHAPES];
-    shapes_get(kind, s);
-    int is3d = kind == MR_PHANTOM_SL3D;
+    shape s[MAXSHAPES];
+    const int ns = shapes_get(kind, s);
+    int is3d = mr_phantom_is_3d(kind);
     const int64_t nx = matrix[0], ny = matrix[1], nz = matrix[2];
     const int sub = is3d ? MR_PHANTOM_SUB_3D : MR_PHANTOM_SUB_2D;
     const int subz = is3d ? sub : 1;
@@ -202,8 +225,8 @@ mr_status mr_phantom_truth(mr_phantom_kind kind, const int64_t matrix[3], float 
         int64_t iy = row % ny, iz = row / ny;
         double yc = (double)(iy - ny / 2) / (double)ny, zc = is3d ? (double)(iz - nz / 2) / (double)nz : 0.0;
         /* shapes whose bounding box meets this row of voxels */
-        int act[NSHAPES], nact = 0;
-        for (int i = 0; i < NSHAPES; i++) {
+        int act[MAXSHAPES], nact = 0;
+        for (int i = 0; i < ns; i++) {
             if (fabs(yc - s[i].ctr[1]) > s[i].half[1] + 0.5 / (double)ny)
                 continue;
             if (is3d && fabs(zc - s[i].ctr[2]) > s[i].half[2] + 0.5 / (double)nz)
@@ -284,9 +307,9 @@ mr_status mr_phantom_truth_bandlimited(mr_phantom_kind kind, const int64_t matri
                       (long long)ny, (long long)nz);
         goto done;
     }
-    shape s[NSHAPES];
-    shapes_get(kind, s);
-    int is3d = kind == MR_PHANTOM_SL3D;
+    shape s[MAXSHAPES];
+    const int ns = shapes_get(kind, s);
+    int is3d = mr_phantom_is_3d(kind);
     const double c[3] = {(double)(nx / 2), (double)(ny / 2), (double)(nz / 2)};
     const double n[3] = {(double)nx, (double)ny, (double)nz};
     /* Bin value: sum of w F(k) exp(-i 2 pi k.c/N) over its frequencies, so that the backward DFT
@@ -300,7 +323,7 @@ mr_status mr_phantom_truth_bandlimited(mr_phantom_kind kind, const int64_t matri
                 for (int e = 0; e < t[0]->n; e++) {
                     double k[3] = {t[0]->k[e], t[1]->k[b], t[2]->k[a]}, f[2];
                     double w = t[0]->w[e] * t[1]->w[b] * t[2]->w[a];
-                    kspace_shapes(s, is3d, k, f);
+                    kspace_shapes(s, ns, is3d, k, f);
                     double ph = -2.0 * PI * (k[0] * c[0] / n[0] + k[1] * c[1] / n[1] + k[2] * c[2] / n[2]);
                     double cp = cos(ph), sp = sin(ph);
                     re += w * (f[0] * cp - f[1] * sp);

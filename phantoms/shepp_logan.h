@@ -20,10 +20,24 @@
 extern "C" {
 #endif
 
-typedef enum { MR_PHANTOM_SL2D = 0, MR_PHANTOM_SL3D = 1 } mr_phantom_kind;
+/* The 2D or 3D phantom, optionally with the orientation marker: a bright ellipse (ellipsoid) outside
+ * the head near the corner of small x and y (in 3D from z = -0.3 to 0.1), elongated along x, so that a flip or a
+ * transposition of the image axes shows (docs/PHANTOMS.md; docs/FORMAT.md "Orientation"). Its k-space
+ * and truth images are as analytic as the rest. A kind is SL2D or SL3D, OR-ed with MARKER. */
+typedef enum {
+    MR_PHANTOM_SL2D = 0,
+    MR_PHANTOM_SL3D = 1,
+    MR_PHANTOM_MARKER = 2,
+    MR_PHANTOM_SL2D_MARKER = MR_PHANTOM_SL2D | MR_PHANTOM_MARKER,
+    MR_PHANTOM_SL3D_MARKER = MR_PHANTOM_SL3D | MR_PHANTOM_MARKER
+} mr_phantom_kind;
 
-/* "shepp-logan-2d" / "shepp-logan-3d" (the mr_kspace.phantom strings). */
+/* "shepp-logan-2d" / "shepp-logan-3d", "-marker" appended with the marker (the mr_kspace.phantom
+ * strings). */
 const char *mr_phantom_name(mr_phantom_kind kind);
+
+/* 1 for the 3D phantoms (with or without the marker). */
+int mr_phantom_is_3d(mr_phantom_kind kind);
 
 /* Intensity f(r) at one point (FOV units; r[2] ignored in 2D). */
 double mr_phantom_value(mr_phantom_kind kind, const double r[3]);

@@ -13,8 +13,10 @@
 #include "../io/kspace_h5.h"
 #include "../base/log.h"
 #include "batch.h"
+#include "plot.h"
 
 #define THUMB_MAX_EDGE 128
+#define THUMB_MIN_PANEL 64
 /* error maps are shown in the window [0, ERR_WINDOW * max |truth|] */
 #define ERR_WINDOW 0.25
 
@@ -46,12 +48,23 @@ static mr_status pick_image(const char *outdir, char *path, size_t size)
     return mr_path_join(path, size, outdir, best);
 }
 
-/* Montage of a volume, box-averaged down by an integer factor to at most THUMB_MAX_EDGE. */
+/* A 2D image box-averaged down by an integer factor to at most THUMB_MAX_EDGE; a 3D volume as the picture
+ * of its three planes through the centre, labelled with plane and index (recon/plot.h), each plane at least
+ * THUMB_MIN_PANEL pixels (the summary shows it at its width). */
 static mr_status thumb_write(const char *path, const float *vol, const int64_t matrix[3], double hi)
 {
     float *pix;
     int w, h;
-    mr_status st = mr_volume_montage(vol, matrix, &pix, &w, &h);
+    mr_status st;
+    if (matrix[2] > 1) {
+        st = mr_plot_volume(vol, matrix, NULL, mr_plot_volume_zoom(matrix, THUMB_MIN_PANEL), 1,
+                            (float)(hi > 0 ? hi : 1.0), &pix, &w, &h);
+        if (st == MR_OK)
+            st = mr_png_write_gray(path, pix, w, h, 0.0, hi > 0 ? hi : 1.0, 8);
+        free(pix);
+        return st;
+    }
+    st = mr_volume_montage(vol, matrix, &pix, &w, &h);
     if (st != MR_OK)
         return st;
     int edge = w > h ? w : h;

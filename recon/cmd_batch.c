@@ -15,7 +15,9 @@
 #include "commands.h"
 #include "mpi_batch.h"
 #include "mpi_comm.h"
+#include "applies.h"
 #include "opts.h"
+#include "outputs.h"
 #include "pipeline.h"
 #include "read_cli.h"
 
@@ -126,6 +128,7 @@ int mr_cmd_batch(int argc, char **argv)
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli rdc;
     mr_read_cli_init(&rdc);
+    const char *formats = NULL;
     if (!ctx.recon.dcf)
         ctx.recon.dcf = "pipe";
     const mr_opt opts[] = {
@@ -161,6 +164,7 @@ int mr_cmd_batch(int argc, char **argv)
          NULL, -1, 1000000},
         {"nifti", 0, MR_OPT_CHOICE, &ctx.recon.nifti, "K", "image_<method>.nii: magnitude, complex or none", niftis, 0,
          -1},
+        {"format", 0, MR_OPT_STRING, &formats, "LIST", MR_OUTPUTS_FORMAT_HELP, NULL, 0, -1},
         MR_READ_CLI_OPTS(&rdc),
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
         {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "warnings and errors only, no progress", NULL, 0, -1},
@@ -180,9 +184,15 @@ int mr_cmd_batch(int argc, char **argv)
         mr_opts_free(&res);
         return rc;
     }
-    if (mr_read_cli_apply(&rdc, &ctx.recon.read, &ctx.recon.prewhiten) != MR_OK) {
+    if (mr_read_cli_apply(&rdc, &ctx.recon.read, &ctx.recon.prewhiten) != MR_OK ||
+        mr_outputs_parse_formats(formats, mr_opts_given(&spec, &res, "nifti") ? ctx.recon.nifti : NULL,
+                                 &ctx.recon.formats) != MR_OK) {
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", mr_last_error());
+    }
+    if ((rc = mr_method_options_check(&spec, &res, ctx.recon.method)) != MR_EXIT_OK) {
+        mr_opts_free(&res);
+        return rc;
     }
 
     /* under mpirun: one batch over all ranks (recon/mpi_batch.h); rank 0 alone collects the inputs */
@@ -200,13 +210,27 @@ int mr_cmd_batch(int argc, char **argv)
     memset(&list, 0, sizeof list);
     st = root ? mr_batch_collect((const char *const *)res.positional, res.npositional, &list) : MR_OK;
     mr_opts_free(&res);
+    /* reader options that apply to none of the inputs' formats are refused (usage error): accepted when
+       every option given applies to at least one scan */
+    int usage = 0;
+    for (int i = 0, ok = 0; root && st == MR_OK && !ok && i < list.count; i++) {
+        ok = mr_read_cli_check(&spec, &res, &ctx.recon.read, list.scans[i].path) == MR_OK;
+        if (!ok && i + 1 == list.count) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", mr_last_error()); /* mr_error writes the buffer it would read */
+            st = mr_error(MR_EINVAL, "%s%s", why, list.count > 1 ? " (and so for every input of the batch)" : "");
+            usage = 1;
+        }
+    }
     if (mb)
         st = mr_mpi_batch_share_list(mb, &list, st);
     if (st != MR_OK || list.count == 0) {
-        if (root)
+        if (root && usage)
+            mr_opts_usage(&spec, "%s", mr_last_error());
+        else if (root)
             fprintf(stderr, "mrirecon batch: %s\n", st != MR_OK ? mr_last_error() : "no scans found in the inputs");
         mr_batch_list_free(&list);
-        return end_mpi(comm, mb, MR_EXIT_FAILURE, 0);
+        return end_mpi(comm, mb, usage ? MR_EXIT_USAGE : MR_EXIT_FAILURE, 0);
     }
 
     /* workers: one per GPU, or CPU workers sharing the cores (of this rank's share of the node) */
@@ -278,12 +302,12 @@ int mr_cmd_batch(int argc, char **argv)
     char fingerprint[1024];
     snprintf(fingerprint, sizeof fingerprint,
              "method=%s iters=%d tol=%.17g lambda=%.17g lambda_rel=%.17g reg=%s solver=%s dcf=%s basis=%s sens=%s "
-             "volume=%d nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s",
+             "volume=%d nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s%s%s",
              ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.lambda_rel, ctx.recon.reg,
              mr_solver_name(ctx.recon.solver),
              ctx.recon.dcf, cg.basis, ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign,
              rdc.prewhiten, rdc.space, rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-",
-             mr_precision_name(ctx.recon.op.precision));
+             mr_precision_name(ctx.recon.op.precision), formats ? " format=" : "", formats ? formats : "");
 
     mr_batch_config cfg = {outdir,  resume ? MR_BATCH_RESUME : (force ? MR_BATCH_FORCE : MR_BATCH_FRESH),
                            jobs,    gpus,

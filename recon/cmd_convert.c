@@ -1,5 +1,6 @@
 /* mrirecon convert IN OUT: k-space from any input format (chosen by content: mrirecon HDF5,
- * ISMRMRD, BART) to mrirecon's HDF5 format or a BART traj + ksp pair; one output per volume.
+ * ISMRMRD, BART) to mrirecon's HDF5 format or a BART traj + ksp pair, one output per volume; or an
+ * image (our HDF5 image, NIfTI-1, a BART array [X, Y, Z]) to any image format (io/image_io.h).
  * Every output is written under a temporary name and all of them are renamed into place only when
  * every volume has been read and written, so a failure leaves nothing behind. One line per written
  * file on stdout. */
@@ -8,14 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../base/log.h"
 #include "../io/cfl.h"
 #include "../io/fsutil.h"
+#include "../io/image_io.h"
 #include "../io/input.h"
 #include "../io/kspace_h5.h"
 #include "commands.h"
 #include "opts.h"
+#include "outputs.h"
 #include "read_cli.h"
 #include "volumes.h"
 
@@ -145,16 +149,115 @@ static void describe(const written *w, int bart, const mr_volume_info *vi, int v
     printf("\n");
 }
 
+/* The image format of OUT for --to or, without it, by OUT's name: .h5/.hdf5 our HDF5 image, .nii NIfTI-1,
+ * .mrd/.ismrmrd an MRD image, .png a picture, .dcm, a folder (existing, or a name ending in '/') DICOM,
+ * anything else a BART name. */
+static mr_image_format image_format_of(const char *to, const char *out)
+{
+    static const struct {
+        const char *to;
+        mr_image_format f;
+    } names[] = {{"mrirecon", MR_IMAGE_H5}, {"bart", MR_IMAGE_CFL}, {"nifti", MR_IMAGE_NIFTI},
+                 {"mrd", MR_IMAGE_MRD},     {"dicom", MR_IMAGE_DICOM}, {"png", MR_IMAGE_PNG}};
+    for (size_t i = 0; to && i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(to, names[i].to))
+            return names[i].f;
+    struct stat sb;
+    if (ends_with(out, ".h5") || ends_with(out, ".hdf5"))
+        return MR_IMAGE_H5;
+    if (ends_with(out, ".nii"))
+        return MR_IMAGE_NIFTI;
+    if (ends_with(out, ".mrd") || ends_with(out, ".ismrmrd"))
+        return MR_IMAGE_MRD;
+    if (ends_with(out, ".png"))
+        return MR_IMAGE_PNG;
+    if (ends_with(out, ".dcm") || ends_with(out, "/") || (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)))
+        return MR_IMAGE_DICOM;
+    return MR_IMAGE_CFL;
+}
+
+/* convert IMAGE OUT: one image to one format. DICOM: OUT a folder (created) of IM0001.dcm ..., or with
+ * OUT.dcm the files OUT_0001.dcm ...; BART: OUT.hdr/.cfl (OUT given with or without the extension). */
+static int convert_image(const mr_cmd_spec *spec, const char *in_path, const char *out, const char *to,
+                         const char *nifti)
+{
+    const mr_image_format f = image_format_of(to, out);
+    if (nifti && f != MR_IMAGE_NIFTI)
+        return mr_opts_usage(spec, "--nifti %s applies to NIfTI output; %s is written as %s", nifti, out,
+                             mr_image_format_name(f));
+    if (f == MR_IMAGE_DICOM && !mr_dicom_available())
+        return mr_opts_usage(spec, "DICOM output: this mrirecon was built without DICOM support (DCMTK: install "
+                                   "libdcmtk-dev and rebuild, scripts/setup.sh)");
+    char target[4200];
+    snprintf(target, sizeof target, "%s", out);
+    mr_image *im = NULL;
+    mr_status st = mr_image_read(in_path, &im);
+    if (st == MR_OK && f == MR_IMAGE_CFL) {
+        const size_t n = strlen(target);
+        if (n > 4 && (ends_with(target, ".hdr") || ends_with(target, ".cfl")))
+            target[n - 4] = '\0';
+    }
+    if (st == MR_OK && f == MR_IMAGE_DICOM) {
+        if (ends_with(out, ".dcm")) {
+            target[strlen(target) - 4] = '\0';
+            strcat(target, "_");
+        } else if ((st = mr_mkdir_p(out)) == MR_OK) {
+            size_t n = strlen(target);
+            while (n > 1 && target[n - 1] == '/')
+                target[--n] = '\0';
+            if (n + 4 > sizeof target)
+                st = mr_error(MR_EINVAL, "%s: path too long", out);
+            else
+                strcat(target, "/IM");
+        }
+    }
+    mr_image_write_opts o;
+    mr_image_write_opts_default(&o);
+    o.nifti_complex = nifti && !strcmp(nifti, "complex");
+    char desc[64];
+    snprintf(desc, sizeof desc, "mrirecon %.40s", im && im->method[0] ? im->method : "convert");
+    o.description = desc;
+    if (st == MR_OK && f == MR_IMAGE_PNG) { /* the picture recon draws: 3D labelled planes */
+        const int64_t n = im->matrix[0] * im->matrix[1] * im->matrix[2];
+        float *mag = malloc((size_t)n * sizeof *mag);
+        if (!mag)
+            st = mr_error(MR_ENOMEM, "out of memory");
+        for (int64_t v = 0; mag && v < n; v++)
+            mag[v] = hypotf(im->data[2 * v], im->data[2 * v + 1]);
+        if (st == MR_OK)
+            st = mr_outputs_picture(target, mag, im->matrix, NULL, 0);
+        free(mag);
+    } else if (st == MR_OK) {
+        st = mr_image_write(f, target, im, &o);
+    }
+    if (st == MR_OK)
+        printf("%s%s: %s image %lldx%lldx%lld%s%s\n", target, f == MR_IMAGE_CFL ? ".{hdr,cfl}" : f == MR_IMAGE_DICOM ? "NNNN.dcm" : "",
+               mr_image_format_name(f), (long long)im->matrix[0], (long long)im->matrix[1], (long long)im->matrix[2],
+               im->has_geometry ? ", placed with the scan's geometry" : "",
+               im->fov_mm[0] > 0 ? "" : " (voxel size unknown: 1 mm)");
+    mr_image_free(im);
+    if (st != MR_OK) {
+        fprintf(stderr, "mrirecon convert: %s\n", mr_last_error());
+        return MR_EXIT_FAILURE;
+    }
+    return fflush(stdout) == 0 && !ferror(stdout) ? MR_EXIT_OK : MR_EXIT_FAILURE;
+}
+
 int mr_cmd_convert(int argc, char **argv)
 {
-    const char *to = NULL, *volume = "all";
+    const char *to = NULL, *volume = "all", *nifti = NULL;
     int bart_scale = 0, verbose = 0, quiet = 0;
     mr_read_cli rc;
     mr_read_cli_init(&rc);
-    static const char *const formats[] = {"mrirecon", "bart", NULL};
+    static const char *const formats[] = {"mrirecon", "bart", "nifti", "mrd", "dicom", "png", NULL};
+    static const char *const niftis[] = {"magnitude", "complex", NULL};
     const mr_opt opts[] = {
         {"to", 0, MR_OPT_CHOICE, &to, "F",
-         "output format (default: mrirecon when OUT ends in .h5 or .hdf5, else bart)", formats, 0, -1},
+         "output format (default by OUT's name: .h5/.hdf5 mrirecon, .nii nifti, .mrd mrd, .png png, .dcm or a folder "
+         "dicom, else bart; k-space: mrirecon or bart)",
+         formats, 0, -1},
+        {"nifti", 0, MR_OPT_CHOICE, &nifti, "K", "NIfTI output of an image: magnitude (float32, default) or complex",
+         niftis, 0, -1},
         {"volume", 0, MR_OPT_STRING, &volume, "N|all",
          "which volume of a multi-volume input ('mrirecon info' lists them); all: one output each", NULL, 0, -1},
         {"bart-scale", 0, MR_OPT_FLAG, &bart_scale, NULL,
@@ -167,7 +270,7 @@ int mr_cmd_convert(int argc, char **argv)
     const mr_cmd_spec spec = {
         "convert",
         "IN OUT",
-        "Convert k-space between mrirecon's HDF5 format, ISMRMRD and BART.",
+        "Convert k-space between mrirecon's HDF5 format, ISMRMRD and BART; images to every format.",
         "IN is recognised by its content: mrirecon HDF5 (/kspace), ISMRMRD (/dataset/xml + /dataset/data: a\n"
         "non-Cartesian acquisition with trajectories, possibly several volumes) or a BART pair NAME_traj +\n"
         "NAME_ksp (.hdr/.cfl; give either file or the prefix NAME), with the coil maps NAME_sens when\n"
@@ -179,7 +282,12 @@ int mr_cmd_convert(int argc, char **argv)
         "data unchanged (BART uses the same sign, e^{-i 2 pi k r}; its NUFFT is scaled 1/sqrt(N) where ours\n"
         "is 1/N: images reconstructed by BART are ours / sqrt(Nx Ny Nz) unless --bart-scale). Mapping and\n"
         "units: docs/FORMAT.md.\n"
-        "Nothing is written unless every volume converts.",
+        "Nothing is written unless every volume converts.\n"
+        "Images: IN an image (a reconstruction's image_<method>.h5, an ISMRMRD/MRD image such as Gadgetron\n"
+        "writes (its first image), a NIfTI-1 .nii, a BART array [X Y Z] such as 'bart pics' writes) is\n"
+        "written to OUT as chosen by --to or OUT's name: our HDF5 image (.h5), NIfTI-1 (.nii), ISMRMRD/MRD\n"
+        "image (.mrd), PNG (.png), DICOM (a folder: OUT/IM0001.dcm ..., one MR image per slice; or OUT.dcm:\n"
+        "OUT_0001.dcm ...) or BART (OUT.hdr/.cfl). The orientation and the scanner\n"        "placement (when IN has one) are kept: docs/FORMAT.md, Orientation.",
         opts,
         (int)(sizeof opts / sizeof opts[0]),
         2,
@@ -190,7 +298,19 @@ int mr_cmd_convert(int argc, char **argv)
     if (code != MR_OPTS_GO)
         return code;
     const char *in_path = res.positional[0], *out = res.positional[1];
-    mr_opts_free(&res);
+    mr_opts_free(&res); /* res.given stays */
+    if (!mr_opts_given(&spec, &res, "traj") && mr_image_probe(in_path)) {
+        /* the k-space options have nothing to act on */
+        static const char *const kspace_only[] = {"volume", "bart-scale", "traj-units", "traj-sign", "prewhiten",
+                                                  "space", "averages", "matrix", "fov", "traj"};
+        for (size_t i = 0; i < sizeof kspace_only / sizeof kspace_only[0]; i++)
+            if (mr_opts_given(&spec, &res, kspace_only[i]))
+                return mr_opts_usage(&spec, "--%s applies to k-space input; %s is an image", kspace_only[i], in_path);
+        return convert_image(&spec, in_path, out, to, nifti);
+    }
+    if (nifti)
+        return mr_opts_usage(&spec, "--nifti applies to image input; %s is k-space (reconstruct it: mrirecon recon)",
+                             in_path);
     mr_read_opts ro;
     int white = 1;
     if (mr_read_cli_apply(&rc, &ro, &white) != MR_OK)
@@ -204,15 +324,28 @@ int mr_cmd_convert(int argc, char **argv)
             return mr_opts_usage(&spec, "--volume: '%s' is not 'all' or a volume index >= 0", volume);
         pick = (int)v;
     }
-    if (!to && (ends_with(out, ".mrd") || ends_with(out, ".ismrmrd")))
-        return mr_opts_usage(&spec, "%s: mrirecon reads ISMRMRD but does not write it; give OUT as .h5 (mrirecon) or "
-                                    "a BART prefix", out);
+    if (mr_read_cli_check(&spec, &res, &ro, in_path) != MR_OK)
+        return mr_opts_usage(&spec, "%s", mr_last_error());
+    if (to && strcmp(to, "mrirecon") && strcmp(to, "bart"))
+        return mr_opts_usage(&spec, "--to %s writes images; %s is k-space (reconstruct it first: mrirecon recon)", to,
+                             in_path);
+    if (!to && (ends_with(out, ".mrd") || ends_with(out, ".ismrmrd") || ends_with(out, ".nii") ||
+                ends_with(out, ".png") || ends_with(out, ".dcm")))
+        return mr_opts_usage(&spec, "%s: an image format, but %s is k-space (mrirecon writes ISMRMRD raw data not at "
+                                    "all; reconstruct first: mrirecon recon); give OUT as .h5 (mrirecon) or a BART "
+                                    "prefix",
+                             out, in_path);
     const int bart = to ? strcmp(to, "bart") == 0 : !(ends_with(out, ".h5") || ends_with(out, ".hdf5"));
 
     mr_input *in = NULL;
     staging stg = {NULL, 0, 0};
     mr_kspace *ks = NULL;
     mr_status st = mr_input_open(in_path, &ro, &in);
+    if (st == MR_OK && bart_scale && !bart && mr_input_get_format(in) != MR_INPUT_BART) {
+        mr_input_close(in);
+        return mr_opts_usage(&spec, "--bart-scale scales data to or from BART; neither %s (%s) nor %s is BART", in_path,
+                             mr_input_format_name(mr_input_get_format(in)), out);
+    }
     int nvol = st == MR_OK ? mr_input_nvolumes(in) : 0;
     if (st == MR_OK && pick >= nvol)
         st = mr_error(MR_EINVAL, "%s: --volume %d, but the input holds %d volume(s) (0..%d)", in_path, pick, nvol,

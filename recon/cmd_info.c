@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../io/image_io.h"
 #include "../io/input.h"
 #include "commands.h"
 #include "opts.h"
@@ -424,6 +425,42 @@ static void print_json(const mr_input *in, const mr_kspace *ks, const scan_stats
     printf("\n}\n");
 }
 
+/* info on an image (io/image_io.h): its format, grid, voxel size, placement and intensity range. */
+static int image_info(const char *path, int json)
+{
+    mr_image *im = NULL;
+    if (mr_image_read(path, &im) != MR_OK) {
+        fprintf(stderr, "mrirecon info: %s\n", mr_last_error());
+        return MR_EXIT_FAILURE;
+    }
+    const int64_t n = im->matrix[0] * im->matrix[1] * im->matrix[2];
+    double mx = 0;
+    for (int64_t v = 0; v < n; v++)
+        mx = fmax(mx, hypot(im->data[2 * v], im->data[2 * v + 1]));
+    double d[3], A[3][4];
+    mr_voxel_size_mm(im->matrix, im->fov_mm, d);
+    mr_geometry_affine(im->matrix, im->fov_mm, im->has_geometry ? &im->geometry : NULL, A);
+    if (json) {
+        printf("{\n  \"kind\": \"image\",\n  \"matrix\": [%lld, %lld, %lld],\n  \"fov_mm\": [%.9g, %.9g, %.9g],\n"
+               "  \"voxel_mm\": [%.9g, %.9g, %.9g],\n  \"scanner_geometry\": %s,\n  \"max_magnitude\": %.9g\n}\n",
+               (long long)im->matrix[0], (long long)im->matrix[1], (long long)im->matrix[2], (double)im->fov_mm[0],
+               (double)im->fov_mm[1], (double)im->fov_mm[2], d[0], d[1], d[2], im->has_geometry ? "true" : "false",
+               mx);
+    } else {
+        printf("%s: image %lldx%lldx%lld, voxel %.4g x %.4g x %.4g mm%s, max |value| %.6g\n", path,
+               (long long)im->matrix[0], (long long)im->matrix[1], (long long)im->matrix[2], d[0], d[1], d[2],
+               im->fov_mm[0] > 0 ? "" : " (FOV unknown)", mx);
+        printf("placement (%s): voxel (0,0,0) at LPS (%.2f, %.2f, %.2f) mm; x along (%.3f, %.3f, %.3f), y along "
+               "(%.3f, %.3f, %.3f)\n",
+               im->has_geometry ? "the scanner's" : "the default, docs/FORMAT.md Orientation", A[0][3], A[1][3], A[2][3],
+               A[0][0] / d[0], A[1][0] / d[0], A[2][0] / d[0], A[0][1] / d[1], A[1][1] / d[1], A[2][1] / d[1]);
+        if (im->method[0])
+            printf("method: %s\n", im->method);
+    }
+    mr_image_free(im);
+    return fflush(stdout) == 0 && !ferror(stdout) ? MR_EXIT_OK : MR_EXIT_FAILURE;
+}
+
 int mr_cmd_info(int argc, char **argv)
 {
     int json = 0, verbose = 0, quiet = 0, volume = 0;
@@ -450,6 +487,8 @@ int mr_cmd_info(int argc, char **argv)
         "calibration, ... scans), the trajectory units used (detected or given) with how well each unit fits,\n"
         "the noise scans and every volume (slice, contrast, phase, repetition, set, average); the statistics\n"
         "are those of --volume N, prewhitened as recon and convert read it (--prewhiten off: as stored).\n"
+        "An image (our HDF5 image, NIfTI-1, a BART array [X Y Z]) is described instead: grid, voxel size,\n"
+        "placement (docs/FORMAT.md, Orientation) and largest magnitude.\n"
         "Exit 1 when the file is unreadable or malformed.",
         opts,
         (int)(sizeof opts / sizeof opts[0]),
@@ -461,9 +500,21 @@ int mr_cmd_info(int argc, char **argv)
     if (code != MR_OPTS_GO)
         return code;
     const char *path = res.positional[0];
+    if (!mr_opts_given(&spec, &res, "traj") && mr_image_probe(path)) { /* an image: no k-space options apply */
+        for (int i = 0; i < spec.nopts; i++)
+            if (res.given[i] && strcmp(opts[i].name, "json") && strcmp(opts[i].name, "verbose") &&
+                strcmp(opts[i].name, "quiet")) {
+                code = mr_opts_usage(&spec, "--%s applies to k-space input; %s is an image", opts[i].name, path);
+                mr_opts_free(&res);
+                return code;
+            }
+        code = image_info(path, json);
+        mr_opts_free(&res);
+        return code;
+    }
     mr_read_opts ro;
     int white = 1;
-    if (mr_read_cli_apply(&rc, &ro, &white) != MR_OK) {
+    if (mr_read_cli_apply(&rc, &ro, &white) != MR_OK || mr_read_cli_check(&spec, &res, &ro, path) != MR_OK) {
         mr_opts_free(&res);
         return mr_opts_usage(&spec, "%s", mr_last_error());
     }

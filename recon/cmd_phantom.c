@@ -19,11 +19,41 @@ static const mr_traj_kind traj_kinds[] = {MR_TRAJ_RADIAL2D,  MR_TRAJ_GOLDEN2D,  
                                           MR_TRAJ_STACK_OF_SPIRALS};
 static const char *const weight_choices[] = {"analytic", "none", NULL};
 
+/* The trajectory options that shape only some kinds; one given for another kind would be ignored, so it is
+ * refused (exit 2) naming the kinds it applies to. --seed shapes the noise and the random trajectory. */
+static int check_traj_options(const mr_cmd_spec *spec, const mr_opts_result *res, mr_traj_kind kind,
+                              const char *traj, int noisy)
+{
+    static const struct {
+        const char *name;
+        unsigned kinds; /* bit (1 << mr_traj_kind) */
+        const char *which;
+    } rules[] = {
+        {"spokes", (1u << MR_TRAJ_RADIAL2D) | (1u << MR_TRAJ_GOLDEN2D) | (1u << MR_TRAJ_KOOSHBALL) |
+                       (1u << MR_TRAJ_STACK_OF_STARS),
+         "radial, golden, kooshball and stack-of-stars"},
+        {"readout", ~(1u << MR_TRAJ_RANDOM2D), "every trajectory but random"},
+        {"interleaves", (1u << MR_TRAJ_SPIRAL2D) | (1u << MR_TRAJ_STACK_OF_SPIRALS), "spiral and stack-of-spirals"},
+        {"turns", (1u << MR_TRAJ_SPIRAL2D) | (1u << MR_TRAJ_STACK_OF_SPIRALS), "spiral and stack-of-spirals"},
+        {"partitions", (1u << MR_TRAJ_STACK_OF_STARS) | (1u << MR_TRAJ_STACK_OF_SPIRALS),
+         "stack-of-stars and stack-of-spirals"},
+        {"samples", 1u << MR_TRAJ_RANDOM2D, "random"},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (mr_opts_given(spec, res, rules[i].name) && !(rules[i].kinds & (1u << kind)))
+            return mr_opts_usage(spec, "--%s applies to %s trajectories, not to --traj %s", rules[i].name,
+                                 rules[i].which, traj);
+    if (mr_opts_given(spec, res, "seed") && !noisy && kind != MR_TRAJ_RANDOM2D)
+        return mr_opts_usage(spec, "--seed seeds the noise (--snr) and the random trajectory; this scan has "
+                                   "neither");
+    return MR_EXIT_OK;
+}
+
 int mr_cmd_phantom(int argc, char **argv)
 {
     const char *out = NULL, *matrix = "128", *traj = NULL, *weights = "analytic", *suite = NULL;
     int dim = 0, spokes = 0, readout = 0, interleaves = 16, partitions = 0, samples = 0, seed = 1, no_truth = 0;
-    int coils = 0;
+    int coils = 0, marker = 0;
     int verbose = 0, quiet = 0;
     double snr = INFINITY, turns = 0, fov = 240;
     const mr_opt opts[] = {
@@ -58,6 +88,10 @@ int mr_cmd_phantom(int argc, char **argv)
          "simulate C receive coils: smooth analytic maps (stored as /kspace/sens) and exact coil data; 0 = one "
          "coil without maps",
          NULL, 0, MR_MAX_COILS},
+        {"marker", 0, MR_OPT_FLAG, &marker, NULL,
+         "add the orientation marker: a bright ellipse outside the head at small x, y (in 3D from z = -0.3 to 0.1 FOV), the top-left "
+         "corner of every picture (docs/FORMAT.md, Orientation)",
+         NULL, 0, -1},
         {"suite", 0, MR_OPT_STRING, &suite, "DIR",
          "write the standard suite (about 30 scans, manifest.csv, manifest.md) into DIR instead", NULL, 0, -1},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics on stderr", NULL, 0, -1},
@@ -86,11 +120,17 @@ int mr_cmd_phantom(int argc, char **argv)
     int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
     if (rc != MR_OPTS_GO)
         return rc;
-    mr_opts_free(&res); /* no positional arguments */
+    mr_opts_free(&res); /* no positional arguments; res.given stays for mr_opts_given */
 
     if (suite) {
-        if (out)
-            return mr_opts_usage(&spec, "%s", "--suite DIR and -o FILE exclude each other");
+        /* the suite's scans have their own settings: any scan option would be ignored */
+        for (int i = 0; i < spec.nopts; i++)
+            if (res.given[i] && strcmp(opts[i].name, "suite") && strcmp(opts[i].name, "verbose") &&
+                strcmp(opts[i].name, "quiet")) {
+                return mr_opts_usage(&spec, "--%s does not apply to --suite DIR (the suite's scans have fixed "
+                                            "settings: docs/VALIDATION.md)",
+                                     opts[i].name);
+            }
         mr_status st = mr_suite_write(suite, stdout);
         if (st != MR_OK) {
             fprintf(stderr, "mrirecon phantom: %s\n", mr_last_error());
@@ -124,6 +164,9 @@ int mr_cmd_phantom(int argc, char **argv)
         mat[2] = 1;
     else if (nvals == 2)
         return mr_opts_usage(&spec, "--matrix %s: a 3D matrix needs N or NX,NY,NZ", matrix);
+    rc = check_traj_options(&spec, &res, kind, traj_given ? traj : dim == 3 ? "kooshball" : "radial", isfinite(snr));
+    if (rc != MR_EXIT_OK)
+        return rc;
 
     mr_scan_params sp;
     mr_scan_params_default(&sp);
@@ -152,6 +195,7 @@ int mr_cmd_phantom(int argc, char **argv)
     sp.weights = strcmp(weights, "analytic") == 0;
     sp.fov_mm = fov;
     sp.coils = coils;
+    sp.marker = marker;
 
     mr_kspace *ks = NULL;
     double t0 = mr_now();

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/grid.h"
 #include "../base/log.h"
 #include "../gpu/gpu.h"
+#include "applies.h"
 #include "cg_cli.h"
 #include "commands.h"
 #include "mpi_batch.h"
@@ -14,6 +16,7 @@
 #include "mpi_recon.h"
 #include "opts.h"
 #include "outdir.h"
+#include "outputs.h"
 #include "pipeline.h"
 #include "progress_ui.h"
 #include "read_cli.h"
@@ -122,6 +125,8 @@ int mr_cmd_recon(int argc, char **argv)
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli rdc;
     mr_read_cli_init(&rdc);
+    const char *formats = NULL, *slice_text = NULL;
+    static int64_t slice[3];
     const mr_opt table[] = {
         {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output directory (created; required)", NULL, 0, -1},
         {"method", 'm', MR_OPT_STRING, &o.method, "LIST", MR_OPT_HELP_METHOD, NULL, 0, -1},
@@ -149,6 +154,10 @@ int mr_cmd_recon(int argc, char **argv)
          NULL, -1, 1000000},
         {"nifti", 0, MR_OPT_CHOICE, &o.nifti, "K", "image_<method>.nii: magnitude (float32), complex (complex64) or none",
          niftis, 0, -1},
+        {"format", 0, MR_OPT_STRING, &formats, "LIST", MR_OUTPUTS_FORMAT_HELP, NULL, 0, -1},
+        {"slice", 0, MR_OPT_STRING, &slice_text, "X,Y,Z",
+         "3D pictures (image_<method>.png, compare.png): the planes through voxel X,Y,Z instead of the centre", NULL,
+         0, -1},
         MR_READ_CLI_OPTS(&rdc),
         {"force", 0, MR_OPT_FLAG, &o.force, NULL,
          "OUTDIR may hold an earlier run's outputs: replace them (only the files recon writes are removed)", NULL, 0,
@@ -165,7 +174,9 @@ int mr_cmd_recon(int argc, char **argv)
         "[+ NAME_sens]). Solves (F^H F + lambda R^H R) x = F^H d by conjugate gradients from x = 0\n"
         "(Toeplitz normal operator with the exact Q), and/or grids the density-compensated samples\n"
         "(bilinear or Kaiser-Bessel). Writes into OUTDIR: image_<method>.h5/.png/.nii (NIfTI-1, voxel size\n"
-        "from the FOV, scanner placement from ISMRMRD), convergence.png (CG), compare.png (--method all),\n"
+        "from the FOV, scanner placement from ISMRMRD; --format adds BART .hdr/.cfl, ISMRMRD/MRD .mrd and\n"
+        "DICOM _0001.dcm ..., all in one orientation: docs/FORMAT.md), convergence.png (CG), compare.png\n"
+        "(--method all; 3D: the three planes through the centre or --slice X,Y,Z, labelled),\n"
         "report.json, report.md, metrics.csv. An ISMRMRD scan with several volumes (slices, contrasts,\n"
         "repetitions, ...) is reconstructed volume by volume into OUTDIR/<volume>/ (e.g. OUTDIR/slice001/),\n"
         "with OUTDIR/metrics.csv over all of them; --volume N reconstructs one into OUTDIR. An ISMRMRD\n"
@@ -206,6 +217,23 @@ int mr_cmd_recon(int argc, char **argv)
         return rc;
     if (mr_read_cli_apply(&rdc, &o.read, &o.prewhiten) != MR_OK)
         return mr_opts_usage(&spec, "%s", mr_last_error());
+    if (mr_outputs_parse_formats(formats, mr_opts_given(&spec, &res, "nifti") ? o.nifti : NULL, &o.formats) != MR_OK ||
+        mr_read_cli_check(&spec, &res, &o.read, scan) != MR_OK)
+        return mr_opts_usage(&spec, "%s", mr_last_error());
+    if ((rc = mr_method_options_check(&spec, &res, o.method)) != MR_EXIT_OK)
+        return rc;
+    if (slice_text) {
+        double v[3];
+        if (mr_opts_parse_list3(slice_text, v) != 3)
+            return mr_opts_usage(&spec, "--slice: '%s' is not X,Y,Z (voxel indices)", slice_text);
+        for (int a = 0; a < 3; a++) {
+            if (v[a] != floor(v[a]) || v[a] < 0 || v[a] >= MR_MAX_MATRIX_EDGE)
+                return mr_opts_usage(&spec, "--slice: '%s': each index must be an integer in 0..%d", slice_text,
+                                     MR_MAX_MATRIX_EDGE - 1);
+            slice[a] = (int64_t)v[a];
+        }
+        o.slice = slice;
+    }
 
     /* under mpirun with several ranks: rank 0 reconstructs, the others compute its sums' slabs */
     mr_comm *comm = NULL;

@@ -10,5 +10,6 @@ int mr_cmd_validate(int argc, char **argv); /* recon/cmd_validate.c */
 int mr_cmd_bench(int argc, char **argv);    /* recon/cmd_bench.c */
 int mr_cmd_batch(int argc, char **argv);    /* recon/cmd_batch.c */
 int mr_cmd_convert(int argc, char **argv);  /* recon/cmd_convert.c */
+int mr_cmd_cache(int argc, char **argv);    /* recon/cmd_cache.c */
 
 #endif

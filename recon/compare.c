@@ -10,7 +10,9 @@
 
 #define MR_COMPARE_GAP 4
 #define MR_COMPARE_MAX_TILES 8
-#define MR_COMPARE_MIN_TILE 256 /* small images are enlarged by an integer factor up to this width */
+#define MR_COMPARE_MIN_TILE 256 /* small 2D images are enlarged by an integer factor up to this width */
+#define MR_COMPARE_MIN_PANEL 192 /* 3D: each plane enlarged to at least this many pixels (a 64^3 volume: x3) */
+#define MR_COMPARE_TEXT 2       /* font scale of the labels */
 
 /* Paint the picture `pix` (pw x ph, real), enlarged zoom times (nearest neighbour), into the
  * canvas at (x0, y0) as grey. */
@@ -26,16 +28,15 @@ static void blit(uint8_t *rgb, int w, int x0, int y0, const float *pix, int pw, 
         }
 }
 
-static void label(uint8_t *rgb, int w, int h, int x, int y, const char *text, int tile_w)
+/* A label in the band above a tile (never over the image). */
+static void label(uint8_t *rgb, int w, int h, int x, int y, const char *text)
 {
-    const uint8_t yellow[3] = {255, 220, 0}, shadow[3] = {0, 0, 0};
-    int scale = tile_w >= 200 ? 2 : 1;
-    mr_plot_text(rgb, w, h, x + 3, y + 3, text, shadow, scale);
-    mr_plot_text(rgb, w, h, x + 2, y + 2, text, yellow, scale);
+    const uint8_t yellow[3] = {255, 220, 0};
+    mr_plot_text(rgb, w, h, x + 2, y, text, yellow, MR_COMPARE_TEXT);
 }
 
-mr_status mr_compare_write(const char *path, const int64_t matrix[3], const float *truth, const float *const *imgs,
-                           const char *const *names, int nimgs, double window_hi, double gain)
+mr_status mr_compare_write(const char *path, const int64_t matrix[3], const int64_t *slice, const float *truth,
+                           const float *const *imgs, const char *const *names, int nimgs, double window_hi, double gain)
 {
     if (nimgs < 1 || nimgs + 1 > MR_COMPARE_MAX_TILES)
         return mr_error(MR_EINVAL, "%s: %d images to compare (1..%d)", path, nimgs, MR_COMPARE_MAX_TILES - 1);
@@ -49,26 +50,31 @@ mr_status mr_compare_write(const char *path, const int64_t matrix[3], const floa
         st = mr_error(MR_ENOMEM, "%s: out of memory", path);
         goto done;
     }
+    /* 2D: tiles narrower than MR_COMPARE_MIN_TILE enlarged; 3D: each plane to MR_COMPARE_MIN_PANEL */
+    int zoom = mr_plot_volume_zoom(matrix, MR_COMPARE_MIN_PANEL);
+    if (matrix[2] == 1)
+        zoom = matrix[0] < MR_COMPARE_MIN_TILE ? (MR_COMPARE_MIN_TILE / (int)matrix[0] < 8 ? MR_COMPARE_MIN_TILE / (int)matrix[0] : 8) : 1;
+    const float label_value = (float)(window_hi > 0 ? window_hi : 1);
     const int cols = nimgs + (truth ? 1 : 0), rows = truth ? 2 : 1;
     for (int c = 0; c < cols; c++) {
         int i = truth ? c - 1 : c; /* image index; -1 is the truth */
         for (int64_t v = 0; v < n; v++)
             mag[v] = i < 0 ? fabsf(truth[v]) : hypotf(imgs[i][2 * v], imgs[i][2 * v + 1]);
-        st = mr_volume_montage(mag, matrix, &tiles[0][c], &tw, &th);
+        st = mr_plot_volume(mag, matrix, slice, zoom, MR_COMPARE_TEXT, label_value, &tiles[0][c], &tw, &th);
         if (st != MR_OK)
             goto done;
         if (truth && i >= 0) {
             for (int64_t v = 0; v < n; v++)
                 mag[v] = (float)(gain * fabs((double)mag[v] - fabs((double)truth[v])));
             int tw2, th2;
-            st = mr_volume_montage(mag, matrix, &tiles[1][c], &tw2, &th2);
+            st = mr_plot_volume(mag, matrix, slice, zoom, MR_COMPARE_TEXT, label_value, &tiles[1][c], &tw2, &th2);
             if (st != MR_OK)
                 goto done;
         }
     }
-    const int zoom = tw < MR_COMPARE_MIN_TILE ? (MR_COMPARE_MIN_TILE / tw < 8 ? MR_COMPARE_MIN_TILE / tw : 8) : 1;
-    const int zw = tw * zoom, zh = th * zoom;
-    const int w = cols * zw + (cols + 1) * MR_COMPARE_GAP, h = rows * zh + (rows + 1) * MR_COMPARE_GAP;
+    /* above every tile a band for its title (a 3D tile brings its own band naming the planes) */
+    const int band = MR_PLOT_TEXT_H * MR_COMPARE_TEXT + 6;
+    const int w = cols * tw + (cols + 1) * MR_COMPARE_GAP, h = rows * (th + band) + (rows + 1) * MR_COMPARE_GAP;
     rgb = malloc((size_t)w * h * 3);
     if (!rgb) {
         st = mr_error(MR_ENOMEM, "%s: out of memory for a %dx%d picture", path, w, h);
@@ -78,16 +84,16 @@ mr_status mr_compare_write(const char *path, const int64_t matrix[3], const floa
     char text[64];
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) {
-            int x0 = MR_COMPARE_GAP + c * (zw + MR_COMPARE_GAP), y0 = MR_COMPARE_GAP + r * (zh + MR_COMPARE_GAP);
+            int x0 = MR_COMPARE_GAP + c * (tw + MR_COMPARE_GAP), y0 = MR_COMPARE_GAP + r * (th + band + MR_COMPARE_GAP) + band;
             int i = truth ? c - 1 : c;
             if (!tiles[r][c])
                 continue; /* below the truth */
-            blit(rgb, w, x0, y0, tiles[r][c], tw, th, zoom, window_hi);
+            blit(rgb, w, x0, y0, tiles[r][c], tw, th, 1, window_hi);
             if (r == 0)
                 snprintf(text, sizeof text, "%s", i < 0 ? "Truth" : names[i]);
             else
                 snprintf(text, sizeof text, "Error x%g", gain);
-            label(rgb, w, h, x0, y0, text, zw);
+            label(rgb, w, h, x0, y0 - band + 3, text);
         }
     st = mr_png_write_rgb(path, rgb, w, h);
 done:

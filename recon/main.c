@@ -22,11 +22,12 @@ typedef struct {
 static const command commands[] = {
     {"phantom", mr_cmd_phantom, "write a simulated scan (analytic Shepp-Logan k-space) to an HDF5 file"},
     {"info", mr_cmd_info, "print what a k-space file holds (mrirecon, ISMRMRD or BART)"},
-    {"convert", mr_cmd_convert, "convert k-space between mrirecon HDF5, ISMRMRD (input) and BART"},
+    {"convert", mr_cmd_convert, "convert k-space (mrirecon HDF5, ISMRMRD, BART) and images (to every format)"},
     {"recon", mr_cmd_recon, "reconstruct a scan (CG least squares, gridding baselines)"},
     {"validate", mr_cmd_validate, "run the book's validation experiment and print the table"},
     {"bench", mr_cmd_bench, "benchmark the Q and F^H d kernels and the whole pipeline"},
     {"batch", mr_cmd_batch, "reconstruct many scans with progress, summaries and resume"},
+    {"cache", mr_cmd_cache, "show or empty the Q cache (list, size, clear)"},
 };
 
 static void usage(FILE *out)

@@ -152,6 +152,8 @@ int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *r
         }
         if (!o)
             return mr_opts_usage(s, "unknown option '%s'", a);
+        if (o - s->opts < MR_OPTS_MAX)
+            res->given[o - s->opts] = 1;
         if (o->type == MR_OPT_FLAG) {
             if (inline_val)
                 return mr_opts_usage(s, "option '%s' takes no value", a);
@@ -173,6 +175,14 @@ int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *r
     if (s->max_positional >= 0 && res->npositional > s->max_positional)
         return mr_opts_usage(s, "unexpected argument '%s'", pos[s->max_positional]);
     return MR_EXIT_OK;
+}
+
+int mr_opts_given(const mr_cmd_spec *spec, const mr_opts_result *res, const char *name)
+{
+    for (int i = 0; i < spec->nopts && i < MR_OPTS_MAX; i++)
+        if (strcmp(spec->opts[i].name, name) == 0)
+            return res->given[i];
+    return 0;
 }
 
 void mr_opts_free(mr_opts_result *res)

@@ -73,11 +73,20 @@ typedef struct {
     int min_positional, max_positional; /* max < 0: unlimited */
 } mr_cmd_spec;
 
+#define MR_OPTS_MAX 128 /* options in one table */
+
 typedef struct {
     char **positional; /* borrowed from argv */
     int npositional;
     void *owned; /* internal */
+    unsigned char given[MR_OPTS_MAX]; /* given[i]: option i of the table was on the command line */
 } mr_opts_result;
+
+/* 1 when the option `name` (long name) was given on the command line, whatever its value; 0 when it
+ * was absent (its dest holds the default) or the table has no such option. For the checks that refuse
+ * an option that cannot apply (a gridding option with --method cg, a reader option for another format).
+ * res->given stays valid after mr_opts_free. */
+int mr_opts_given(const mr_cmd_spec *spec, const mr_opts_result *res, const char *name);
 
 /* Parse argv (argv[0] is the command name). Returns MR_EXIT_OK on success, -1 when --help was
  * printed to stdout (caller exits 0), MR_EXIT_USAGE after printing a message to stderr. Options

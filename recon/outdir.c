@@ -18,7 +18,7 @@
 int mr_outdir_is_output(const char *name)
 {
     static const char *const fixed[] = {"report.json", "report.md", "metrics.csv", "convergence.png", "compare.png"};
-    static const char *const ext[] = {".h5", ".png", ".nii", ".nii.gz"};
+    static const char *const ext[] = {".h5", ".png", ".nii", ".nii.gz", ".hdr", ".cfl", ".mrd", ".dcm"};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         if (strcmp(name, fixed[i]) == 0)
             return 1;

@@ -348,6 +348,8 @@ static void describe_volume(const mr_volume_desc *d, const mr_recon_opts *o, mr_
     r->noise_samples = d->noise_samples;
     r->geometry = mr_volume_geometry(d);
     r->nifti = o->nifti ? o->nifti : "magnitude";
+    r->formats = o->formats;
+    r->slice = o->slice;
     if (d->prewhitened)
         mr_log(MR_LOG_INFO, "%s: coils prewhitened with the noise scans (%lld samples per coil, largest correlation "
                             "%.3f)",

@@ -84,6 +84,10 @@ typedef struct {
     int prewhiten;      /* 1 (default): whiten the coils with the input's noise scans (recon/volumes.h) */
     int volume;         /* -1 (default): every volume of the input; >= 0: that one, into outdir itself */
     const char *nifti;  /* image_<method>.nii: "magnitude" (default), "complex" or "none" */
+    const int64_t *slice; /* 3D pictures: the planes through voxel {x, y, z} (borrowed; recon --slice); NULL
+                             (default): through the centre */
+    unsigned formats;   /* image formats to write (bit f: io/image_io.h mr_image_format; recon --format);
+                           0 (default): h5, png, nifti (recon/outputs.h) */
     int force;          /* 1: OUTDIR may hold the outputs of an earlier run; they are replaced (only the
                            files recon writes are removed). 0 (default): such a folder is refused */
     /* Optional (default NULL): where the long stages report their progress (Q, F^H d, CG, DCF,

@@ -7,11 +7,12 @@
 
 #include "../io/image_png.h"
 
-/* 5x7 glyphs: 7 rows, bit 4 = leftmost column; upper and lower case (lower case without descenders
- * below the baseline: g, j, p, q, y sit one row higher). */
+/* 5x7 glyphs on a 9-row cell: rows 0..6 above the baseline, rows 7..8 the descenders of g, j, p, q, y
+ * (without them g read as 9 and q as a raised 9); bit 4 = leftmost column. */
+#define GLYPH_ROWS 9
 typedef struct {
     char c;
-    uint8_t rows[7];
+    uint8_t rows[GLYPH_ROWS];
 } glyph;
 
 static const glyph font[] = {
@@ -42,16 +43,16 @@ static const glyph font[] = {
     {'a', {0x00, 0x00, 0x0E, 0x01, 0x0F, 0x11, 0x0F}}, {'b', {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x1E}},
     {'c', {0x00, 0x00, 0x0E, 0x10, 0x10, 0x11, 0x0E}}, {'d', {0x01, 0x01, 0x0D, 0x13, 0x11, 0x11, 0x0F}},
     {'e', {0x00, 0x00, 0x0E, 0x11, 0x1F, 0x10, 0x0E}}, {'f', {0x06, 0x09, 0x08, 0x1C, 0x08, 0x08, 0x08}},
-    {'g', {0x00, 0x0F, 0x11, 0x11, 0x0F, 0x01, 0x0E}}, {'h', {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x11}},
-    {'i', {0x04, 0x00, 0x0C, 0x04, 0x04, 0x04, 0x0E}}, {'j', {0x02, 0x00, 0x06, 0x02, 0x02, 0x12, 0x0C}},
+    {'g', {0x00, 0x00, 0x0F, 0x11, 0x11, 0x11, 0x0F, 0x01, 0x0E}}, {'h', {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x11}},
+    {'i', {0x04, 0x00, 0x0C, 0x04, 0x04, 0x04, 0x0E}}, {'j', {0x02, 0x00, 0x06, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0C}},
     {'k', {0x10, 0x10, 0x12, 0x14, 0x18, 0x14, 0x12}}, {'l', {0x0C, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0E}},
     {'m', {0x00, 0x00, 0x1A, 0x15, 0x15, 0x11, 0x11}}, {'n', {0x00, 0x00, 0x16, 0x19, 0x11, 0x11, 0x11}},
-    {'o', {0x00, 0x00, 0x0E, 0x11, 0x11, 0x11, 0x0E}}, {'p', {0x00, 0x1E, 0x11, 0x11, 0x1E, 0x10, 0x10}},
-    {'q', {0x00, 0x0F, 0x11, 0x11, 0x0F, 0x01, 0x01}}, {'r', {0x00, 0x00, 0x16, 0x19, 0x10, 0x10, 0x10}},
+    {'o', {0x00, 0x00, 0x0E, 0x11, 0x11, 0x11, 0x0E}}, {'p', {0x00, 0x00, 0x1E, 0x11, 0x11, 0x11, 0x1E, 0x10, 0x10}},
+    {'q', {0x00, 0x00, 0x0F, 0x11, 0x11, 0x11, 0x0F, 0x01, 0x01}}, {'r', {0x00, 0x00, 0x16, 0x19, 0x10, 0x10, 0x10}},
     {'s', {0x00, 0x00, 0x0F, 0x10, 0x0E, 0x01, 0x1E}}, {'t', {0x08, 0x08, 0x1C, 0x08, 0x08, 0x09, 0x06}},
     {'u', {0x00, 0x00, 0x11, 0x11, 0x11, 0x13, 0x0D}}, {'v', {0x00, 0x00, 0x11, 0x11, 0x11, 0x0A, 0x04}},
     {'w', {0x00, 0x00, 0x11, 0x11, 0x15, 0x15, 0x0A}}, {'x', {0x00, 0x00, 0x11, 0x0A, 0x04, 0x0A, 0x11}},
-    {'y', {0x00, 0x11, 0x11, 0x11, 0x0F, 0x01, 0x0E}}, {'z', {0x00, 0x00, 0x1F, 0x02, 0x04, 0x08, 0x1F}},
+    {'y', {0x00, 0x00, 0x11, 0x11, 0x11, 0x11, 0x0F, 0x01, 0x0E}}, {'z', {0x00, 0x00, 0x1F, 0x02, 0x04, 0x08, 0x1F}},
 };
 
 static const uint8_t *glyph_rows(char c)
@@ -69,20 +70,104 @@ static void put(uint8_t *rgb, int w, int h, int x, int y, const uint8_t c[3])
     memcpy(rgb + 3 * ((size_t)y * w + x), c, 3);
 }
 
-int mr_plot_text(uint8_t *rgb, int w, int h, int x, int y, const char *text, const uint8_t color[3], int scale)
+/* Every pixel of text at (x, y) in font pixels of scale x scale: paint(ctx, px, py) for each; returns
+ * the width. One walk for the RGB and the grey canvases. */
+static int text_walk(int x, int y, const char *text, int scale, void (*paint)(void *ctx, int px, int py), void *ctx)
 {
     int x0 = x;
     for (const char *p = text; *p; p++) {
         const uint8_t *rows = glyph_rows(*p);
-        for (int r = 0; rows && r < 7; r++)
+        for (int r = 0; rows && r < GLYPH_ROWS; r++)
             for (int col = 0; col < 5; col++)
                 if (rows[r] & (0x10 >> col))
                     for (int dy = 0; dy < scale; dy++)
                         for (int dx = 0; dx < scale; dx++)
-                            put(rgb, w, h, x + col * scale + dx, y + r * scale + dy, color);
+                            paint(ctx, x + col * scale + dx, y + r * scale + dy);
         x += 6 * scale;
     }
     return x - x0;
+}
+
+typedef struct {
+    uint8_t *rgb;
+    float *grey;
+    int w, h;
+    const uint8_t *color;
+    float value;
+} canvas;
+
+static void paint_rgb(void *ctx, int x, int y)
+{
+    const canvas *c = ctx;
+    put(c->rgb, c->w, c->h, x, y, c->color);
+}
+
+static void paint_grey(void *ctx, int x, int y)
+{
+    const canvas *c = ctx;
+    if (x >= 0 && y >= 0 && x < c->w && y < c->h)
+        c->grey[(size_t)y * (size_t)c->w + (size_t)x] = c->value;
+}
+
+int mr_plot_text(uint8_t *rgb, int w, int h, int x, int y, const char *text, const uint8_t color[3], int scale)
+{
+    canvas c = {rgb, NULL, w, h, color, 0};
+    return text_walk(x, y, text, scale, paint_rgb, &c);
+}
+
+int mr_plot_text_grey(float *pix, int w, int h, int x, int y, const char *text, float value, int scale)
+{
+    canvas c = {NULL, pix, w, h, NULL, value};
+    return text_walk(x, y, text, scale, paint_grey, &c);
+}
+
+int mr_plot_volume_zoom(const int64_t matrix[3], int min_edge)
+{
+    int64_t edge = matrix[0];
+    for (int a = 1; a < 3; a++)
+        if (matrix[a] > 1 && matrix[a] > edge)
+            edge = matrix[a];
+    int64_t z = (min_edge + edge - 1) / edge;
+    return z < 1 ? 1 : z > 8 ? 8 : (int)z;
+}
+
+mr_status mr_plot_volume(const float *mag, const int64_t matrix[3], const int64_t at[3], int zoom, int text_scale,
+                         float label_value, float **out, int *w, int *h)
+{
+    *out = NULL;
+    float *m;
+    int mw, mh;
+    mr_status st = mr_volume_montage_at(mag, matrix, at, &m, &mw, &mh);
+    if (st != MR_OK)
+        return st;
+    zoom = zoom < 1 ? 1 : zoom;
+    const int is3d = matrix[2] > 1;
+    const int band = is3d ? MR_PLOT_TEXT_H * text_scale + 6 : 0;
+    const int W = mw * zoom, H = mh * zoom + band;
+    float *pix = calloc((size_t)W * (size_t)H, sizeof *pix);
+    if (!pix) {
+        free(m);
+        return mr_error(MR_ENOMEM, "out of memory for a %dx%d picture", W, H);
+    }
+    for (int y = 0; y < mh * zoom; y++)
+        for (int x = 0; x < W; x++)
+            pix[(size_t)(y + band) * (size_t)W + (size_t)x] = m[(size_t)(y / zoom) * (size_t)mw + (size_t)(x / zoom)];
+    free(m);
+    if (is3d) { /* the plane and its index above each panel (the montage layout of io/image_png.h) */
+        const int64_t c[3] = {at ? at[0] : matrix[0] / 2, at ? at[1] : matrix[1] / 2, at ? at[2] : matrix[2] / 2};
+        const int64_t x0[3] = {0, matrix[0] + MR_MONTAGE_GAP, 2 * matrix[0] + 2 * MR_MONTAGE_GAP};
+        char text[64];
+        snprintf(text, sizeof text, "axial z=%lld", (long long)c[2]);
+        mr_plot_text_grey(pix, W, H, (int)x0[0] * zoom + 2, 3, text, label_value, text_scale);
+        snprintf(text, sizeof text, "coronal y=%lld", (long long)c[1]);
+        mr_plot_text_grey(pix, W, H, (int)x0[1] * zoom + 2, 3, text, label_value, text_scale);
+        snprintf(text, sizeof text, "sagittal x=%lld", (long long)c[0]);
+        mr_plot_text_grey(pix, W, H, (int)x0[2] * zoom + 2, 3, text, label_value, text_scale);
+    }
+    *out = pix;
+    *w = W;
+    *h = H;
+    return MR_OK;
 }
 
 static int text_width(const char *text, int scale) { return (int)strlen(text) * 6 * scale; }

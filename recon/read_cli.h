@@ -9,7 +9,9 @@
  *   --space encoded|recon                               ISMRMRD grid: encodedSpace or reconSpace
  *   --averages combine|separate                         ISMRMRD averages: one volume or one each
  *   --matrix NX,NY[,NZ]                                 BART input: image matrix
- *   --fov MM[,MM,MM]                                    BART input: field of view */
+ *   --fov MM[,MM,MM]                                    BART input: field of view
+ *   --traj NAME                                         BART input: the trajectory array of a k-space
+ *                                                       array named as BART names it (k + t) */
 #ifndef MR_READ_CLI_H
 #define MR_READ_CLI_H
 
@@ -17,7 +19,7 @@
 #include "opts.h"
 
 typedef struct {
-    const char *units, *sign, *prewhiten, *space, *averages, *matrix, *fov;
+    const char *units, *sign, *prewhiten, *space, *averages, *matrix, *fov, *traj;
 } mr_read_cli;
 
 extern const char *const mr_read_cli_units[];
@@ -50,11 +52,25 @@ void mr_read_cli_init(mr_read_cli *c);
      "2 ceil(max |k|) as BART)",                                                                           \
      NULL, 0, -1},                                                                                         \
     {"fov", 0, MR_OPT_STRING, &(c)->fov, "MM[,MM,MM]", "BART input: field of view in mm (default: unknown)", \
+     NULL, 0, -1},                                                                                         \
+    {"traj", 0, MR_OPT_STRING, &(c)->traj, "NAME",                                                        \
+     "BART input: the trajectory array of the k-space array SCAN, as BART names them (bart phantom -k -t "  \
+     "NAME SCAN; default: SCAN is NAME_ksp and its trajectory NAME_traj)",                                 \
      NULL, 0, -1}
 
 /* Fill o from the parsed strings, and *prewhiten (may be NULL) from --prewhiten: a processing step of
  * the read stage (recon/volumes.h), not a reader option. MR_EINVAL with a message naming the option
  * on a bad value. */
 mr_status mr_read_cli_apply(const mr_read_cli *c, mr_read_opts *o, int *prewhiten);
+
+/* Refuse the reader options that cannot apply to the input `path` (the command's usage error, exit 2):
+ * --matrix, --fov and --traj read BART input only (mrirecon and ISMRMRD files state their grid);
+ * --traj-units, --space, --averages and --prewhiten read ISMRMRD input only; --matrix with NZ > 1 for a
+ * BART trajectory without kz (every kz = 0: a 2D scan) would make a 3D image of 2D data. The input's
+ * format is found as mr_input_open finds it (HDF5 files in a child process), without reading the data
+ * (a BART trajectory is read for the last check). MR_OK when everything given applies, or when the
+ * input cannot be recognised (the read stage then says why); MR_EINVAL naming the option otherwise. */
+mr_status mr_read_cli_check(const mr_cmd_spec *spec, const mr_opts_result *res, const mr_read_opts *o,
+                            const char *path);
 
 #endif

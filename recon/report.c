@@ -6,6 +6,7 @@
 
 #include "../io/fsutil.h"
 #include "../solver/nudft.h"
+#include "outputs.h"
 
 const char *mr_truth_name(mr_truth_kind t) { return t == MR_TRUTH_BANDLIMITED ? "bandlimited" : "image"; }
 
@@ -128,6 +129,9 @@ static void json_input(jobj *top, const mr_report *r)
     jfield(&im, "scanner_geometry");
     fputs(r->geometry ? "true" : "false", f);
     jf_str(&im, "nifti", r->nifti ? r->nifti : "none");
+    char formats[128];
+    mr_image_formats_text(mr_outputs_formats(r), formats, sizeof formats);
+    jf_str(&im, "formats", formats);
     jclose(&im);
 }
 
@@ -370,7 +374,7 @@ static void md_input(FILE *f, const mr_report *r)
                 r->fov_mm[0] > 0 ? r->fov_mm[0] / (double)r->matrix[0] : 1.0,
                 r->fov_mm[1] > 0 ? r->fov_mm[1] / (double)r->matrix[1] : 1.0,
                 r->fov_mm[2] > 0 ? r->fov_mm[2] / (double)r->matrix[2] : 1.0,
-                r->geometry ? "placed in scanner coordinates" : "centre voxel at the origin");
+                r->geometry ? "placed in scanner coordinates" : "default placement (docs/FORMAT.md, Orientation)");
 }
 
 static void md_body(FILE *f, const mr_report *r)

@@ -99,6 +99,9 @@ typedef struct mr_report {
     int64_t grid[3];          /* the reconstruction grid when the images were cropped to reconSpace; else 0 */
     const mr_geometry *geometry; /* where the volume sits in the scanner (ISMRMRD), or NULL */
     const char *nifti;        /* image_<method>.nii: "magnitude", "complex" or "none" */
+    const int64_t *slice;     /* the planes of 3D pictures: voxel {x, y, z} (recon --slice), or NULL: the centre */
+    unsigned formats;         /* image formats written (bit f: io/image_io.h mr_image_format); 0: the default
+                                 (recon/outputs.h MR_OUTPUT_DEFAULT_FORMATS) */
 
     /* per-stage wall times in seconds (0 when the stage did not run) */
     double t_read, t_op_create, t_q, t_plan, t_fhd, t_solve, t_dcf, t_gridding, t_write, t_total;

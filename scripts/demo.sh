@@ -19,25 +19,10 @@ scripts/setup.sh
 bin=build/mrirecon
 out="${DEMO_DIR:-demo}"
 mkdir -p "$out"
-"$bin" phantom -o "$out/scan.h5" --dim 2 --matrix 128 --traj radial --spokes 201 --readout 256 --snr 30 --seed 1
-"$bin" info "$out/scan.h5"
-"$bin" recon "$out/scan.h5" -o "$out/recon" --method all --force
-"$bin" phantom -o "$out/scan8.h5" --dim 2 --matrix 128 --traj radial --spokes 201 --readout 256 --snr 30 --seed 1 \
-  --coils 8
-"$bin" recon "$out/scan8.h5" -o "$out/sense" --method all --force
-"$bin" recon "$out/scan8.h5" -o "$out/estimate" --sens estimate --force -q
-"$bin" recon "$out/scan8.h5" -o "$out/rss" --sens rss --force -q
+scripts/demo_run.sh "$bin" "$out"
 echo
-echo "demo: one coil vs eight coils (CG with the defaults: 60 iterations, automatic lambda; PSNR in dB):"
-printf "  %-34s %12s %18s %9s\n" "reconstruction" "vs image" "vs band-limited" "seconds"
-row() { # LABEL DIR
-  awk -F, -v l="$1" '$1 == "cg" && $2 == "image" { i = $4; s = $7 } $1 == "cg" && $2 == "bandlimited" { b = $4 }
-    END { printf "  %-34s %12.2f %18.2f %9.3f\n", l, i, b, s }' "$2/metrics.csv"
-}
-row "one coil" "$out/recon"
-row "8 coils, SENSE (the maps)" "$out/sense"
-row "8 coils, SENSE (estimated maps)" "$out/estimate"
-row "8 coils, each alone + RSS" "$out/rss"
+echo "demo: one coil vs eight coils (CG with the defaults: 60 iterations, automatic lambda):"
+scripts/demo_table.sh "$out" # the table the README shows (tests/cli_readme.sh checks it)
 echo
 echo "demo: pictures in $out/recon/*.png (compare.png: truth | CG | KB gridding | bilinear gridding, error maps"
 echo "      below) and the same for the 8-coil scan in $out/sense/*.png (SENSE CG, gridding combined with the maps)"

@@ -7,7 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # libopenmpi-dev, openmpi-bin: the optional MPI build (MR_MPI=AUTO turns it on) and its tests (docs/CLUSTER.md)
-packages="build-essential cmake pkg-config libhdf5-dev libfftw3-dev libpng-dev libexpat1-dev libopenmpi-dev openmpi-bin ${MR_EXTRA_PACKAGES:-}"
+# libxxhash-dev: the Q cache's checksums (io/q_cache.c)
+# libdcmtk-dev: DICOM output (optional in the build: without it `--format dicom` says so)
+# libismrmrd-dev: the tests that write ISMRMRD files with the reference library and read our MRD images
+#   back (they SKIP without it); dcmtk, dicom3tools: the DICOM checks of tests/cli_export.sh (dcmdump,
+#   dciodvfy; skipped without them)
+packages="build-essential cmake pkg-config libhdf5-dev libfftw3-dev libpng-dev libexpat1-dev libxxhash-dev libopenmpi-dev openmpi-bin libdcmtk-dev libismrmrd-dev dcmtk dicom3tools ${MR_EXTRA_PACKAGES:-}"
 if [ "${MR_SKIP_APT:-0}" != 1 ]; then
   sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
@@ -32,3 +37,16 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMR_CUDA="${MR_CUDA:-AUTO}" -
   ${MR_CMAKE_ARGS:-} >&2
 cmake --build "$build" -j "$(nproc)" >&2
 echo "setup: built $build/mrirecon" >&2
+# Python modules for the reading checks of tests/cli_export.sh (they SKIP with a message without them):
+# numpy, pydicom, nibabel, pillow from PyPI, only when pip is there and MR_SKIP_PIP is not 1
+if [ "${MR_SKIP_PIP:-0}" != 1 ] && command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; then
+  missing=""
+  for m in numpy pydicom nibabel PIL; do python3 -c "import $m" 2>/dev/null || missing="$missing $m"; done
+  if [ -n "$missing" ]; then
+    echo "setup: pip install numpy pydicom nibabel pillow (for the export tests)" >&2
+    # a Debian system Python refuses pip installs (PEP 668) unless told to
+    python3 -m pip install -q numpy pydicom nibabel pillow >&2 ||
+      python3 -m pip install -q --break-system-packages numpy pydicom nibabel pillow >&2 ||
+      echo "setup: pip failed: those test parts will SKIP" >&2
+  fi
+fi

@@ -57,10 +57,13 @@ for traj in radial golden; do
         check "$stem: bit-identical samples to the mrirecon file" "$kcmp" "$dir/$stem.h5" "$ref"
       fi
       for method in cg gridding-kb; do
+        # --lambda 0: the noise scans state a noise level the reference file does not (automatic lambda);
+        # CG's options only for CG (gridding refuses them)
+        cgopts=""
+        [ "$method" = cg ] && cgopts="--iters 20 --lambda 0"
         [ -f "$dir/ref_${traj}_${coils}c_$method/image_$method.h5" ] ||
-          "$bin" recon "$ref" -o "$dir/ref_${traj}_${coils}c_$method" --method "$method" --iters 20 --lambda 0 -q >/dev/null
-        # --lambda 0: the noise scans state a noise level the reference file does not (automatic lambda)
-        "$bin" recon "$ism" -o "$dir/r_${stem}_$method" --method "$method" --iters 20 --prewhiten off --lambda 0 -q >/dev/null
+          "$bin" recon "$ref" -o "$dir/ref_${traj}_${coils}c_$method" --method "$method" $cgopts -q >/dev/null
+        "$bin" recon "$ism" -o "$dir/r_${stem}_$method" --method "$method" $cgopts --prewhiten off -q >/dev/null
         tol=1e-6
         [ "$units" = radians ] && tol=1e-4
         [ "$units" = radians ] && [ "$method" = cg ] && tol=1e-3

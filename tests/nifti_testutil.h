@@ -66,7 +66,7 @@ static inline void nifti_sform_apply(const unsigned char *h, const double ijk[3]
 }
 
 /* path must hold img [n][2] (complex; magnitude files: |img| as float32) with voxel size fov/n
- * (1 mm without a FOV) and, with g, the scanner placement; else the aligned identity placement. */
+ * (1 mm without a FOV) and, with g, the scanner placement; else the default placement (io/geometry.h). */
 static inline void nifti_check_file(const char *path, const float *img, const int64_t n[3], const float fov[3],
                                     int cplx, const mr_geometry *g)
 {
@@ -91,8 +91,10 @@ static inline void nifti_check_file(const char *path, const float *img, const in
     }
     const int code = g ? 1 : 2;
     CHECK(nifti_i16(b, 252) == code && nifti_i16(b, 254) == code);
-    /* placement: voxel N/2 at the position (RAS), one step along axis a = direction * d[a] */
-    double pos[3] = {0, 0, 0}, dirs[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    /* placement: voxel N/2 at the position (RAS), one step along axis a = direction * d[a]; without a
+     * geometry the default one (io/geometry.h): x -> patient left, y -> posterior, z -> head, i.e. RAS
+     * directions (-1, 0, 0), (0, -1, 0), (0, 0, 1) (docs/FORMAT.md, Orientation) */
+    double pos[3] = {0, 0, 0}, dirs[3][3] = {{-1, 0, 0}, {0, -1, 0}, {0, 0, 1}};
     if (g)
         for (int i = 0; i < 3; i++) {
             const double flip = i < 2 ? -1 : 1;

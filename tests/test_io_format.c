@@ -201,7 +201,7 @@ static void image_round_trip(const char *dir)
     fill_normal(img, n);
     const mr_image_attr attrs[] = {{"time_solve_s", 1.25}, {"lambda", 1e-3}};
     const float fov[3] = {240.0f, 200.0f, matrix[2] > 1 ? 30.0f : 0.0f};
-    const mr_image_meta meta = {"cg", 17, attrs, 2, fov};
+    const mr_image_meta meta = {"cg", 17, attrs, 2, fov, NULL};
     CHECK_OK(mr_image_h5_write(path, img, matrix, &meta));
     float *back = NULL;
     int64_t m2[3] = {0, 0, 0};
@@ -241,13 +241,13 @@ static void image_round_trip(const char *dir)
     CHECK(mr_kspace_read(path, &ks) == MR_EFORMAT && ks == NULL);
     printf("image file as k-space: %s\n", mr_last_error());
     const mr_image_attr dup[] = {{"x", 1}, {"x", 2}};
-    const mr_image_meta bad = {"cg", 1, dup, 2, NULL};
+    const mr_image_meta bad = {"cg", 1, dup, 2, NULL, NULL};
     CHECK(mr_image_h5_write(path, img, matrix, &bad) == MR_EINVAL);
     const mr_image_attr reserved[] = {{"fov_mm", 1}};
-    const mr_image_meta bad2 = {"cg", 1, reserved, 1, NULL};
+    const mr_image_meta bad2 = {"cg", 1, reserved, 1, NULL, NULL};
     CHECK(mr_image_h5_write(path, img, matrix, &bad2) == MR_EINVAL);
     /* no field of view: no geometry attributes */
-    const mr_image_meta plain = {"cg", 1, attrs, 2, NULL};
+    const mr_image_meta plain = {"cg", 1, attrs, 2, NULL, NULL};
     CHECK_OK(mr_image_h5_write(path, img, matrix, &plain));
     f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     d = H5Dopen2(f, "/image", H5P_DEFAULT);

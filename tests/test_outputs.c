@@ -140,7 +140,7 @@ int main(void)
         snprintf(name, sizeof name, "image_%s.png", methods[k]);
         path_in(p, sizeof p, a, name);
         path_in(q, sizeof q, ref, name);
-        CHECK_OK(mr_png_write_volume(q, mag, r.matrix, 0, r.window_hi, 8));
+        CHECK_OK(mr_outputs_picture(q, mag, r.matrix, NULL, r.window_hi));
         CHECK(same_bytes(p, q));
     }
     const char *labels[3];
@@ -148,7 +148,7 @@ int main(void)
         labels[k] = mr_outputs_method_label(methods[k]);
     path_in(p, sizeof p, a, "compare.png");
     path_in(q, sizeof q, ref, "compare.png");
-    CHECK_OK(mr_compare_write(q, r.matrix, truth, cimgs, labels, 3, r.window_hi, r.error_gain));
+    CHECK_OK(mr_compare_write(q, r.matrix, NULL, truth, cimgs, labels, 3, r.window_hi, r.error_gain));
     CHECK(same_bytes(p, q));
 
     /* one file fails: its message; two fail: the first in the sequential order */

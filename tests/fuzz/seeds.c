@@ -190,7 +190,7 @@ static void keep_image(const char *name, const int64_t matrix[3], const char *fi
     for (size_t i = 0; i < n; i++)
         img[i] = (float)test_normal(&rng);
     const mr_image_attr extra[1] = {{"time_solve_s", 0.5}};
-    const mr_image_meta meta = {"cg", 7, extra, 1, NULL};
+    const mr_image_meta meta = {"cg", 7, extra, 1, NULL, NULL};
     CHECK_OK(mr_image_h5_write(path, img, matrix, &meta));
     if (filters || ftype != H5T_IEEE_F32LE || poison != 0) {
         hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The demo's scans and reconstructions (what scripts/demo.sh runs after setting up, and what the test
+# tests/cli_readme.sh runs to check the README's demo table):
+#   scripts/demo_run.sh MRIRECON OUTDIR [-q]
+set -euo pipefail
+bin=$1
+out=$2
+quiet=${3:-}
+mkdir -p "$out"
+"$bin" phantom -o "$out/scan.h5" --dim 2 --matrix 128 --traj radial --spokes 201 --readout 256 --snr 30 --seed 1 $quiet
+"$bin" info "$out/scan.h5" >"$out/info.txt"
+[ -n "$quiet" ] || cat "$out/info.txt"
+"$bin" recon "$out/scan.h5" -o "$out/recon" --method all --force $quiet
+"$bin" phantom -o "$out/scan8.h5" --dim 2 --matrix 128 --traj radial --spokes 201 --readout 256 --snr 30 --seed 1 \
+  --coils 8 $quiet
+"$bin" recon "$out/scan8.h5" -o "$out/sense" --method all --force $quiet
+"$bin" recon "$out/scan8.h5" -o "$out/estimate" --sens estimate --force -q
+"$bin" recon "$out/scan8.h5" -o "$out/rss" --sens rss --force -q
