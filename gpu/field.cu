@@ -31,12 +31,15 @@ static unsigned fixed_turns(double x)
     return (unsigned)((unsigned long long)llround(frac * 4294967296.0) & 0xffffffffull);
 }
 
-/* sin, cos of 2 pi (th 2^-32 + ft): th fixed-point turns, ft float turns */
-__device__ __forceinline__ void ft_cis(unsigned th, float ft, float *s, float *c)
+/* (sr, si) += w e^{i 2 pi (th 2^-32 + ft)}: th fixed-point turns, ft float turns */
+__device__ __forceinline__ void ft_madd(unsigned th, float ft, float2 w, float *sr, float *si)
 {
     float u = (float)(int)th * 2.3283064365386963e-10f + (ft - rintf(ft));
     u -= rintf(u);
-    __sincosf(6.28318530717958647692f * u, s, c);
+    float s, c;
+    __sincosf(6.28318530717958647692f * u, &s, &c);
+    *sr = fmaf(w.x, c, fmaf(-w.y, s, *sr));
+    *si = fmaf(w.x, s, fmaf(w.y, c, *si));
 }
 
 struct mr_gpu_field {
@@ -73,13 +76,8 @@ static __global__ void __launch_bounds__(FT_TILE) k_field_forward(long long m, c
             __syncthreads();
             unsigned ph = base - k.x * (unsigned)((int)x0 - cx);
             float sr = 0.0f, si = 0.0f;
-            for (unsigned v = 0; v < cnt; v++, ph -= k.x) {
-                float s, c;
-                ft_cis(ph, sf[v] * t, &s, &c);
-                const float2 xv = sx[v];
-                sr = fmaf(xv.x, c, fmaf(-xv.y, s, sr));
-                si = fmaf(xv.x, s, fmaf(xv.y, c, si));
-            }
+            for (unsigned v = 0; v < cnt; v++, ph -= k.x)
+                ft_madd(ph, sf[v] * t, sx[v], &sr, &si);
             ar += sr;
             ai += si;
         }
@@ -116,11 +114,7 @@ static __global__ void __launch_bounds__(FT_TILE) k_field_adjoint(long long m, c
         float sr = 0.0f, si = 0.0f;
         for (int q = 0; q < cnt; q++) {
             const uint4 k = sk[q];
-            float s, c;
-            ft_cis(k.x * ox + k.y * oy + k.z * oz, f * __uint_as_float(k.w), &s, &c);
-            const float2 w = sa[q];
-            sr = fmaf(w.x, c, fmaf(-w.y, s, sr));
-            si = fmaf(w.x, s, fmaf(w.y, c, si));
+            ft_madd(k.x * ox + k.y * oy + k.z * oz, f * __uint_as_float(k.w), sa[q], &sr, &si);
         }
         ar += sr;
         ai += si;

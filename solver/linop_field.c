@@ -180,13 +180,13 @@ mr_status mr_linop_field_exact_create(mr_linop **out, mr_backend *be, const int6
         free(s);
         return mr_error(MR_ENOMEM, "field operator: out of memory for %lld samples", (long long)m);
     }
-    d->be = mr_backend_ref(be);
-    d->gctx = mr_backend_gpu_ctx(be);
-    memcpy(d->matrix, matrix, sizeof d->matrix);
-    d->n = matrix[0] * matrix[1] * matrix[2];
-    d->m = m;
-    d->c = ncoils;
-    d->threads = mr_backend_threads(be);
+    *d = (exact_data){.be = mr_backend_ref(be),
+                      .gctx = mr_backend_gpu_ctx(be),
+                      .matrix = {matrix[0], matrix[1], matrix[2]},
+                      .n = matrix[0] * matrix[1] * matrix[2],
+                      .m = m,
+                      .c = ncoils,
+                      .threads = mr_backend_threads(be)};
     field_sample_scale(matrix, traj, m, weights, basis, s, NULL);
     if (d->gctx) {
         st = mr_gpu_field_create(&d->gpu, d->gctx, matrix, traj, time, fieldmap, m);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solver/backend.h"
 #include "test_op_random.h"
 
 typedef struct {
@@ -41,6 +42,15 @@ static inline void field_problem_free(field_problem *p)
     free(p->time);
     free(p->field);
     free(p->w);
+}
+
+/* A host backend of 2 threads (NULL after a failed CHECK). */
+static inline mr_backend *field_cpu_backend(void)
+{
+    mr_backend *be = NULL;
+    const mr_device_sel cpu = {.kind = MR_DEVICE_CPU, .index = -1};
+    CHECK_OK(mr_backend_create(&be, cpu, 2));
+    return be;
 }
 
 #endif

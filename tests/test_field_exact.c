@@ -101,9 +101,7 @@ static void analytic_phantom(mr_backend *be)
 int main(void)
 {
     rng = test_seed();
-    mr_backend *be = NULL;
-    const mr_device_sel cpu = {MR_DEVICE_CPU, -1, 0, 0, {0}};
-    CHECK_OK(mr_backend_create(&be, cpu, 2));
+    mr_backend *be = field_cpu_backend();
     if (!be)
         return test_finish("test_field_exact");
     exact_operator(be);
