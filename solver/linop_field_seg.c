@@ -95,20 +95,29 @@ static mr_status tier_exact_kernels(const mr_field_tier *t, mr_backend *be, cons
         st = MR_ENOMEM;
     for (int j = 0; j < nk && st == MR_OK; j++) {
         const float *bj = b + 2 * (size_t)j * m;
+        /* real factors (the diagonal kernels |B_l|^2 of both models): real weights, the sums' Hermitian
+           half (about twice as fast) */
+        int real = 1;
+        for (int64_t k = 0; k < m && real; k++)
+            real = bj[2 * k + 1] == 0.0f;
         for (int64_t k = 0; k < m; k++) {
+            if (real) {
+                a[k] = qw[k] * bj[2 * k];
+                continue;
+            }
             a[2 * k] = qw[k] * bj[2 * k];
             a[2 * k + 1] = qw[k] * bj[2 * k + 1];
         }
         if (provider) { /* e.g. the MPI split: on the host, then to the backend */
-            st = ctx->nudft.sums.fn(ctx->nudft.sums.ctx, &gq, traj, a, 0, m, gpu ? hq : q[j]);
+            st = ctx->nudft.sums.fn(ctx->nudft.sums.ctx, &gq, traj, a, real, m, gpu ? hq : q[j]);
             if (st == MR_OK && gpu)
                 st = v->from_host(v->ctx, nq, q[j], hq);
         } else if (gpu) {
-            st = v->from_host(v->ctx, m, da, a);
+            st = v->from_host(v->ctx, real ? (m + 1) / 2 : m, da, a);
             if (st == MR_OK)
-                st = mr_gpu_sums_adjoint(sums, &gq, da, 0, q[j], MR_GEMM_F32);
+                st = mr_gpu_sums_adjoint(sums, &gq, da, real, q[j], MR_GEMM_F32);
         } else {
-            st = mr_nudft_adjoint(&gq, traj, a, 0, m, q[j], mr_backend_threads(be));
+            st = mr_nudft_adjoint(&gq, traj, a, real, m, q[j], mr_backend_threads(be));
         }
     }
     mr_gpu_sums_destroy(sums);
@@ -281,7 +290,6 @@ static mr_status kernel_table(const field_fit *f, const float *b, int64_t m, int
     float *fac = malloc((size_t)*nk * m * 2 * sizeof(float));
     if (!fac)
         return mr_error(MR_ENOMEM, "field model: out of memory for %d kernels", *nk);
-    int j = 0;
     for (int l = 0; l < L; l++)
         for (int lp = 0; lp < L; lp++) {
             const int lo = l < lp ? l : lp, hi = l < lp ? lp : l;
@@ -297,9 +305,7 @@ static mr_status kernel_table(const field_fit *f, const float *b, int64_t m, int
                 out[2 * s] = bl[2 * s] * bh[2 * s] + bl[2 * s + 1] * bh[2 * s + 1];
                 out[2 * s + 1] = bl[2 * s] * bh[2 * s + 1] - bl[2 * s + 1] * bh[2 * s];
             }
-            j++;
         }
-    (void)j;
     *factors = fac;
     return MR_OK;
 }

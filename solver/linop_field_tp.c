@@ -16,6 +16,7 @@
  * products adds barriers that cost more than they save on shared cores (solver/toeplitz.c measured the
  * same for the plain normal). */
 #define FTP_SERIAL_POINTS (1 << 18)
+#define FTP_BLOCK 128 /* points per block of the spectrum products (L x 1 KiB of accumulators) */
 
 struct field_tp {
     int64_t n[3], p[3], nn, pp;
@@ -152,7 +153,7 @@ static int64_t on_p(const field_tp *t, int64_t v)
 
 mr_status field_tp_apply(field_tp *t, int64_t ncoils, const float *x, float *y)
 {
-    const int L = t->L, nk = t->nk;
+    const int L = t->L;
     const int64_t nn = t->nn, pp = t->pp;
     fftwf_complex *X = t->x;
     for (int64_t c = 0; c < ncoils; c++) {
@@ -172,30 +173,28 @@ mr_status field_tp_apply(field_tp *t, int64_t ncoils, const float *x, float *y)
             fftwf_execute(t->fwd);
 #pragma omp parallel num_threads(t->threads)
         {
-            /* per point: the L transforms and the nk spectra in L1, the L products written back */
-            float loc[2 * (MR_FIELD_MAX_SEGMENTS + MR_FIELD_MAX_SEGMENTS * (MR_FIELD_MAX_SEGMENTS + 1) / 2)];
+            /* blocks of FTP_BLOCK points: the L products accumulated in an L1-resident buffer by vector loops
+               over the block, one per pair (l, l'), then written over the transforms */
+            float yb[2 * MR_FIELD_MAX_SEGMENTS * FTP_BLOCK];
 #pragma omp for schedule(static)
-            for (int64_t j = 0; j < pp; j++) {
-                float *u = loc, *hv = loc + 2 * L;
-                for (int l = 0; l < L; l++) {
-                    u[2 * l] = X[l * pp + j][0];
-                    u[2 * l + 1] = X[l * pp + j][1];
-                }
-                for (int k = 0; k < nk; k++) {
-                    hv[2 * k] = t->h[k * pp + j][0];
-                    hv[2 * k + 1] = t->h[k * pp + j][1];
-                }
-                for (int l = 0; l < L; l++) {
-                    float sr = 0.0f, si = 0.0f;
+            for (int64_t j0 = 0; j0 < pp; j0 += FTP_BLOCK) {
+                const int64_t nb = pp - j0 < FTP_BLOCK ? pp - j0 : FTP_BLOCK;
+                memset(yb, 0, (size_t)(2 * L * FTP_BLOCK) * sizeof(float));
+                for (int l = 0; l < L; l++)
                     for (int lp = 0; lp < L; lp++) {
-                        const float *hk = hv + 2 * t->kidx[l * L + lp];
-                        const float hr = hk[0], hi = t->kconj[l * L + lp] ? -hk[1] : hk[1];
-                        sr += hr * u[2 * lp] - hi * u[2 * lp + 1];
-                        si += hr * u[2 * lp + 1] + hi * u[2 * lp];
+                        const float *restrict h = (const float *)(t->h + t->kidx[l * L + lp] * pp + j0);
+                        const float *restrict u = (const float *)(X + lp * pp + j0);
+                        float *restrict acc = yb + 2 * l * FTP_BLOCK;
+                        const float sg = t->kconj[l * L + lp] ? -1.0f : 1.0f;
+#pragma omp simd
+                        for (int64_t b = 0; b < nb; b++) {
+                            const float hr = h[2 * b], hi = sg * h[2 * b + 1], ur = u[2 * b], ui = u[2 * b + 1];
+                            acc[2 * b] += hr * ur - hi * ui;
+                            acc[2 * b + 1] += hr * ui + hi * ur;
+                        }
                     }
-                    X[l * pp + j][0] = sr;
-                    X[l * pp + j][1] = si;
-                }
+                for (int l = 0; l < L; l++)
+                    memcpy(X + l * pp + j0, yb + 2 * l * FTP_BLOCK, (size_t)nb * sizeof(fftwf_complex));
             }
         }
         if (t->inv)
