@@ -21,7 +21,9 @@ void field_fit_free(field_fit *f)
 {
     free(f->u);
     free(f->proj);
-    f->u = f->proj = NULL;
+    free(f->tab);
+    f->u = f->proj = f->tab = NULL;
+    f->ntab = 0;
 }
 
 /* (a + ib)(c + id) */
@@ -141,7 +143,7 @@ mr_status field_fit_make(field_fit *f, mr_field_model model, int L, double wmin,
 }
 
 /* beta(v) = P y(v), y_i = e^{-i2pi u_i v}, into beta [L][2] */
-static void fit_beta(const field_fit *f, double v, double *beta)
+static void fit_beta_direct(const field_fit *f, double v, double *beta)
 {
     memset(beta, 0, (size_t)f->L * 2 * sizeof(double));
     for (int i = 0; i < f->K; i++) {
@@ -153,6 +155,40 @@ static void fit_beta(const field_fit *f, double v, double *beta)
             beta[2 * l + 1] += p[0] * yi + p[1] * yr;
         }
     }
+}
+
+/* beta(v): from the table (linear interpolation, clamped to its interval) when there is one */
+static void fit_beta(const field_fit *f, double v, double *beta)
+{
+    if (!f->ntab) {
+        fit_beta_direct(f, v, beta);
+        return;
+    }
+    double u = f->half > 0 ? (v + f->half) / (2.0 * f->half) * (f->ntab - 1) : 0.0;
+    u = u < 0 ? 0 : u > f->ntab - 1 ? f->ntab - 1 : u;
+    const int i = u >= f->ntab - 1 ? f->ntab - 2 : (int)u;
+    const double w = u - i;
+    const double *a = f->tab + (size_t)i * f->L * 2, *b = a + f->L * 2;
+    for (int k = 0; k < 2 * f->L; k++)
+        beta[k] = (1 - w) * a[k] + w * b[k];
+}
+
+mr_status field_fit_tabulate(field_fit *f, int points)
+{
+    if (points < 2)
+        return MR_OK;
+    double *tab = malloc((size_t)points * f->L * 2 * sizeof(double));
+    if (!tab)
+        return mr_error(MR_ENOMEM, "field model: out of memory for the interpolator table");
+    const double half = 0.5 * (f->model == MR_FIELD_MODEL_FREQUENCY ? f->W : f->T);
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < points; i++)
+        fit_beta_direct(f, -half + 2.0 * half * i / (points - 1), tab + (size_t)i * f->L * 2);
+    free(f->tab);
+    f->tab = tab;
+    f->ntab = points;
+    f->half = half;
+    return MR_OK;
 }
 
 void field_fit_b(const field_fit *f, double t, double *b)

@@ -20,6 +20,9 @@
 #include "linop_field_internal.h"
 #include "nudft.h"
 
+/* Points of the interpolator table (field_fit_tabulate): 8193 over the fitted variable's range. */
+#define FIELD_TABLE_POINTS 8193
+
 /* out[b][j] = v'[j] in[b][j] (+= with accumulate), v' = conj(v) with conj; on the backend. */
 static mr_status cmul(mr_backend *be, int64_t n, int64_t batch, const float *v, int conj, int accumulate,
                       const float *in, float *out)
@@ -243,11 +246,9 @@ static mr_status fit_arrays(const field_fit *f, const float *time, int64_t m, co
     }
 #pragma omp parallel
     {
-        double *tmp = malloc((size_t)L * 2 * sizeof(double));
+        double tmp[2 * MR_FIELD_MAX_SEGMENTS];
 #pragma omp for schedule(static)
         for (int64_t k = 0; k < m; k++) {
-            if (!tmp)
-                continue;
             field_fit_b(f, time[k], tmp);
             for (int l = 0; l < L; l++) {
                 b[2 * ((size_t)l * m + k)] = (float)tmp[2 * l];
@@ -256,24 +257,12 @@ static mr_status fit_arrays(const field_fit *f, const float *time, int64_t m, co
         }
 #pragma omp for schedule(static)
         for (int64_t v = 0; v < n; v++) {
-            if (!tmp)
-                continue;
             field_fit_c(f, fieldmap[v], tmp);
             for (int l = 0; l < L; l++) {
                 c[2 * ((size_t)l * n + v)] = (float)tmp[2 * l];
                 c[2 * ((size_t)l * n + v) + 1] = (float)tmp[2 * l + 1];
             }
         }
-        if (!tmp) {
-#pragma omp critical(mr_field_fit_oom)
-            b[0] = NAN; /* reported below */
-        }
-        free(tmp);
-    }
-    if (isnan(b[0])) {
-        free(b);
-        free(c);
-        return mr_error(MR_ENOMEM, "field model: out of memory");
     }
     *bout = b;
     *cout = c;
@@ -463,7 +452,12 @@ mr_status mr_linop_field_create(mr_linop **out, mr_backend *be, const int64_t ma
     if (st != MR_OK)
         return st;
     info->segments = f.L;
-    field_fit_bound(&f, &info->bound_max, &info->bound_rms);
+    st = field_fit_tabulate(&f, FIELD_TABLE_POINTS);
+    if (st != MR_OK) {
+        field_fit_free(&f);
+        return st;
+    }
+    field_fit_bound(&f, &info->bound_max, &info->bound_rms); /* of the interpolators as tabulated */
     float *b = NULL, *c = NULL;
     seg_data *d = calloc(1, sizeof *d);
     if (!d)
