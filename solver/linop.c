@@ -129,6 +129,7 @@ int64_t mr_linop_cod_size(const mr_linop *op) { return op ? op->nc : 0; }
 void mr_linop_dom(const mr_linop *op, int64_t dims[4]) { memcpy(dims, op->dom, sizeof op->dom); }
 void mr_linop_cod(const mr_linop *op, int64_t dims[4]) { memcpy(dims, op->cod, sizeof op->cod); }
 mr_backend *mr_linop_backend(const mr_linop *op) { return op ? op->be : NULL; }
+void *mr_linop_data(const mr_linop *op, mr_linop_fn forward) { return op && op->ops.forward == forward ? op->data : NULL; }
 
 /* ---- compositions ----------------------------------------------------------------------------- */
 

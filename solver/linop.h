@@ -67,6 +67,10 @@ int64_t mr_linop_cod_size(const mr_linop *op);
 void mr_linop_dom(const mr_linop *op, int64_t dims[4]);
 void mr_linop_cod(const mr_linop *op, int64_t dims[4]);
 mr_backend *mr_linop_backend(const mr_linop *op); /* borrowed */
+/* The implementation data of op when it was made by mr_linop_create with ops->forward == forward, else
+ * NULL: a checked downcast for constructors that offer functions on their own operators (e.g. the
+ * wavelet's shift, solver/wavelet.h). Borrowed for the operator's lifetime. */
+void *mr_linop_data(const mr_linop *op, mr_linop_fn forward);
 
 /* ---- compositions ----------------------------------------------------------------------------- */
 /* B A: cod_size(A) == dom_size(B). */

@@ -3,6 +3,7 @@
  *
  *   adjoint:  |<A x, y> - <x, A^H y>| / (||A x|| ||y||)          random complex x, y
  *   normal:   ||normal(x) - A^H (A x)|| / ||A^H A x||              the fast path against the definition
+ *   agree:    forward, adjoint and normal of one operator made on two backends, on the same inputs
  *
  * apply() runs one of forward/adjoint/normal on host arrays and returns the status. */
 #ifndef MR_LINOP_CHECK_H
@@ -102,6 +103,34 @@ static inline int lc_gpu_backends(uint64_t *rng, mr_backend **gpu, mr_backend **
     if (*gpu)
         printf("backend: %s (device init %.3f s)\n", mr_backend_name(*gpu), mr_backend_init_seconds(*gpu));
     return 1;
+}
+
+/* Forward, adjoint and normal of the same operator on two backends (og on the GPU, oc on the host) on
+ * the same random inputs: relative L2 <= bound_fa (forward, adjoint) and bound_normal. */
+static inline void lc_agree(const char *label, mr_linop *og, mr_linop *oc, uint64_t *rng, double bound_fa,
+                            double bound_normal)
+{
+    const int64_t nd = mr_linop_dom_size(og), nc = mr_linop_cod_size(og);
+    float *x = test_random_normal(rng, 2 * nd), *y = test_random_normal(rng, 2 * nc);
+    float *a = malloc((size_t)(nd > nc ? nd : nc) * 2 * sizeof(float));
+    float *b = malloc((size_t)(nd > nc ? nd : nc) * 2 * sizeof(float));
+    char what[256];
+    CHECK_OK(lc_apply(og, mr_linop_forward, x, nd, a, nc));
+    CHECK_OK(lc_apply(oc, mr_linop_forward, x, nd, b, nc));
+    snprintf(what, sizeof what, "%s: GPU vs CPU forward", label);
+    CHECK_LE(what, test_rel_l2_ff(a, b, 2 * nc), bound_fa);
+    CHECK_OK(lc_apply(og, mr_linop_adjoint, y, nc, a, nd));
+    CHECK_OK(lc_apply(oc, mr_linop_adjoint, y, nc, b, nd));
+    snprintf(what, sizeof what, "%s: GPU vs CPU adjoint", label);
+    CHECK_LE(what, test_rel_l2_ff(a, b, 2 * nd), bound_fa);
+    CHECK_OK(lc_apply(og, mr_linop_normal, x, nd, a, nd));
+    CHECK_OK(lc_apply(oc, mr_linop_normal, x, nd, b, nd));
+    snprintf(what, sizeof what, "%s: GPU vs CPU normal", label);
+    CHECK_LE(what, test_rel_l2_ff(a, b, 2 * nd), bound_normal);
+    free(x);
+    free(y);
+    free(a);
+    free(b);
 }
 
 #endif

@@ -133,32 +133,6 @@ done:
     free(ref);
 }
 
-/* forward, adjoint and normal of the same operator on both backends */
-static void agree(const char *label, mr_linop *og, mr_linop *oc, double bound_fa, double bound_normal)
-{
-    const int64_t nd = mr_linop_dom_size(og), nc = mr_linop_cod_size(og);
-    float *x = test_random_normal(&rng, 2 * nd), *y = test_random_normal(&rng, 2 * nc);
-    float *a = malloc((size_t)(nd > nc ? nd : nc) * 2 * sizeof(float));
-    float *b = malloc((size_t)(nd > nc ? nd : nc) * 2 * sizeof(float));
-    char what[256];
-    CHECK_OK(lc_apply(og, mr_linop_forward, x, nd, a, nc));
-    CHECK_OK(lc_apply(oc, mr_linop_forward, x, nd, b, nc));
-    snprintf(what, sizeof what, "%s: GPU vs CPU forward", label);
-    CHECK_LE(what, test_rel_l2_ff(a, b, 2 * nc), bound_fa);
-    CHECK_OK(lc_apply(og, mr_linop_adjoint, y, nc, a, nd));
-    CHECK_OK(lc_apply(oc, mr_linop_adjoint, y, nc, b, nd));
-    snprintf(what, sizeof what, "%s: GPU vs CPU adjoint", label);
-    CHECK_LE(what, test_rel_l2_ff(a, b, 2 * nd), bound_fa);
-    CHECK_OK(lc_apply(og, mr_linop_normal, x, nd, a, nd));
-    CHECK_OK(lc_apply(oc, mr_linop_normal, x, nd, b, nd));
-    snprintf(what, sizeof what, "%s: GPU vs CPU normal", label);
-    CHECK_LE(what, test_rel_l2_ff(a, b, 2 * nd), bound_normal);
-    free(x);
-    free(y);
-    free(a);
-    free(b);
-}
-
 /* Every operator and the SENSE system on both backends. */
 static void operators(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3], int64_t m)
 {
@@ -205,7 +179,7 @@ static void operators(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3],
         snprintf(label, sizeof label, "GPU %s %lldx%lldx%lld", names[i], (long long)matrix[0], (long long)matrix[1],
                  (long long)matrix[2]);
         lc_check(label, op[0][i], &rng, 1e-5, toeplitz ? 1e-4 : 1e-6);
-        agree(label, op[0][i], op[1][i], nudft ? 1e-5 : 1e-6, toeplitz ? 1e-4 : (nudft ? 1e-5 : 1e-6));
+        lc_agree(label, op[0][i], op[1][i], &rng, nudft ? 1e-5 : 1e-6, toeplitz ? 1e-4 : (nudft ? 1e-5 : 1e-6));
         mr_linop_free(op[0][i]);
         mr_linop_free(op[1][i]);
     }
