@@ -220,6 +220,48 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
     return MR_OK;
 }
 
+/* ---- shared with gpu/field.cu (gpu_internal.h) ----------------------------------------------------- */
+
+mr_status mr_gpu_fft_plan(int *plan, mr_gpu_ctx *c, int rank, const int *dims, int batch)
+{
+    mr_status st = mr_gpu_fft_load();
+    cufftHandle h = 0;
+    if (st == MR_OK)
+        st = mr_cufft_check(CUFFT_PLAN_MANY(&h, rank, (int *)dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, batch), "planning");
+    if (st == MR_OK && (st = mr_cufft_check(CUFFT_SET_STREAM(h, mr_gpu_ctx_stream(c)), "setting the stream")) != MR_OK)
+        (void)CUFFT_DESTROY(h);
+    *plan = st == MR_OK ? (int)h : -1;
+    return st;
+}
+
+mr_status mr_gpu_fft_exec(int plan, float2 *data, int inverse)
+{
+    return mr_cufft_check(CUFFT_EXEC((cufftHandle)plan, (cufftComplex *)data, (cufftComplex *)data,
+                                  inverse ? CUFFT_INVERSE : CUFFT_FORWARD),
+                       inverse ? "inverse transform" : "forward transform");
+}
+
+void mr_gpu_fft_destroy(int plan)
+{
+    if (plan >= 0)
+        (void)CUFFT_DESTROY((cufftHandle)plan);
+}
+
+mr_status mr_gpu_toeplitz_arrange(mr_gpu_ctx *c, const int64_t matrix[3], const float *q, float *out)
+{
+    mr_tp_geom g;
+    g.nn = g.pp = 1;
+    for (int a = 0; a < 3; a++) {
+        g.n[a] = matrix[a];
+        g.p[a] = matrix[a] > 1 ? 2 * matrix[a] : 1;
+        g.nn *= g.n[a];
+        g.pp *= g.p[a];
+    }
+    k_arrange<<<grid3(g.p[0], g.p[1], g.p[2]), MR_GPU_THREADS, 0, mr_gpu_ctx_stream(c)>>>(g, (const float2 *)q,
+                                                                                             (float2 *)out);
+    return mr_gpu_ctx_launched(c, "Toeplitz kernel arrangement");
+}
+
 mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *x, float *y)
 {
     const mr_tp_geom g = geom_of(t);

@@ -1424,6 +1424,8 @@ static int combine_averages(mr_kspace *ks, const acq_span *sp, int64_t nacq, int
         for (int64_t j = 0; j < per; j++) {
             const acq_span *s0 = &sp[lists[0][j]];
             memmove(ks->traj + 3 * out, ks->traj + 3 * s0->offset, (size_t)s0->count * 3 * sizeof(float));
+            if (ks->time)
+                memmove(ks->time + out, ks->time + s0->offset, (size_t)s0->count * sizeof(float));
             out += s0->count;
         }
         const int64_t M2 = out;
@@ -1475,7 +1477,19 @@ typedef struct {
     int64_t max_acq, nacq, pos;
     const double *f;
     int64_t e2_center;
+    int64_t untimed; /* acquisitions without a sample_time_us > 0 */
 } volume_ctx;
+
+/* Readout times of one acquisition's kept samples (docs/FORMAT.md 5, "Readout times"): the header's TE of
+ * its contrast (the first TE when there are fewer) + (sample - center_sample) * sample_time_us. */
+static void acquisition_times(const mr_mrd_header *hdr, const mem_head *h, float *t, volume_ctx *v)
+{
+    const double te = 1e-3 * hdr->te_ms[h->idx.contrast < hdr->nte ? h->idx.contrast : 0];
+    const double dwell = 1e-6 * (double)h->sample_time_us;
+    v->untimed += !(dwell > 0);
+    for (int64_t q = h->discard_pre; q < (int64_t)h->number_of_samples - h->discard_post; q++)
+        t[q - h->discard_pre] = (float)(te + (double)(q - h->center_sample) * dwell);
+}
 
 static mr_status volume_record(mr_ismrmrd *r, int64_t acq, const mem_head *h, const hvl_t *traj, const hvl_t *data,
                                void *ctx)
@@ -1486,6 +1500,8 @@ static mr_status volume_record(mr_ismrmrd *r, int64_t acq, const mem_head *h, co
         return mr_error(MR_EFORMAT, "%s: acquisition %lld disagrees with the headers read before", r->label,
                         (long long)acq);
     copy_acquisition(h, traj->p, data->p, v->f, (int64_t)h->idx.kspace_encode_step_2 - v->e2_center, v->ks, v->pos);
+    if (v->ks->time)
+        acquisition_times(&r->sum.hdr, h, v->ks->time + v->pos, v);
     v->spans[v->nacq].average = h->idx.average;
     v->spans[v->nacq].offset = v->pos;
     v->spans[v->nacq].count = kept;
@@ -1521,9 +1537,11 @@ mr_status mr_ismrmrd_read_volume(mr_ismrmrd *r, int index, mr_kspace **out)
     }
     const int64_t e2_center = en->limits[MR_LIMIT_E2].present ? en->limits[MR_LIMIT_E2].center : nenc[2] / 2;
 
-    volume_ctx vc = {ks, malloc((size_t)vi->acquisitions * sizeof(acq_span)), vi->acquisitions, 0, 0, f, e2_center};
+    volume_ctx vc = {ks, malloc((size_t)vi->acquisitions * sizeof(acq_span)), vi->acquisitions, 0, 0, f, e2_center, 0};
     acq_span *spans = vc.spans;
-    if (!spans)
+    if (s->hdr.nte > 0 && mr_kspace_alloc_time(ks) != MR_OK)
+        st = MR_ENOMEM;
+    else if (!spans)
         st = mr_error(MR_ENOMEM, "%s: out of memory", r->label);
     else
         st = scan_records(r, index, 1, 1, "trajectory/data", volume_record, &vc);
@@ -1547,6 +1565,12 @@ mr_status mr_ismrmrd_read_volume(mr_ismrmrd *r, int index, mr_kspace **out)
                    r->label, index, vi->averages, (long long)ks->nsamples);
     }
     free(spans);
+    if (vc.untimed && ks->time) { /* no times rather than wrong ones */
+        mr_log(MR_LOG_INFO, "%s: volume %d: %lld acquisitions have no sample_time_us: no readout times", r->label,
+               index, (long long)vc.untimed);
+        free(ks->time);
+        ks->time = NULL;
+    }
     memcpy(ks->fov_mm, vi->fov_mm, sizeof ks->fov_mm);
     const char *kind = kind_for(en->trajectory, ks->matrix[2] > 1, s->stack);
     snprintf(ks->traj_kind, sizeof ks->traj_kind, "%s%s", kind ? "" : "ismrmrd-",

@@ -62,6 +62,20 @@ mr_status mr_kspace_alloc_sens(mr_kspace *ks)
     return ks->sens ? MR_OK : mr_error(MR_ENOMEM, "k-space: out of memory for %lld coil maps", (long long)ks->ncoils);
 }
 
+mr_status mr_kspace_alloc_time(mr_kspace *ks)
+{
+    if (!ks->time)
+        ks->time = zalloc((size_t)ks->nsamples, sizeof(float));
+    return ks->time ? MR_OK : mr_error(MR_ENOMEM, "k-space: out of memory for %lld readout times", (long long)ks->nsamples);
+}
+
+mr_status mr_kspace_alloc_fieldmap(mr_kspace *ks)
+{
+    if (!ks->fieldmap)
+        ks->fieldmap = zalloc((size_t)mr_kspace_voxels(ks), sizeof(float));
+    return ks->fieldmap ? MR_OK : mr_error(MR_ENOMEM, "k-space: out of memory for the field map");
+}
+
 int64_t mr_kspace_count_outside(const mr_kspace *ks, double *worst)
 {
     int64_t n = 0;
@@ -90,6 +104,8 @@ void mr_kspace_free(mr_kspace *ks)
     free(ks->truth);
     free(ks->truth_bl);
     free(ks->sens);
+    free(ks->time);
+    free(ks->fieldmap);
     free(ks);
 }
 

@@ -26,9 +26,10 @@ extern "C" {
 #endif
 
 #define MR_FORMAT_NAME "mrirecon-kspace"
-/* Version 2 adds /kspace/sens. Files are written with the lowest version that holds their content
- * (1 without coil maps), so older readers still read what they can; the reader takes 1..2. */
-#define MR_FORMAT_VERSION 2
+/* Version 2 adds /kspace/sens, version 3 the readout times /kspace/time and the field map
+ * /kspace/fieldmap. Files are written with the lowest version that holds their content (1 without coil
+ * maps, times or field map), so older readers still read what they can; the reader takes 1..3. */
+#define MR_FORMAT_VERSION 3
 
 typedef struct {
     int64_t matrix[3]; /* Nx, Ny, Nz; Nz = 1 for 2D */
@@ -42,6 +43,10 @@ typedef struct {
     float *truth;    /* [Nz][Ny][Nx] voxel-averaged truth, owned, NULL when absent */
     float *truth_bl; /* [Nz][Ny][Nx] band-limited truth, owned, NULL when absent */
     float *sens;     /* [C][Nz][Ny][Nx][2] complex coil sensitivity maps, owned, NULL when absent */
+    float *time;     /* [M] readout time t_m of each sample in seconds (from the excitation; the time of the
+                        off-resonance phase e^{-i 2 pi omega(r) t_m}), owned, NULL when unknown */
+    float *fieldmap; /* [Nz][Ny][Nx] off-resonance omega(r) in Hz at the voxel centres, owned, NULL when
+                        absent */
 
     /* Descriptive metadata; empty strings / negative numbers when unknown. */
     char traj_kind[64];   /* e.g. "radial2d", "spiral2d", "kooshball" */
@@ -60,6 +65,8 @@ mr_status mr_kspace_create(mr_kspace **out, const int64_t matrix[3], int64_t nsa
 mr_status mr_kspace_alloc_weights(mr_kspace *ks);
 mr_status mr_kspace_alloc_truth(mr_kspace *ks);    /* both truth and truth_bl */
 mr_status mr_kspace_alloc_sens(mr_kspace *ks);     /* C maps */
+mr_status mr_kspace_alloc_time(mr_kspace *ks);     /* [M] */
+mr_status mr_kspace_alloc_fieldmap(mr_kspace *ks); /* [Nz][Ny][Nx] */
 
 void mr_kspace_free(mr_kspace *ks); /* NULL is fine */
 

@@ -1,4 +1,4 @@
-/* The HDF5 k-space file, format "mrirecon-kspace" versions 1 and 2 (docs/FORMAT.md is normative).
+/* The HDF5 k-space file, format "mrirecon-kspace" versions 1 to 3 (docs/FORMAT.md is normative).
  *
  * The reader validates in two passes: first every shape, type and attribute (nothing allocated
  * but stack buffers), then it allocates the scan and reads the arrays, checking their values.
@@ -17,6 +17,8 @@
 #define DS_TRUTH "/truth/image"
 #define DS_TRUTH_BL "/truth/bandlimited"
 #define DS_SENS "/kspace/sens" /* version 2 */
+#define DS_TIME "/kspace/time"         /* version 3 */
+#define DS_FIELDMAP "/kspace/fieldmap" /* version 3 */
 
 /* Optional float32 dataset of exactly the expected dims: *present 0 when absent. */
 static mr_status open_optional(hid_t file, const char *path, const char *name, int rank, const hsize_t *want,
@@ -104,6 +106,42 @@ static mr_status read_meta(hid_t grp, const char *path, mr_kspace *ks)
     return MR_OK;
 }
 
+/* Version 3's compact readout timing, used when /kspace/time is absent: every readout of R samples has
+ * t = readout_te_s + (j - readout_echo_sample) readout_dwell_s for its sample j (docs/FORMAT.md 1.2).
+ * *have 0 when the attributes are absent (all four or none). */
+static mr_status read_timing(hid_t grp, const char *path, const mr_kspace *ks, double *te, double *dwell,
+                             int64_t *samples, int64_t *echo, int *have)
+{
+    const char *g = "/kspace";
+    static const char *const names[4] = {"readout_te_s", "readout_dwell_s", "readout_samples", "readout_echo_sample"};
+    int got[4] = {0, 0, 0, 0};
+    mr_status st = mr_h5_attr_read(grp, path, g, names[0], H5T_FLOAT, H5T_NATIVE_DOUBLE, te, 1, &got[0]);
+    if (st == MR_OK)
+        st = mr_h5_attr_read(grp, path, g, names[1], H5T_FLOAT, H5T_NATIVE_DOUBLE, dwell, 1, &got[1]);
+    if (st == MR_OK)
+        st = mr_h5_attr_read(grp, path, g, names[2], H5T_INTEGER, H5T_NATIVE_INT64, samples, 1, &got[2]);
+    if (st == MR_OK)
+        st = mr_h5_attr_read(grp, path, g, names[3], H5T_INTEGER, H5T_NATIVE_INT64, echo, 1, &got[3]);
+    if (st != MR_OK)
+        return st;
+    *have = got[0] && got[1] && got[2] && got[3];
+    for (int i = 0; i < 4 && !*have; i++)
+        if (got[i] != got[0])
+            return mr_error(MR_EFORMAT, "%s: %s has attribute '%s' but not '%s': the readout timing needs all of "
+                                        "readout_te_s, readout_dwell_s, readout_samples and readout_echo_sample",
+                            path, g, names[got[0] ? 0 : i], names[got[0] ? i : 0]);
+    if (!*have)
+        return MR_OK;
+    if (!isfinite(*te) || !isfinite(*dwell) || !(*dwell > 0))
+        return mr_error(MR_EFORMAT, "%s: %s: readout_te_s = %g and readout_dwell_s = %g must be finite, the dwell > 0",
+                        path, g, *te, *dwell);
+    if (*samples < 1 || ks->nsamples % *samples != 0 || *echo < 0 || *echo >= *samples)
+        return mr_error(MR_EFORMAT, "%s: %s: readout_samples = %lld must divide the %lld samples and "
+                                    "readout_echo_sample = %lld lie in 0..readout_samples-1",
+                        path, g, (long long)*samples, (long long)ks->nsamples, (long long)*echo);
+    return MR_OK;
+}
+
 static mr_status read_scan(hid_t file, const char *path, void *out) { return mr_kspace_read_file(file, path, out); }
 
 mr_status mr_kspace_read(const char *path, mr_kspace **out)
@@ -117,9 +155,10 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
     *out = NULL;
     hid_t grp = H5I_INVALID_HID, dtraj = H5I_INVALID_HID, ddata = H5I_INVALID_HID;
     hid_t dw = H5I_INVALID_HID, dtruth = H5I_INVALID_HID, dbl = H5I_INVALID_HID, dsens = H5I_INVALID_HID;
+    hid_t dtime = H5I_INVALID_HID, dfield = H5I_INVALID_HID;
     hsize_t tdims[2], ddims[3];
     mr_kspace *ks = NULL;
-    int have_w = 0, have_t = 0, have_bl = 0, have_s = 0;
+    int have_w = 0, have_t = 0, have_bl = 0, have_s = 0, have_time = 0, have_field = 0;
     mr_status st;
 
     if ((st = mr_h5_open_group(file, path, "/kspace", &grp)) != MR_OK)
@@ -177,6 +216,10 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
     if ((st = open_optional(file, path, DS_SENS, 5, sdims, "[C][Nz][Ny][Nx][2]: coils of /kspace/data, the matrix",
                             &dsens, &have_s)) != MR_OK)
         goto done;
+    if ((st = open_optional(file, path, DS_TIME, 1, wdims, "M, the number of samples", &dtime, &have_time)) != MR_OK ||
+        (st = open_optional(file, path, DS_FIELDMAP, 3, vdims, "[Nz][Ny][Nx] of the matrix", &dfield, &have_field)) !=
+            MR_OK)
+        goto done;
 
     /* pass 2: allocate and read the values */
     if ((st = mr_kspace_create(&ks, matrix, (int64_t)tdims[0], (int64_t)ddims[0])) != MR_OK)
@@ -185,7 +228,9 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
     if ((have_w && !(ks->weights = malloc((size_t)ks->nsamples * sizeof(float)))) ||
         (have_t && !(ks->truth = malloc(nvox * sizeof(float)))) ||
         (have_bl && !(ks->truth_bl = malloc(nvox * sizeof(float)))) ||
-        (have_s && !(ks->sens = malloc((size_t)ks->ncoils * nvox * 2 * sizeof(float))))) {
+        (have_s && !(ks->sens = malloc((size_t)ks->ncoils * nvox * 2 * sizeof(float)))) ||
+        (have_time && !(ks->time = malloc((size_t)ks->nsamples * sizeof(float)))) ||
+        (have_field && !(ks->fieldmap = malloc(nvox * sizeof(float))))) {
         st = mr_error(MR_ENOMEM, "%s: out of memory for the optional arrays", path);
         goto done;
     }
@@ -194,7 +239,9 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
         (have_w && (st = mr_h5_read_f32(dw, path, DS_WEIGHTS, 1, wdims, ks->weights)) != MR_OK) ||
         (have_t && (st = mr_h5_read_f32(dtruth, path, DS_TRUTH, 3, vdims, ks->truth)) != MR_OK) ||
         (have_bl && (st = mr_h5_read_f32(dbl, path, DS_TRUTH_BL, 3, vdims, ks->truth_bl)) != MR_OK) ||
-        (have_s && (st = mr_h5_read_f32(dsens, path, DS_SENS, 5, sdims, ks->sens)) != MR_OK))
+        (have_s && (st = mr_h5_read_f32(dsens, path, DS_SENS, 5, sdims, ks->sens)) != MR_OK) ||
+        (have_time && (st = mr_h5_read_f32(dtime, path, DS_TIME, 1, wdims, ks->time)) != MR_OK) ||
+        (have_field && (st = mr_h5_read_f32(dfield, path, DS_FIELDMAP, 3, vdims, ks->fieldmap)) != MR_OK))
         goto done;
     if (have_w) {
         int64_t neg = first_negative(ks->weights, ks->nsamples);
@@ -205,8 +252,19 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
         }
     }
     st = read_meta(grp, path, ks);
+    if (st == MR_OK && !have_time) {
+        double te = 0, dwell = 0;
+        int64_t rs = 0, echo = 0;
+        int have = 0;
+        st = read_timing(grp, path, ks, &te, &dwell, &rs, &echo, &have);
+        if (st == MR_OK && have && (st = mr_kspace_alloc_time(ks)) == MR_OK)
+            for (int64_t k = 0; k < ks->nsamples; k++)
+                ks->time[k] = (float)(te + (double)(k % rs - echo) * dwell);
+    }
 
 done:
+    mr_h5_close(&dfield);
+    mr_h5_close(&dtime);
     mr_h5_close(&dsens);
     mr_h5_close(&dbl);
     mr_h5_close(&dtruth);
@@ -267,7 +325,9 @@ static mr_status check_scan(const char *path, const mr_kspace *ks, const hsize_t
         (ks->truth_bl && (st = check_finite(path, DS_TRUTH_BL, ks->truth_bl, 3, vdims)) != MR_OK))
         return st;
     const hsize_t sdims[5] = {(hsize_t)ks->ncoils, vdims[0], vdims[1], vdims[2], 2};
-    if (ks->sens && (st = check_finite(path, DS_SENS, ks->sens, 5, sdims)) != MR_OK)
+    if ((ks->sens && (st = check_finite(path, DS_SENS, ks->sens, 5, sdims)) != MR_OK) ||
+        (ks->time && (st = check_finite(path, DS_TIME, ks->time, 1, wdims)) != MR_OK) ||
+        (ks->fieldmap && (st = check_finite(path, DS_FIELDMAP, ks->fieldmap, 3, vdims)) != MR_OK))
         return st;
     if (ks->weights) {
         int64_t neg = first_negative(ks->weights, ks->nsamples);
@@ -280,7 +340,7 @@ static mr_status check_scan(const char *path, const mr_kspace *ks, const hsize_t
 
 static mr_status write_attrs(hid_t grp, const char *path, const mr_kspace *ks)
 {
-    const int32_t version = ks->sens ? 2 : 1; /* the lowest version that holds the content */
+    const int32_t version = ks->time || ks->fieldmap ? 3 : ks->sens ? 2 : 1; /* the lowest that holds the content */
     const int32_t matrix[3] = {(int32_t)ks->matrix[0], (int32_t)ks->matrix[1], (int32_t)ks->matrix[2]};
     mr_status st = mr_h5_attr_write_string(grp, path, "format", MR_FORMAT_NAME);
     if (st == MR_OK)
@@ -327,7 +387,9 @@ mr_status mr_kspace_write(const char *path, const mr_kspace *ks)
         (ks->weights && (st = mr_h5_write_f32(file, path, DS_WEIGHTS, 1, wdims, ks->weights)) != MR_OK))
         goto done;
     const hsize_t sdims[5] = {(hsize_t)ks->ncoils, vdims[0], vdims[1], vdims[2], 2};
-    if (ks->sens && (st = mr_h5_write_f32(file, path, DS_SENS, 5, sdims, ks->sens)) != MR_OK)
+    if ((ks->sens && (st = mr_h5_write_f32(file, path, DS_SENS, 5, sdims, ks->sens)) != MR_OK) ||
+        (ks->time && (st = mr_h5_write_f32(file, path, DS_TIME, 1, wdims, ks->time)) != MR_OK) ||
+        (ks->fieldmap && (st = mr_h5_write_f32(file, path, DS_FIELDMAP, 3, vdims, ks->fieldmap)) != MR_OK))
         goto done;
     if (ks->truth || ks->truth_bl) {
         tgrp = mr_h5_create_group(file, "/truth");

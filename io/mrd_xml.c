@@ -233,6 +233,12 @@ static void XMLCALL on_end(void *ud, const XML_Char *name)
     }
     char path[MAX_DEPTH * MAX_NAME];
     current_path(c, path, sizeof path);
+    if (strcmp(path, "sequenceParameters/TE") == 0 && c->h->nte < MR_MRD_MAX_TE) { /* one per contrast */
+        const leaf te = {"sequenceParameters/TE", V_FLOAT, 0, H(te_ms) + (size_t)c->h->nte * sizeof(double), 0, 0, 1e6,
+                         NOFLAG};
+        store(c, &te, path);
+        c->h->nte++;
+    }
     for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++)
         if (strcmp(leaves[i].path, path) == 0) {
             store(c, &leaves[i], path);

@@ -16,6 +16,7 @@ extern "C" {
 
 #define MR_MRD_MAX_ENCODINGS 16
 #define MR_MRD_MAX_XML_BYTES ((size_t)16 << 20)
+#define MR_MRD_MAX_TE 64
 
 /* encodingLimits children this reader keeps */
 typedef enum {
@@ -64,6 +65,8 @@ typedef struct {
     char model[64];                    /* .../systemModel; "" absent */
     char patient_position[8];          /* measurementInformation/patientPosition (HFS, ...); "" absent */
     int64_t h1_frequency_hz;           /* experimentalConditions/H1resonanceFrequency_Hz; -1 absent */
+    int nte;                           /* sequenceParameters/TE elements kept (at most MR_MRD_MAX_TE) */
+    double te_ms[MR_MRD_MAX_TE];       /* their values in ms, in document order (one per contrast) */
 } mr_mrd_header;
 
 /* Parse len bytes of XML (not necessarily NUL-terminated) into *h. `label` names the source in

@@ -4,6 +4,7 @@
 #define MR_SCAN_H
 
 #include "../io/kspace.h"
+#include "field.h"
 #include "traj.h"
 
 #ifdef __cplusplus
@@ -21,9 +22,15 @@ typedef struct {
     int64_t coils;       /* 0: one coil without maps (the plain phantom); C >= 1: C simulated receive coils
                             with smooth maps and exact coil data (coils.h), maps stored in ks->sens */
     int marker;          /* 1: the phantom with the orientation marker (shepp_logan.h, MR_PHANTOM_MARKER) */
+    double dwell_s;      /* > 0: readout timing stored in ks->time (field.h: t = te + (j - echo) dwell per
+                            readout); 0 (default): no times */
+    double te_s;         /* the echo time of every readout (default 0) */
+    mr_field_params field; /* off-resonance (default none; needs dwell_s > 0): the data carry its phase
+                              (field.h) and ks->fieldmap holds it at the voxel centres */
 } mr_scan_params;
 
-/* Defaults: noise off, seed 1, truth on, weights on, fov 240 mm, no coils. traj is left untouched. */
+/* Defaults: noise off, seed 1, truth on, weights on, fov 240 mm, no coils, no timing, no field. traj is
+ * left untouched. */
 void mr_scan_params_default(mr_scan_params *p);
 
 /* Build the scan; *out is owned by the caller (mr_kspace_free); NULL on failure. */

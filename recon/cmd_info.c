@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../io/image_io.h"
+#include "../io/fieldmap.h"
 #include "../io/input.h"
 #include "commands.h"
 #include "opts.h"
@@ -155,6 +156,16 @@ static void print_text(const mr_kspace *ks, const scan_stats *s)
     else
         printf("noise         unknown\n");
     printf("data rms      %g\n", s->data_rms);
+    double flo, fhi, tlo, thi;
+    mr_kspace_field_range(ks, &flo, &fhi, &tlo, &thi);
+    if (ks->time)
+        printf("readout time  %g .. %g ms\n", 1e3 * tlo, 1e3 * thi);
+    else
+        printf("readout time  absent (no field-map correction possible)\n");
+    if (ks->fieldmap)
+        printf("field map     %g .. %g Hz\n", flo, fhi);
+    else
+        printf("field map     absent\n");
 }
 
 static void json_string(const char *s)
@@ -408,6 +419,10 @@ static void print_json(const mr_input *in, const mr_kspace *ks, const scan_stats
     } else {
         printf("null");
     }
+    double flo, fhi, tlo, thi;
+    mr_kspace_field_range(ks, &flo, &fhi, &tlo, &thi);
+    json_pair("readout_time_range_s", ks->time != NULL, tlo, thi);
+    json_pair("fieldmap_range_hz", ks->fieldmap != NULL, flo, fhi);
     json_pair("truth_image_range", ks->truth != NULL, s->tmin, s->tmax);
     json_pair("truth_bandlimited_range", ks->truth_bl != NULL, s->blmin, s->blmax);
     json_key("noise", 0);

@@ -51,11 +51,11 @@ static int check_traj_options(const mr_cmd_spec *spec, const mr_opts_result *res
 
 int mr_cmd_phantom(int argc, char **argv)
 {
-    const char *out = NULL, *matrix = "128", *traj = NULL, *weights = "analytic", *suite = NULL;
+    const char *out = NULL, *matrix = "128", *traj = NULL, *weights = "analytic", *suite = NULL, *fieldmap = NULL;
     int dim = 0, spokes = 0, readout = 0, interleaves = 16, partitions = 0, samples = 0, seed = 1, no_truth = 0;
     int coils = 0, marker = 0;
     int verbose = 0, quiet = 0;
-    double snr = INFINITY, turns = 0, fov = 240;
+    double snr = INFINITY, turns = 0, fov = 240, dwell_us = 0, te_ms = 0;
     const mr_opt opts[] = {
         {"output", 'o', MR_OPT_STRING, &out, "FILE", "write the scan to FILE (HDF5, docs/FORMAT.md)", NULL, 0, -1},
         {"dim", 0, MR_OPT_INT_OR_0, &dim, "D",
@@ -92,6 +92,19 @@ int mr_cmd_phantom(int argc, char **argv)
          "add the orientation marker: a bright ellipse outside the head at small x, y (in 3D from z = -0.3 to 0.1 FOV), the top-left "
          "corner of every picture (docs/FORMAT.md, Orientation)",
          NULL, 0, -1},
+        {"dwell", 0, MR_OPT_DOUBLE, &dwell_us, "US",
+         "readout timing: dwell time per sample in microseconds; stores the time of every sample (/kspace/time); 0 = "
+         "no timing",
+         NULL, 0, 1e6},
+        {"te", 0, MR_OPT_DOUBLE, &te_ms, "MS",
+         "echo time in ms: the time of each readout's sample nearest k = 0 (spiral-out: the first, radial: the "
+         "middle)",
+         NULL, -1e6, 1e6},
+        {"fieldmap", 0, MR_OPT_STRING, &fieldmap, "SPEC",
+         "off-resonance field (needs --dwell), KEY=VALUE,...: c=HZ constant, x=HZ,y=HZ,z=HZ linear (change across "
+         "the FOV), blob=HZ Gaussian bump (sigma=S, at=X:Y[:Z] in FOV units, oversample=F fine grid); e.g. "
+         "c=20,x=150,y=50",
+         NULL, 0, -1},
         {"suite", 0, MR_OPT_STRING, &suite, "DIR",
          "write the standard suite (about 30 scans, manifest.csv, manifest.md) into DIR instead", NULL, 0, -1},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics on stderr", NULL, 0, -1},
@@ -110,6 +123,10 @@ int mr_cmd_phantom(int argc, char **argv)
         "  mrirecon phantom -o book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264\n"
         "With --coils C the data are those of C simulated receive coils, d_c(k) = FT[S_c rho](k), exact for\n"
         "maps S_c that are short sums of complex exponentials; the maps are stored for SENSE (recon --sens).\n"
+        "With --dwell (and --te) every sample's readout time is stored; --fieldmap adds off-resonance: a constant\n"
+        "and linear field analytically (k shifted by g t, phase e^{-i 2 pi c t}), a non-linear bump by exact sums on\n"
+        "a finer grid. The field map is stored as /kspace/fieldmap. Example (the field-map benchmark):\n"
+        "  mrirecon phantom -o f.h5 --traj spiral --interleaves 16 --dwell 8 --te 2 --fieldmap c=20,x=150,y=50\n"
         "docs/PHANTOMS.md gives every formula. One summary line per written file goes to stdout.",
         opts,
         (int)(sizeof opts / sizeof opts[0]),
@@ -196,6 +213,16 @@ int mr_cmd_phantom(int argc, char **argv)
     sp.fov_mm = fov;
     sp.coils = coils;
     sp.marker = marker;
+    sp.dwell_s = dwell_us * 1e-6;
+    sp.te_s = te_ms * 1e-3;
+    if (fieldmap) {
+        if (mr_field_parse(fieldmap, &sp.field) != MR_OK)
+            return mr_opts_usage(&spec, "--fieldmap: %s", mr_last_error());
+        if (!(dwell_us > 0))
+            return mr_opts_usage(&spec, "%s", "--fieldmap needs the readout timing: --dwell US (and --te MS)");
+    }
+    if (dwell_us > 0 && kind == MR_TRAJ_RANDOM2D)
+        return mr_opts_usage(&spec, "%s", "--dwell: the random trajectory has no readouts");
 
     mr_kspace *ks = NULL;
     double t0 = mr_now();

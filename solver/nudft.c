@@ -29,6 +29,7 @@
 #define NUDFT_ISA portable
 #define NUDFT_FWD_VL NUDFT_VL
 #include "nudft_forward.h"
+#include "nudft_field.h"
 
 /* e^{i 2 pi t} rounded from double (steps: their error is repeated by every rotation). */
 static void phasor_exact(double t, float *c, float *s)
@@ -370,6 +371,65 @@ mr_status mr_nudft_forward_level(mr_cpu_level level, const mr_grid *g, const flo
 {
     mr_status st = check_level(level, "mr_nudft_forward_level");
     return st != MR_OK ? st : forward_at(level, g, traj, x, m, out, threads);
+}
+
+/* ---- the sums with a field term (solver/nudft_field.h) ------------------------------------------ */
+
+static int field_args_ok(const float *time, const float *field, const char *fn)
+{
+    if (time && field)
+        return 1;
+    mr_error(MR_EINVAL, "%s: no %s", fn, time ? "field map" : "readout times");
+    return 0;
+}
+
+static mr_status field_at(mr_cpu_level level, int adjoint, const mr_grid *g, const float *traj, const float *time,
+                          const float *field, const float *in, int64_t m, float *out, int threads)
+{
+    if (!field_args_ok(time, field, adjoint ? "mr_nudft_field_adjoint" : "mr_nudft_field_forward"))
+        return MR_EINVAL;
+    switch (level) {
+    case MR_CPU_AVX512:
+        return adjoint ? mr_nudft_field_adjoint_avx512(g, traj, time, field, in, m, out, threads)
+                       : mr_nudft_field_forward_avx512(g, traj, time, field, in, m, out, threads);
+    case MR_CPU_AVX2:
+        return adjoint ? mr_nudft_field_adjoint_avx2(g, traj, time, field, in, m, out, threads)
+                       : mr_nudft_field_forward_avx2(g, traj, time, field, in, m, out, threads);
+    case MR_CPU_PORTABLE:
+        break;
+    }
+    return adjoint ? mr_nudft_field_adjoint_portable(g, traj, time, field, in, m, out, threads)
+                   : mr_nudft_field_forward_portable(g, traj, time, field, in, m, out, threads);
+}
+
+mr_status mr_nudft_field_adjoint(const mr_grid *g, const float *traj, const float *time, const float *field,
+                                 const float *a, int64_t m, float *out, int threads)
+{
+    mr_cpu_level level;
+    mr_status st = mr_cpu_level_get(&level);
+    return st != MR_OK ? st : field_at(level, 1, g, traj, time, field, a, m, out, threads);
+}
+
+mr_status mr_nudft_field_forward(const mr_grid *g, const float *traj, const float *time, const float *field,
+                                 const float *x, int64_t m, float *out, int threads)
+{
+    mr_cpu_level level;
+    mr_status st = mr_cpu_level_get(&level);
+    return st != MR_OK ? st : field_at(level, 0, g, traj, time, field, x, m, out, threads);
+}
+
+mr_status mr_nudft_field_adjoint_level(mr_cpu_level level, const mr_grid *g, const float *traj, const float *time,
+                                       const float *field, const float *a, int64_t m, float *out, int threads)
+{
+    mr_status st = check_level(level, "mr_nudft_field_adjoint_level");
+    return st != MR_OK ? st : field_at(level, 1, g, traj, time, field, a, m, out, threads);
+}
+
+mr_status mr_nudft_field_forward_level(mr_cpu_level level, const mr_grid *g, const float *traj, const float *time,
+                                       const float *field, const float *x, int64_t m, float *out, int threads)
+{
+    mr_status st = check_level(level, "mr_nudft_field_forward_level");
+    return st != MR_OK ? st : field_at(level, 0, g, traj, time, field, x, m, out, threads);
 }
 
 const char *mr_nudft_kernel_name(void)

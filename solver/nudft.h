@@ -32,6 +32,18 @@ mr_status mr_nudft_adjoint_progress(const mr_grid *g, const float *traj, const f
                                     float *out, int threads, const mr_progress *progress, const char *stage);
 mr_status mr_nudft_forward(const mr_grid *g, const float *traj, const float *x, int64_t m, float *out, int threads);
 
+/* The exact sums with an off-resonance (field) term, the reference of the field-corrected operators
+ * (solver/linop_field.h):
+ *   adjoint:  out[v] = sum_m a_m exp(+i 2 pi (k_m . r_v + f_v t_m))        (a complex [M][2])
+ *   forward:  out[m] = sum_v x_v exp(-i 2 pi (k_m . r_v + f_v t_m))
+ * time [M]: t_m in seconds; field [mr_grid_size(g)]: f_v in Hz at g's voxels (x fastest). One phase and
+ * one sin/cos per (voxel, sample) pair (no recurrence: f varies from voxel to voxel), float polynomials
+ * after a reduction in double (solver/nudft_field.h). Same levels, threads and determinism as above. */
+mr_status mr_nudft_field_adjoint(const mr_grid *g, const float *traj, const float *time, const float *field,
+                                 const float *a, int64_t m, float *out, int threads);
+mr_status mr_nudft_field_forward(const mr_grid *g, const float *traj, const float *time, const float *field,
+                                 const float *x, int64_t m, float *out, int threads);
+
 /* The level these kernels run at: "avx512", "avx2" or "portable" (static text); NULL when
  * MR_CPU_KERNEL asks for a level that cannot run here (the kernels then fail with the reason). */
 const char *mr_nudft_kernel_name(void);
@@ -41,6 +53,11 @@ const char *mr_nudft_kernel_name(void);
 void mr_nudft_adjoint_ref(const mr_grid *g, const float *traj, const float *a, int real_weights, int64_t m,
                           double *out);
 void mr_nudft_forward_ref(const mr_grid *g, const float *traj, const float *x, int64_t m, double *out);
+/* The same with the field term (time, field as for mr_nudft_field_*; complex a). */
+void mr_nudft_field_adjoint_ref(const mr_grid *g, const float *traj, const float *time, const float *field,
+                                const float *a, int64_t m, double *out);
+void mr_nudft_field_forward_ref(const mr_grid *g, const float *traj, const float *time, const float *field,
+                                const float *x, int64_t m, double *out);
 
 #ifdef __cplusplus
 }

@@ -7,3 +7,4 @@
 #define NUDFT_FWD_VL 16
 #include "nudft_powers.h"
 #include "nudft_forward.h"
+#include "nudft_field.h"

@@ -103,11 +103,7 @@ mr_status NUDFT_NAME(mr_nudft_forward)(const mr_grid *g, const float *traj, cons
                                      xr + 2 * b0, nudft_round_up(len, NUDFT_SUB) / NUDFT_SUB, accr, acci);
                     }
                 }
-            const int64_t kend = t0 + NUDFT_FTILE < m ? NUDFT_FTILE : m - t0;
-            for (int64_t k = 0; k < kend; k++) {
-                out[2 * (t0 + k)] = (float)accr[k];
-                out[2 * (t0 + k) + 1] = (float)acci[k];
-            }
+            nudft_store_tile(out + 2 * t0, accr, acci, t0 + NUDFT_FTILE < m ? NUDFT_FTILE : m - t0);
         }
     }
     free(scratch);

@@ -116,6 +116,15 @@ static inline void nudft_sincos_fixed32(uint32_t th, float *s, float *c)
     nudft_sincos_quadrant((float)rem * 0x1p-32f, r >> 30, s, c);
 }
 
+/* out[2k], out[2k+1] = (float) accr[k], acci[k] for k < n: a tile's double sums stored. */
+static inline void nudft_store_tile(float *out, const double *accr, const double *acci, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        out[2 * k] = (float)accr[k];
+        out[2 * k + 1] = (float)acci[k];
+    }
+}
+
 /* The samples of one call, structure of arrays, padded to mp (a multiple of NUDFT_TILE) with
  * zero-weight samples at k = 0. dk[a] = sign * k_a / scale_a (cycles per grid step). */
 typedef struct {
@@ -159,5 +168,9 @@ mr_status mr_nudft_adjoint_level(mr_cpu_level level, const mr_grid *g, const flo
                                  int real_weights, int64_t m, float *out, int threads);
 mr_status mr_nudft_forward_level(mr_cpu_level level, const mr_grid *g, const float *traj, const float *x, int64_t m,
                                  float *out, int threads);
+mr_status mr_nudft_field_adjoint_level(mr_cpu_level level, const mr_grid *g, const float *traj, const float *time,
+                                       const float *field, const float *a, int64_t m, float *out, int threads);
+mr_status mr_nudft_field_forward_level(mr_cpu_level level, const mr_grid *g, const float *traj, const float *time,
+                                       const float *field, const float *x, int64_t m, float *out, int threads);
 
 #endif

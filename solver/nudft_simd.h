@@ -27,6 +27,19 @@ NUDFT_LEVEL_DECL(avx2)
 #undef NUDFT_LEVEL_DECL
 mr_status mr_nudft_forward_portable(const mr_grid *g, const float *traj, const float *x, int64_t m, float *out,
                                     int threads);
+/* The sums with an off-resonance term (solver/nudft_field.h), every level (same contracts as
+ * mr_nudft_field_adjoint / mr_nudft_field_forward). */
+#define NUDFT_FIELD_DECL(isa)                                                                                 \
+    mr_status mr_nudft_field_adjoint_##isa(const mr_grid *g, const float *traj, const float *time,            \
+                                           const float *field, const float *a, int64_t m, float *out,         \
+                                           int threads);                                                      \
+    mr_status mr_nudft_field_forward_##isa(const mr_grid *g, const float *traj, const float *time,            \
+                                           const float *field, const float *x, int64_t m, float *out,         \
+                                           int threads);
+NUDFT_FIELD_DECL(avx512)
+NUDFT_FIELD_DECL(avx2)
+NUDFT_FIELD_DECL(portable)
+#undef NUDFT_FIELD_DECL
 
 #define NUDFT_CAT2(a, b) a##_##b
 #define NUDFT_CAT(a, b) NUDFT_CAT2(a, b)

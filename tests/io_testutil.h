@@ -256,4 +256,19 @@ static inline int io_test_string_attr(hid_t obj, const char *attr, const char *s
     return rc;
 }
 
+/* The integer attribute /kspace/version of an mrirecon k-space file; -1 when it cannot be read. */
+static inline int io_file_version(const char *path)
+{
+    int32_t v = -1;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "/kspace", H5P_DEFAULT);
+    hid_t a = H5Aopen(g, "version", H5P_DEFAULT);
+    if (H5Aread(a, H5T_NATIVE_INT32, &v) < 0)
+        v = -1;
+    H5Aclose(a);
+    H5Gclose(g);
+    H5Fclose(f);
+    return v;
+}
+
 #endif

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "gpu/gpu.h"
 #include "solver/linop.h"
 #include "test_op_random.h"
 #include "testutil.h"
@@ -84,6 +85,24 @@ static inline void lc_check(const char *label, mr_linop *op, uint64_t *rng, doub
     free(ahy);
     free(n1);
     free(n2);
+}
+
+/* The GPU tests' start: 0 (print why; the caller returns TEST_SKIP) without a usable GPU, else 1 with
+ * the test seed drawn into *rng and a GPU and a host backend made (NULL after a failed CHECK). */
+static inline int lc_gpu_backends(uint64_t *rng, mr_backend **gpu, mr_backend **cpu)
+{
+    *gpu = *cpu = NULL;
+    if (mr_gpu_count() <= 0) {
+        printf("no usable GPU: skipped\n");
+        return 0;
+    }
+    *rng = test_seed();
+    const mr_device_sel sg = {.kind = MR_DEVICE_GPU, .index = -1}, sc = {.kind = MR_DEVICE_CPU, .index = -1};
+    CHECK_OK(mr_backend_create(gpu, sg, 0));
+    CHECK_OK(mr_backend_create(cpu, sc, 0));
+    if (*gpu)
+        printf("backend: %s (device init %.3f s)\n", mr_backend_name(*gpu), mr_backend_init_seconds(*gpu));
+    return 1;
 }
 
 /* Forward, adjoint and normal of the same operator on two backends (og on the GPU, oc on the host) on

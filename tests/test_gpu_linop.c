@@ -190,18 +190,11 @@ static void operators(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3],
 
 int main(void)
 {
-    if (mr_gpu_count() <= 0) {
-        printf("no usable GPU: skipped\n");
-        return TEST_SKIP;
-    }
-    rng = test_seed();
     mr_backend *gpu = NULL, *cpu = NULL;
-    const mr_device_sel sg = {.kind = MR_DEVICE_GPU, .index = -1}, sc = {.kind = MR_DEVICE_CPU, .index = -1};
-    CHECK_OK(mr_backend_create(&gpu, sg, 0));
-    CHECK_OK(mr_backend_create(&cpu, sc, 0));
+    if (!lc_gpu_backends(&rng, &gpu, &cpu))
+        return TEST_SKIP;
     if (!gpu || !cpu)
         return test_finish("test_gpu_linop");
-    printf("backend: %s (device init %.3f s)\n", mr_backend_name(gpu), mr_backend_init_seconds(gpu));
     CHECK(mr_backend_on_gpu(gpu) && strncmp(mr_backend_name(gpu), "gpu:", 4) == 0);
     vector_ops(gpu, cpu);
     const int64_t m2[3] = {48, 40, 1}, m3[3] = {16, 12, 10}, odd[3] = {37, 1, 1};

@@ -137,7 +137,7 @@ static const bad_case cases[] = {
     {"matrix-float", NULL, ATTR("matrix", T_F32, 3, NX, NY, 1), "matrix"},
     {"matrix-missing", matrix_missing, NOREP, "matrix"},
     {"format-other", format_other, NOREP, "format"},
-    {"version-3", NULL, ATTR("version", T_I32, 0, 3, 0, 0), "version"},
+    {"version-4", NULL, ATTR("version", T_I32, 0, 4, 0, 0), "version"},
     {"noise-sigma-nan", NULL, ATTR("noise_sigma", T_F64, 0, NAN, 0, 0), "noise_sigma"},
 };
 

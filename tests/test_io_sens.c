@@ -33,20 +33,6 @@ static mr_kspace *scan_with_maps(int64_t nc, int maps)
     return ks;
 }
 
-static int file_version(const char *path)
-{
-    int32_t v = -1;
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t g = H5Gopen2(f, "/kspace", H5P_DEFAULT);
-    hid_t a = H5Aopen(g, "version", H5P_DEFAULT);
-    if (H5Aread(a, H5T_NATIVE_INT32, &v) < 0)
-        v = -1;
-    H5Aclose(a);
-    H5Gclose(g);
-    H5Fclose(f);
-    return v;
-}
-
 /* A plain HDF5 file with one float32 dataset `name` of the given shape, values v (NULL: zeros). */
 static void write_plain(const char *path, const char *name, int rank, const hsize_t *dims, const float *v)
 {
@@ -79,8 +65,8 @@ int main(void)
         return test_finish("test_io_sens");
     CHECK_OK(mr_kspace_write(a, ks));
     CHECK_OK(mr_kspace_write(b, kn));
-    CHECK(file_version(a) == 2);
-    CHECK(file_version(b) == 1);
+    CHECK(io_file_version(a) == 2);
+    CHECK(io_file_version(b) == 1);
     CHECK_OK(mr_kspace_read(a, &back));
     if (back) {
         CHECK(back->sens && memcmp(back->sens, ks->sens, 2 * 90 * 2 * sizeof(float)) == 0);
