@@ -147,7 +147,7 @@ int mr_cmd_batch(int argc, char **argv)
          1e9},
         {"iters", 'n', MR_OPT_INT_OR_0, &ctx.recon.iters, "N", MR_OPT_HELP_ITERS, NULL, 1, 100000},
         {"tol", 0, MR_OPT_DOUBLE, &ctx.recon.tol, "TOL", MR_OPT_HELP_TOL, NULL, 0, 1},
-        MR_CG_CLI_OPTS(&cg),
+        MR_CG_CLI_OPTS(&cg, &ctx.recon),
         {"dcf", 0, MR_OPT_CHOICE, &ctx.recon.dcf, "D", "gridding density compensation", dcfs, 0, -1},
         {"precision", 0, MR_OPT_PRECISION, &ctx.recon.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
         {"q-cache", 0, MR_OPT_STRING, &ctx.recon.q_cache, "DIR",
@@ -302,12 +302,16 @@ int mr_cmd_batch(int argc, char **argv)
     char fingerprint[1024];
     snprintf(fingerprint, sizeof fingerprint,
              "method=%s iters=%d tol=%.17g lambda=%.17g lambda_rel=%.17g reg=%s solver=%s dcf=%s basis=%s sens=%s "
-             "volume=%d nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s%s%s",
+             "volume=%d nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s%s%s "
+             "model=%s nufft_tol=%.17g check=%d fieldmap=%s fieldmap_model=%s fieldmap_tol=%.17g fieldmap_units=%s",
              ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.lambda_rel, ctx.recon.reg,
              mr_solver_name(ctx.recon.solver),
              ctx.recon.dcf, cg.basis, ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign,
              rdc.prewhiten, rdc.space, rdc.averages, rdc.matrix ? rdc.matrix : "-", rdc.fov ? rdc.fov : "-",
-             mr_precision_name(ctx.recon.op.precision), formats ? " format=" : "", formats ? formats : "");
+             mr_precision_name(ctx.recon.op.precision), formats ? " format=" : "", formats ? formats : "",
+             mr_model_name(ctx.recon.model), ctx.recon.nufft_tol, ctx.recon.check,
+             ctx.recon.fieldmap ? ctx.recon.fieldmap : "-", ctx.recon.fieldmap_model, ctx.recon.fieldmap_tol,
+             ctx.recon.fieldmap_units);
 
     mr_batch_config cfg = {outdir,  resume ? MR_BATCH_RESUME : (force ? MR_BATCH_FORCE : MR_BATCH_FRESH),
                            jobs,    gpus,

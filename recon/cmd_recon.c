@@ -132,7 +132,7 @@ int mr_cmd_recon(int argc, char **argv)
         {"method", 'm', MR_OPT_STRING, &o.method, "LIST", MR_OPT_HELP_METHOD, NULL, 0, -1},
         {"iters", 0, MR_OPT_INT_OR_0, &o.iters, "N", MR_OPT_HELP_ITERS, NULL, 1, 100000},
         {"tol", 0, MR_OPT_DOUBLE, &o.tol, "T", MR_OPT_HELP_TOL, NULL, 0, 1},
-        MR_CG_CLI_OPTS(&cg),
+        MR_CG_CLI_OPTS(&cg, &o),
         {"device", 0, MR_OPT_DEVICE, &device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
         {"precision", 0, MR_OPT_PRECISION, &o.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
         {"q-cache", 0, MR_OPT_STRING, &o.q_cache, "DIR", MR_OPT_HELP_Q_CACHE, NULL, 0, -1},

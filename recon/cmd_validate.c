@@ -1,6 +1,7 @@
 /* mrirecon validate -o DIR [options]: the book's experiment (recon/validate.c). stdout carries the
  * result table only; progress goes to stderr. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cg_cli.h"
 #include "commands.h"
@@ -31,7 +32,7 @@ int mr_cmd_validate(int argc, char **argv)
         {"device", 0, MR_OPT_DEVICE, &device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
         {"precision", 0, MR_OPT_PRECISION, &o.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
-        MR_CG_CLI_OPTS(&cg),
+        MR_CG_CLI_OPTS(&cg, &cg_opts),
         {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation (file: the scan's analytic weights)",
          dcfs, 0, -1},
         {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics", NULL, 0, -1},
@@ -70,6 +71,11 @@ int mr_cmd_validate(int argc, char **argv)
     o.lambda_rel = cg_opts.lambda_rel;
     o.reg = cg_opts.reg;
     o.solver = cg_opts.solver;
+    o.model = cg_opts.model;
+    o.nufft_tol = cg_opts.nufft_tol;
+    o.check = cg_opts.check;
+    if (cg_opts.fieldmap || strcmp(cg_opts.fieldmap_model, "auto"))
+        return mr_opts_usage(&spec, "%s", "the --fieldmap options do not apply: the book's phantom has no field");
     o.op.basis = cg_opts.op.basis;
     mr_op_opts_set_device(&o.op, device);
     o.seed = (uint64_t)seed;

@@ -102,7 +102,7 @@ static double data_power(const mr_kspace *ks, double *norm2)
 }
 
 /* The backend, E, the data on it and the truth of the PSNR monitor: once per volume. */
-static mr_status prepare(run_state *s, const mr_recon_opts *o, mr_report *r)
+static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan *plan, mr_report *r)
 {
     const mr_kspace *ks = s->ks;
     const int64_t n = mr_kspace_voxels(ks), M = ks->nsamples, ncoils = ks->ncoils;
@@ -137,7 +137,61 @@ static mr_status prepare(run_state *s, const mr_recon_opts *o, mr_report *r)
     r->q_cache = s->qcache_dir;
     no.progress = o->progress;
     mr_nudft_info info;
-    st = mr_linop_nudft_create(&c->f, c->be, ks->matrix, ks->traj, M, NULL, s->maps ? ncoils : 1, &no, &info);
+    memset(&info, 0, sizeof info);
+    info.q_source = "";
+    const int64_t fc = s->maps ? ncoils : 1;
+    if (s->field) { /* the field map's operator (exact sums tier) */
+        mr_field_opts fo;
+        mr_field_opts_default(&fo);
+        fo.model = plan->field_model;
+        fo.tol = o->fieldmap_tol;
+        fo.check = o->check;
+        fo.basis = no.basis;
+        fo.nudft = no;
+        fo.progress = o->progress;
+        mr_field_info fi;
+        st = mr_linop_field_create(&c->f, c->be, ks->matrix, ks->traj, ks->time, ks->fieldmap, M, NULL, fc, &fo, &fi);
+        if (st == MR_OK) {
+            snprintf(r->field_model, sizeof r->field_model, "%s", mr_field_model_name(fi.model));
+            r->field_segments = fi.segments;
+            r->field_bound[0] = fi.bound_max;
+            r->field_bound[1] = fi.bound_rms;
+            r->field_measured = fi.measured;
+            const double range[4] = {fi.omega_min, fi.omega_max, fi.t_min, fi.t_max};
+            memcpy(r->field_range, range, sizeof range);
+            snprintf(r->model, sizeof r->model, "exact");
+            snprintf(r->model_why, sizeof r->model_why, "the field map's model runs on the exact sums");
+            snprintf(info.engine_name, sizeof info.engine_name, "%s", fi.engine);
+            info.q_seconds = fi.kernel_seconds;
+            info.plan_seconds = fi.setup_seconds - fi.kernel_seconds;
+            info.q_source = fi.segments > 0 ? "computed (field kernels)" : "";
+            mr_log(MR_LOG_INFO, "field map: %s model, %d segment(s), bound %.2g (max) %.2g (rms)%s, %.3f s",
+                   r->field_model, fi.segments, fi.bound_max, fi.bound_rms,
+                   fi.measured >= 0 ? ", measured below" : "", fi.setup_seconds);
+            if (fi.measured >= 0)
+                mr_log(MR_LOG_INFO, "field map: measured model error %.3g against the exact field model",
+                       fi.measured);
+        }
+    } else { /* the encoding model: exact sums or NUFFT (solver/encoding.h) */
+        mr_encoding_opts eo;
+        mr_encoding_opts_default(&eo);
+        eo.model = o->model;
+        eo.tol = o->nufft_tol;
+        eo.check = o->check;
+        eo.op = no;
+        mr_encoding_info ei;
+        st = mr_encoding_create(&c->f, c->be, ks->matrix, ks->traj, M, NULL, fc, &eo, &ei);
+        if (st == MR_OK) {
+            info = ei.op;
+            snprintf(r->model, sizeof r->model, "%s", mr_model_name(ei.model));
+            snprintf(r->model_why, sizeof r->model_why, "%s", ei.why);
+            snprintf(r->model_text, sizeof r->model_text, "%s", ei.description);
+            r->model_bound = ei.bound;
+            r->model_error[0] = ei.error_adjoint;
+            r->model_error[1] = ei.error_forward;
+            mr_log(MR_LOG_INFO, "model: %s", ei.description);
+        }
+    }
     if (st == MR_OK && s->maps) {
         st = mr_linop_sens_create(&c->sens, c->be, ks->matrix, ncoils, s->maps);
         if (st == MR_OK)
@@ -316,7 +370,7 @@ mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_pl
     const int64_t n = mr_kspace_voxels(ks), M = ks->nsamples, ncoils = ks->ncoils;
     const int whole = s->sens != SENS_RSS; /* one solve on the whole image (else one per coil) */
     const int first = s->it == NULL;
-    mr_status st = first ? prepare(s, o, r) : MR_OK;
+    mr_status st = first ? prepare(s, o, plan, r) : MR_OK;
     if (st != MR_OK)
         return st;
     struct mr_iter_objects *c = s->it;

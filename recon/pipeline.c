@@ -53,6 +53,11 @@ void mr_recon_opts_default(mr_recon_opts *o)
     o->prewhiten = 1;
     o->volume = -1;
     o->nifti = "magnitude";
+    o->model = MR_MODEL_AUTO;
+    o->nufft_tol = MR_ENCODING_TOL_DEFAULT;
+    o->fieldmap_model = "auto";
+    o->fieldmap_tol = 1e-3;
+    o->fieldmap_units = "auto";
 }
 
 static const char *const sens_names[] = {"none", "file", "rss", "estimate"};
@@ -101,6 +106,23 @@ static mr_status validate_opts(const mr_recon_opts *o, mr_run_plan *plan)
     const char *nii = o->nifti ? o->nifti : "magnitude";
     if (strcmp(nii, "magnitude") && strcmp(nii, "complex") && strcmp(nii, "none"))
         return mr_error(MR_EINVAL, "nifti '%s' is not one of magnitude, complex, none", nii);
+    if ((unsigned)o->model >= MR_MODEL_COUNT || !(o->nufft_tol >= 1e-12 && o->nufft_tol <= 0.1))
+        return mr_error(MR_EINVAL, "model %d / NUFFT tolerance %g (1e-12..0.1)", (int)o->model, o->nufft_tol);
+    /* the field: off, auto (when the scan carries a map and times) or one model, required */
+    const char *fm = o->fieldmap_model ? o->fieldmap_model : "auto";
+    plan->field = !strcmp(fm, "off") ? -1 : !strcmp(fm, "auto") ? (o->fieldmap ? 1 : 0) : 1;
+    plan->field_model = MR_FIELD_MODEL_FREQUENCY;
+    if (plan->field == 1 && strcmp(fm, "auto") && (st = mr_field_model_parse(fm, &plan->field_model)) != MR_OK)
+        return mr_error(MR_EINVAL, "--fieldmap-model: '%s' is not auto, off, exact, frequency or time", fm);
+    if (o->fieldmap && plan->field < 0)
+        return mr_error(MR_EINVAL, "--fieldmap %s and --fieldmap-model off exclude each other", o->fieldmap);
+    if (!(o->fieldmap_tol >= 1e-6 && o->fieldmap_tol <= 0.5))
+        return mr_error(MR_EINVAL, "--fieldmap-tol %g is outside 1e-6..0.5", o->fieldmap_tol);
+    if ((st = mr_field_units_parse(o->fieldmap_units ? o->fieldmap_units : "auto", &plan->field_units)) != MR_OK)
+        return st;
+    if (plan->field == 1 && o->model == MR_MODEL_NUFFT)
+        return mr_error(MR_EINVAL, "--model nufft: the field-map models run on the exact sums (the NUFFT has no "
+                                   "field term yet); use --model auto or exact, or --fieldmap-model off");
     return MR_OK;
 }
 
@@ -130,6 +152,28 @@ static void free_state(run_state *s)
     free(s->weights);
     mr_q_cache_close(s->qcache);
     s->qcache = NULL;
+}
+
+/* Whether the field map corrects this volume: --fieldmap's map put on the scan (resampled to its
+ * matrix), then required (a model asked for: the scan must hold readout times) or automatic (when the
+ * scan carries a map and times). */
+static mr_status choose_field(run_state *s, const mr_run_plan *plan, const char *scan, mr_report *r)
+{
+    mr_status st = MR_OK;
+    if (plan->fieldmap && (st = mr_fieldmap_attach(s->ks, scan, plan->fieldmap)) != MR_OK)
+        return st;
+    if (plan->field == 1 && (st = mr_kspace_check_field(s->ks, scan)) != MR_OK)
+        return st;
+    s->field = plan->field == 1 || (plan->field == 0 && s->ks->fieldmap && s->ks->time);
+    if (s->field) {
+        snprintf(r->field_source, sizeof r->field_source, "%s", plan->fieldmap ? plan->fieldmap->source : scan);
+        mr_log(MR_LOG_INFO, "%s: field-map correction (%s model) with the map of %s", scan,
+               mr_field_model_name(plan->field_model), r->field_source);
+    } else if (s->ks->fieldmap && !s->ks->time) {
+        mr_log(MR_LOG_WARN, "%s: the scan has a field map but no readout times: reconstructed without correction",
+               scan);
+    }
+    return MR_OK;
 }
 
 /* Which coil handling, and the maps it uses. */
@@ -442,6 +486,7 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time
     r.threads = o.op.threads > 0 ? o.op.threads : omp_get_max_threads();
     r.precision = mr_precision_name(o.op.precision);
     r.normal_diag = NAN;
+    r.model_error[0] = r.model_error[1] = r.field_measured = -1;
     r.error_gain = MR_RECON_ERROR_GAIN;
     snprintf(r.backend, sizeof r.backend, "cpu (%d threads)", r.threads);
 
@@ -453,7 +498,8 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time
     s.t_fork_wait = ot.fork_wait + fork_wait_s() - w0;
     r.t_read = ot.total + mr_now() - t0 - s.t_fork_wait;
     describe_volume(&vd, &o, &r);
-    if ((st = describe_scan(&s, &o, plan, scan, &r)) != MR_OK || (st = choose_sens(&s, &o, scan, &r)) != MR_OK)
+    if ((st = describe_scan(&s, &o, plan, scan, &r)) != MR_OK || (st = choose_field(&s, plan, scan, &r)) != MR_OK ||
+        (st = choose_sens(&s, &o, scan, &r)) != MR_OK)
         goto fail;
 
     for (int i = 0; i < plan->methods.n; i++) {
@@ -575,8 +621,12 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     mr_input *in = NULL;
     double t0 = mr_now();
     const double w0 = fork_wait_s();
-    if ((st = mr_input_open(scan, &u.o.read, &in)) != MR_OK)
+    if (u.o.fieldmap && (st = mr_fieldmap_read(u.o.fieldmap, u.plan.field_units, &u.plan.fieldmap)) != MR_OK)
         return st;
+    if ((st = mr_input_open(scan, &u.o.read, &in)) != MR_OK) {
+        mr_fieldmap_free(u.plan.fieldmap);
+        return st;
+    }
     mr_device_init_start();
     const open_time ot = {mr_now() - t0, fork_wait_s() - w0};
     const int nvol = mr_input_nvolumes(in);
@@ -591,5 +641,6 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     } else
         st = recon_volumes(&u, in, ot, outdir);
     mr_input_close(in);
+    mr_fieldmap_free(u.plan.fieldmap);
     return st;
 }

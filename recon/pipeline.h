@@ -51,6 +51,7 @@
 #include "../base/progress.h"
 #include "../base/status.h"
 #include "../io/read_opts.h"
+#include "../solver/encoding.h"
 #include "../solver/op.h"
 #include "../solver/problem.h"
 
@@ -72,6 +73,15 @@ typedef struct {
                            default MR_RECON_DEFAULT_REG. Method "cg" takes the list's quadratic priors, or
                            "gradient" when it has none */
     mr_op_opts op;      /* basis (default dirac: docs/RECON.md says why), device, threads */
+    mr_model model;     /* the encoding model of the iterative methods (solver/encoding.h): auto (default),
+                           exact, nufft */
+    double nufft_tol;   /* the NUFFT's tolerance (default MR_ENCODING_TOL_DEFAULT) */
+    int check;          /* 1: measure the model's error at plan time (the encoding and the field model) */
+    const char *fieldmap;       /* field map file (HDF5 or NIfTI, io/fieldmap.h) instead of the scan's; NULL */
+    const char *fieldmap_model; /* "auto" (default: frequency when the scan has a map and readout times, else
+                                   off), "off", "exact", "frequency", "time" (solver/linop_field.h) */
+    double fieldmap_tol;        /* the segmented models' bound (default 1e-3) */
+    const char *fieldmap_units; /* "auto" (default), "hz", "rad/s" (io/fieldmap.h) */
     const char *sens;      /* "auto" (default), "file", "estimate" or "rss": see above */
     const char *sens_maps; /* HDF5 file with the coil maps (io/sens_h5.h) instead of the scan's; NULL = none */
     const char *dcf;    /* gridding density compensation: "pipe" (default, Pipe-Menon from the trajectory),

@@ -3,8 +3,10 @@
 #ifndef MR_PIPELINE_INTERNAL_H
 #define MR_PIPELINE_INTERNAL_H
 
+#include "../io/fieldmap.h"
 #include "../io/kspace.h"
 #include "../io/q_cache.h"
+#include "../solver/linop_field.h"
 #include "../solver/problem.h"
 #include "methods.h"
 #include "pipeline.h"
@@ -19,6 +21,10 @@ struct mr_iter_objects; /* recon/iterative.c: the operator, the data and the vec
 typedef struct {
     mr_method_list methods;
     mr_prior_list priors; /* --reg */
+    int field;            /* -1: never (off); 0: auto (when the scan has a map and times); 1: required */
+    mr_field_model field_model;
+    mr_field_units field_units;
+    mr_fieldmap *fieldmap; /* --fieldmap, read once per run; NULL: the scan's own */
 } mr_run_plan;
 
 typedef struct {
@@ -30,6 +36,7 @@ typedef struct {
     int64_t calib[3];  /* SENS_ESTIMATE: the calibration grid */
     double t_resolve;  /* choosing the device (part of the device initialisation) */
     double t_fork_wait; /* forks of the read that waited for the background device initialisation (ditto) */
+    int field;         /* 1: the iterative methods model the field map (solver/linop_field.h) */
     float *img[MR_METHOD_COUNT]; /* per entry of the method list: the complex image */
     float *weights;    /* the gridding DCF */
     /* per entry of the method list (iterative methods): the solver's result, and the combined residual

@@ -170,6 +170,31 @@ static void json_body(FILE *f, const mr_report *r)
     const char *cpu_kernels = mr_nudft_kernel_name();
     jf_str(&set, "cpu_kernels", cpu_kernels ? cpu_kernels : "none");
     jf_str(&set, "precision", r->precision ? r->precision : "auto");
+    if (r->model[0]) {
+        jf_str(&set, "model", r->model);
+        jf_str(&set, "model_why", r->model_why);
+        if (r->model_text[0])
+            jf_str(&set, "model_description", r->model_text);
+        if (!r->field_model[0])
+            jf_num(&set, "model_bound", r->model_bound);
+        if (r->model_error[0] >= 0) {
+            jf_num(&set, "model_error_adjoint", r->model_error[0]);
+            jf_num(&set, "model_error_forward", r->model_error[1]);
+        }
+    }
+    if (r->field_model[0]) {
+        jobj fo = jopen(&set, "field");
+        jf_str(&fo, "model", r->field_model);
+        jf_str(&fo, "map", r->field_source);
+        jf_int(&fo, "segments", r->field_segments);
+        jf_num(&fo, "bound_max", r->field_bound[0]);
+        jf_num(&fo, "bound_rms", r->field_bound[1]);
+        if (r->field_measured >= 0)
+            jf_num(&fo, "measured_error", r->field_measured);
+        jf_array(&fo, "omega_range_hz", r->field_range, 2);
+        jf_array(&fo, "time_range_s", r->field_range + 2, 2);
+        jclose(&fo);
+    }
     if (r->sums[0]) {
         jf_str(&set, "sums", r->sums);
         jf_str(&set, "q_source", r->q_source ? r->q_source : "");
@@ -487,6 +512,11 @@ static void md_body(FILE *f, const mr_report *r)
             r->device, r->backend, cpu_kernels ? cpu_kernels : "none", r->threads, r->dcf, r->oversample,
             r->kernel_width, r->sens ? r->sens : "none", r->sens_source ? ": " : "",
             r->sens_source ? r->sens_source : "");
+    if (r->model[0])
+        fprintf(f, "| model | %s (%s)%s%s |\n", r->model, r->model_why, r->model_text[0] ? ": " : "", r->model_text);
+    if (r->field_model[0])
+        fprintf(f, "| field map | %s model, %d segment(s), bound %.2g max / %.2g rms, map %s |\n", r->field_model,
+                r->field_segments, r->field_bound[0], r->field_bound[1], r->field_source);
     if (r->sums[0])
         fprintf(f, "| precision | %s: %s |\n| Q | %s (cache: %s) |\n", r->precision ? r->precision : "auto", r->sums,
                 r->q_source ? r->q_source : "", r->q_cache ? r->q_cache : "off");

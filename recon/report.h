@@ -74,6 +74,19 @@ typedef struct mr_report {
     char backend[128]; /* where CG ran (solver/backend.h), or "cpu" when only gridding ran */
     const char *precision; /* --precision as asked (solver/linop.h: auto, sfu, tf32x3, fp64) */
     char sums[128];        /* the engine that computed Q and F^H d (mr_nudft_info.engine_name); "" without CG */
+    /* the encoding model of the iterative methods (solver/encoding.h): "" without one */
+    char model[16];          /* "exact" or "nufft" */
+    char model_why[256];     /* why: "requested", "auto: ..." */
+    char model_text[384];    /* one line: model, engine, tolerance, error */
+    double model_bound;      /* its error bound (relative) */
+    double model_error[2];   /* --check: measured relative error of F^H and F; -1 not measured */
+    /* the field map (solver/linop_field.h): field_model "" without correction */
+    char field_model[16];    /* "exact", "frequency", "time" */
+    char field_source[1100]; /* where the map came from */
+    int field_segments;
+    double field_bound[2];   /* max and rms of the segmentation's bound (0 for exact) */
+    double field_measured;   /* --check: measured model error; -1 not measured */
+    double field_range[4];   /* omega min, max (Hz), t min, max (s) */
     const char *q_source;  /* "computed", "computed, stored", "store" (the Q cache); NULL without CG */
     const char *q_cache;   /* the Q cache directory, or "off"; NULL without CG */
     const char *sens;        /* coil handling: "none" (one coil, no maps), "file" (SENSE with given maps),

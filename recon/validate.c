@@ -42,6 +42,9 @@ void mr_validate_opts_default(mr_validate_opts *o)
     o->lambda_rel = d.lambda_rel;
     o->reg = d.reg;
     o->solver = d.solver;
+    o->model = d.model;
+    o->nufft_tol = d.nufft_tol;
+    o->check = d.check;
     o->snr_db = 30.0;
     o->seed = 1;
     o->outdir = NULL;
@@ -129,6 +132,9 @@ static mr_status run_case(const mr_validate_opts *o, int noisy, int64_t spokes, 
     ro.lambda_rel = o->lambda_rel;
     ro.reg = o->reg;
     ro.solver = o->solver;
+    ro.model = o->model;
+    ro.nufft_tol = o->nufft_tol;
+    ro.check = o->check;
     ro.progress = o->progress;
     ro.force = 1; /* validate's own folder: a re-run replaces the earlier run's files */
     ro.op = o->op;

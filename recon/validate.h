@@ -15,6 +15,7 @@
 
 #include "../base/progress.h"
 #include "../base/status.h"
+#include "../solver/encoding.h"
 #include "../solver/op.h"
 #include "../solver/problem.h"
 
@@ -26,6 +27,9 @@ typedef struct {
     int size;           /* matrix edge N (default 128, the book's) */
     int iters;          /* iterations of the iterative methods (default 0: the solvers' defaults) */
     mr_solver_kind solver; /* as mr_recon_opts.solver (default auto) */
+    mr_model model;        /* as mr_recon_opts.model, nufft_tol, check */
+    double nufft_tol;
+    int check;
     double snr_db;      /* SNR of the noisy scan (default 30 dB) */
     uint64_t seed;      /* noise seed (default 1) */
     const char *outdir; /* required */
