@@ -175,6 +175,9 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
         mr_cg_result cr;
         if (st == MR_OK && (st = mr_cg_solve(v, n, rhs, x, &co, &cr)) == MR_OK) {
             res->inner_total += cr.iterations;
+            mr_log(MR_LOG_DEBUG, "admm: iteration %d: x-update %d CG iteration(s), residual %.3e -> %.3e (stop at %.3e)%s",
+                   k, cr.iterations, cr.r0_norm, cr.r0_norm * cr.final_rel_resid, co.tol_abs,
+                   co.r0 ? "" : ", r_0 computed");
             mr_cg_result_free(&cr);
         }
         if (st == MR_OK) { /* keep this update's rhs and residual for the next warm start */
