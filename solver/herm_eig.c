@@ -147,11 +147,29 @@ static int cmp_keyed(const void *pa, const void *pb)
     return x < y ? -1 : (x > y ? 1 : (a->i < b->i ? -1 : (a->i > b->i)));
 }
 
+static int64_t fixed_count(const double *w, int64_t n, void *ctx)
+{
+    (void)w, (void)n;
+    return *(const int64_t *)ctx;
+}
+
 mr_status mr_herm_eig(int64_t n, double *a, double *w, double *vecs, int64_t nvec, int threads)
 {
-    if (n < 1 || !a || !w || (vecs && (nvec < 0 || nvec > n)))
+    if (vecs && (nvec < 0 || nvec > n))
         return mr_error(MR_EINVAL, "Hermitian eigen-decomposition: size %lld, %lld eigenvectors", (long long)n,
                         (long long)nvec);
+    int64_t got = 0;
+    return mr_herm_eig_top(n, a, w, nvec > 0 ? vecs : NULL, fixed_count, &nvec, &got, threads);
+}
+
+mr_status mr_herm_eig_top(int64_t n, double *a, double *w, double *vecs, mr_herm_eig_count_fn count, void *ctx,
+                          int64_t *nvec_out, int threads)
+{
+    int64_t nvec = 0;
+    if (nvec_out)
+        *nvec_out = 0;
+    if (n < 1 || !a || !w || (vecs && !count))
+        return mr_error(MR_EINVAL, "Hermitian eigen-decomposition: size %lld", (long long)n);
     cplx *A = (cplx *)a;
     for (int64_t i = 0; i < 2 * n * n; i++)
         if (!isfinite(a[i]))
@@ -166,7 +184,7 @@ mr_status mr_herm_eig(int64_t n, double *a, double *w, double *vecs, int64_t nve
         }
     }
     const int nt = threads > 0 ? threads : omp_get_max_threads();
-    const int want = vecs && nvec > 0;
+    const int want = vecs != NULL;
     mr_status st = MR_OK;
     double *d = malloc((size_t)n * sizeof *d), *er = malloc((size_t)n * sizeof *er),
            *tau = malloc((size_t)n * sizeof *tau);
@@ -202,6 +220,10 @@ mr_status mr_herm_eig(int64_t n, double *a, double *w, double *vecs, int64_t nve
     for (int64_t i = 0; i < n; i++)
         w[i] = d[order[i].i];
     if (want) {
+        nvec = count(w, n, ctx);
+        nvec = nvec < 0 ? 0 : (nvec > n ? n : nvec);
+        if (nvec_out)
+            *nvec_out = nvec;
         cplx *V = (cplx *)vecs;
 #pragma omp parallel for schedule(dynamic, 4) num_threads(nt) if (n * nvec > 4096)
         for (int64_t r = 0; r < nvec; r++) {

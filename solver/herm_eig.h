@@ -30,6 +30,14 @@ extern "C" {
  * finite input in practice). */
 mr_status mr_herm_eig(int64_t n, double *a, double *w, double *vecs, int64_t nvec, int threads);
 
+/* The same, with the number of eigenvectors chosen from the eigenvalues: count(w, n, ctx) sees all the
+ * eigenvalues (ascending) and returns how many of the largest to compute (0..n); vecs [n][n] must have
+ * room for all; *nvec receives the count. The back-transformation costs 8 n^2 flops per vector, so
+ * asking only for what is kept saves up to a third of the work. */
+typedef int64_t (*mr_herm_eig_count_fn)(const double *w, int64_t n, void *ctx);
+mr_status mr_herm_eig_top(int64_t n, double *a, double *w, double *vecs, mr_herm_eig_count_fn count, void *ctx,
+                          int64_t *nvec, int threads);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,30 +23,12 @@
 #include "phantoms/noise.h"
 #include "phantoms/scan.h"
 #include "solver/noise_est.h"
+#include "scan_testutil.h"
 #include "testutil.h"
-
-static mr_kspace *simulate(mr_traj_kind kind, int64_t edge, int is3d, int64_t spokes, int64_t coils, double snr_db)
-{
-    mr_scan_params sp;
-    mr_scan_params_default(&sp);
-    const int64_t mat[3] = {edge, edge, is3d ? edge : 1};
-    mr_traj_params_default(&sp.traj, kind, mat);
-    if (spokes > 0)
-        sp.traj.spokes = spokes;
-    sp.coils = coils > 1 ? coils : 0;
-    sp.noise = isfinite(snr_db);
-    sp.snr_db = snr_db;
-    sp.seed = 11;
-    sp.truth = 0;
-    sp.weights = 0;
-    mr_kspace *ks = NULL;
-    CHECK_OK(mr_scan_simulate(&sp, &ks));
-    return ks;
-}
 
 static void known_sigma(mr_traj_kind kind, int64_t edge, int is3d, int64_t spokes, int64_t coils, double snr_db)
 {
-    mr_kspace *ks = simulate(kind, edge, is3d, spokes, coils, snr_db);
+    mr_kspace *ks = test_sim_scan(kind, edge, is3d, spokes, coils > 1 ? coils : 0, snr_db, 11, 0);
     if (!ks)
         return;
     mr_noise_est_result r;
@@ -70,7 +52,7 @@ static void known_sigma(mr_traj_kind kind, int64_t edge, int is3d, int64_t spoke
 
 static void per_coil(void)
 {
-    mr_kspace *ks = simulate(MR_TRAJ_RADIAL2D, 64, 0, 0, 4, INFINITY);
+    mr_kspace *ks = test_sim_scan(MR_TRAJ_RADIAL2D, 64, 0, 0, 4, INFINITY, 11, 0);
     if (!ks)
         return;
     const double scale[4] = {0.5, 1, 2, 4};
@@ -96,7 +78,7 @@ static void noiseless(void)
 {
     const mr_traj_kind kinds[3] = {MR_TRAJ_RADIAL2D, MR_TRAJ_SPIRAL2D, MR_TRAJ_RANDOM2D};
     for (int k = 0; k < 3; k++) {
-        mr_kspace *ks = simulate(kinds[k], 64, 0, 0, 1, INFINITY);
+        mr_kspace *ks = test_sim_scan(kinds[k], 64, 0, 0, 0, INFINITY, 11, 0);
         if (!ks)
             continue;
         double e = 0;
@@ -161,7 +143,7 @@ static void cartesian(void)
 
 static void threads_and_errors(void)
 {
-    mr_kspace *ks = simulate(MR_TRAJ_GOLDEN2D, 64, 0, 40, 2, 25.0);
+    mr_kspace *ks = test_sim_scan(MR_TRAJ_GOLDEN2D, 64, 0, 40, 2, 25.0, 11, 0);
     if (!ks)
         return;
     mr_noise_est_opts o;
