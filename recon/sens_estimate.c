@@ -7,6 +7,7 @@
 
 #include "../base/log.h"
 #include "../gpu/espirit.h"
+#include "../solver/coil_compress.h"
 #include "../solver/coilmaps.h"
 #include "../solver/espirit.h"
 
@@ -131,6 +132,55 @@ mr_status mr_sens_estimate(const mr_kspace *ks, const char *label, int threads, 
     if (st == MR_OK && calib)
         memcpy(calib, info.calib, sizeof info.calib);
     return st;
+}
+
+mr_status mr_sens_compress_coils(mr_kspace *ks, const char *label, int64_t k, double keep, int threads,
+                                 double *retained)
+{
+    if (retained)
+        *retained = 1;
+    if (ks->ncoils <= 1 || k >= ks->ncoils)
+        return MR_OK;
+    const double t0 = mr_now();
+    mr_coil_compress cc;
+    mr_status st = mr_coil_compress_plan(ks->data, ks->nsamples, ks->ncoils, k, keep, threads, &cc);
+    if (st != MR_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", mr_last_error());
+        return mr_error(st, "%s: %s", label, why);
+    }
+    const int64_t K = cc.nvirtual, n = mr_kspace_voxels(ks);
+    float *data = malloc((size_t)(K * ks->nsamples) * 2 * sizeof *data),
+          *sens = ks->sens ? malloc((size_t)(K * n) * 2 * sizeof *sens) : NULL;
+    if (!data || (ks->sens && !sens)) {
+        free(data);
+        free(sens);
+        mr_coil_compress_free(&cc);
+        return mr_error(MR_ENOMEM, "%s: out of memory compressing %lld coils to %lld", label, (long long)ks->ncoils,
+                        (long long)K);
+    }
+    st = mr_coil_compress_apply(&cc, ks->data, ks->nsamples, data, threads);
+    if (st == MR_OK && sens)
+        st = mr_coil_compress_apply(&cc, ks->sens, n, sens, threads);
+    if (st != MR_OK) {
+        free(data);
+        free(sens);
+        mr_coil_compress_free(&cc);
+        return st;
+    }
+    mr_log(MR_LOG_INFO, "%s: %lld coils compressed to %lld virtual coils keeping %.2f%% of the data's energy%s in %.3f s",
+           label, (long long)ks->ncoils, (long long)K, 100 * cc.retained, sens ? " (maps too)" : "", mr_now() - t0);
+    free(ks->data);
+    ks->data = data;
+    if (sens) {
+        free(ks->sens);
+        ks->sens = sens;
+    }
+    ks->ncoils = K;
+    if (retained)
+        *retained = cc.retained;
+    mr_coil_compress_free(&cc);
+    return MR_OK;
 }
 
 int mr_sens_weight_truth(mr_kspace *ks)

@@ -53,6 +53,14 @@ mr_status mr_sens_estimate_ex(const mr_kspace *ks, const char *label, const mr_s
  * calibration grid used. */
 mr_status mr_sens_estimate(const mr_kspace *ks, const char *label, int threads, float **maps, int64_t calib[3]);
 
+/* Compress the coils of ks in place to k virtual coils (solver/coil_compress.h; k = 0: the fewest that
+ * keep `keep` of the data's energy, e.g. 0.99): the data and, when present, the maps (ks->ncoils becomes
+ * the virtual count; noise_sigma is unchanged: the combination is unitary). For `--coils-compress K`.
+ * retained (may be NULL) receives the fraction of the energy kept. A scan with one coil, or k >= its
+ * coil count, is left as it is (retained 1). Errors name the scan `label`. */
+mr_status mr_sens_compress_coils(mr_kspace *ks, const char *label, int64_t k, double keep, int threads,
+                                 double *retained);
+
 /* Multiply the scan's truth images (those present) in place by sqrt(sum_c |S_c|^2) of the scan's
  * own maps ks->sens: the image that unit-norm maps reconstruct. Returns 0 (and changes nothing)
  * when the scan has no maps or no truth, else 1. */
