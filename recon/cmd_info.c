@@ -53,6 +53,9 @@ static void print_noise_estimate_text(const scan_stats *s)
            e->sigma, e->sigma_se, (long long)e->groups, mr_noise_nbhd_name(e->nbhd), (long long)e->values);
     if (e->ncoils > 1)
         printf("; per coil %.4g..%.4g", lo, hi);
+    if (e->support_from_image)
+        printf("; object half-widths %.2f x %.2f x %.2f of the FOV from a low-resolution image", e->support[0],
+               e->support[1], e->support[2]);
     printf("\n");
 }
 
@@ -261,8 +264,10 @@ static void print_noise_estimate_json(const scan_stats *s)
     json_number(e->sigma_se);
     printf(", \"source\": \"data\", \"method\": \"local noise subspaces\", \"neighbourhoods\": ");
     json_string(mr_noise_nbhd_name(e->nbhd));
-    printf(", \"groups\": %lld, \"values_per_coil\": %lld, \"sigma_per_coil\": [", (long long)e->groups,
-           (long long)e->values);
+    printf(", \"groups\": %lld, \"values_per_coil\": %lld, \"support\": [%.9g, %.9g, %.9g], "
+           "\"support_from_image\": %s, \"sigma_per_coil\": [",
+           (long long)e->groups, (long long)e->values, e->support[0], e->support[1], e->support[2],
+           e->support_from_image ? "true" : "false");
     for (int64_t c = 0; c < e->ncoils; c++) {
         printf("%s", c ? ", " : "");
         json_number(e->sigma_coil[c]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../base/grid.h"
+#include "coilmaps.h"
 #include "herm_eig.h"
 #include "metrics.h"
 
@@ -308,43 +309,85 @@ static double std_error(const double *x, int n)
     return sqrt(s2 / (k - 1)) / sqrt((double)k);
 }
 
-mr_status mr_noise_estimate(const int64_t matrix[3], const float *traj, int64_t m, const float *data, int64_t C,
-                            const mr_noise_est_opts *o, mr_noise_est_result *out)
+/* The object's half-widths per axis (FOV units) from a low-resolution root-sum-of-squares image of the
+ * k-space centre (solver/coilmaps.h mr_coilmaps_grid, up to 32^2 / 24^3): per axis the centred interval
+ * holding 99.9 % of the image's energy, plus three of its voxels (the taper's blur and a margin). Returns 1
+ * when some active axis is narrower than the FOV, else 0 (also when the image cannot be made: an error
+ * is then cleared). */
+static int object_support(const int64_t matrix[3], const float *traj, int64_t m, const float *data, int64_t C,
+                          int threads, double h[3])
 {
-    mr_noise_est_opts def;
-    if (!o) {
-        mr_noise_est_opts_default(&def);
-        o = &def;
-    }
-    mr_status st = mr_matrix_check(matrix, "noise estimate: image matrix");
-    if (st != MR_OK)
-        return st;
-    if (!traj || !data || !out || m < 1 || C < 1 || C > MR_MAX_COILS)
-        return mr_error(MR_EINVAL, "noise estimate: %lld samples, %lld coils", (long long)m, (long long)C);
-    if (o->segment < MIN_NBHD || o->segment > 256 || !(o->cell > 0 && o->cell <= 64) || !(o->eps > 0 && o->eps < 1) ||
-        o->max_groups < SPLIT)
-        return mr_error(MR_EINVAL, "noise estimate: segment %d (8..256), cell %g (0..64], eps %g (0..1), max_groups %d "
-                                   "(>= %d)",
-                        o->segment, o->cell, o->eps, o->max_groups, SPLIT);
-    int act[3];
-    double h[3];
+    int64_t g[3];
     for (int a = 0; a < 3; a++) {
-        act[a] = matrix[a] > 1;
-        h[a] = o->support[a] > 0 ? o->support[a] : 0.5;
-        if (act[a] && !(h[a] <= 0.5))
-            return mr_error(MR_EINVAL, "noise estimate: support half-width %g on axis %d is beyond the FOV (0..0.5]",
-                            h[a], a);
+        const int64_t cap = matrix[2] > 1 ? 24 : 32;
+        g[a] = matrix[a] > 1 ? (matrix[a] < cap ? matrix[a] : cap) : 1;
+        h[a] = 0.5;
     }
-    for (int64_t i = 0; i < 2 * m * C; i++)
-        if (!isfinite(data[i]))
-            return mr_error(MR_EINVAL, "noise estimate: sample %lld of coil %lld is not finite", (long long)(i / 2 % m),
-                            (long long)(i / 2 / m));
-    for (int64_t i = 0; i < 3 * m; i++)
-        if (!isfinite(traj[i]))
-            return mr_error(MR_EINVAL, "noise estimate: trajectory entry %lld is not finite", (long long)i);
+    const int64_t ng = g[0] * g[1] * g[2];
+    float *imgs = malloc((size_t)(ng * C) * 2 * sizeof *imgs);
+    double *rss = calloc((size_t)ng, sizeof *rss);
+    int narrower = 0;
+    if (!imgs || !rss || mr_coilmaps_grid(matrix, traj, m, data, C, g, 1, threads, imgs) != MR_OK) {
+        mr_clear_error();
+        goto done;
+    }
+    double peak = 0;
+    for (int64_t v = 0; v < ng; v++) {
+        for (int64_t c = 0; c < C; c++)
+            rss[v] += (double)imgs[2 * (c * ng + v)] * imgs[2 * (c * ng + v)] +
+                      (double)imgs[2 * (c * ng + v) + 1] * imgs[2 * (c * ng + v) + 1];
+        peak = fmax(peak, rss[v]);
+    }
+    if (!(peak > 0))
+        goto done;
+    {
+    /* per axis: the smallest |r| that holds 99.9 % of the image's energy (rss holds squares), so that a few
+     * stray voxels (gridding artefacts in the corners) do not count */
+    double *prof = calloc((size_t)(g[0] > g[1] ? (g[0] > g[2] ? g[0] : g[2]) : (g[1] > g[2] ? g[1] : g[2])),
+                          sizeof *prof);
+    if (!prof)
+        goto done;
+    for (int a = 0; a < 3; a++) {
+        if (g[a] == 1)
+            continue;
+        double total = 0;
+        memset(prof, 0, (size_t)g[a] * sizeof *prof);
+        for (int64_t v = 0; v < ng; v++) {
+            const int64_t j = a == 0 ? v % g[0] : (a == 1 ? (v / g[0]) % g[1] : v / (g[0] * g[1]));
+            prof[j] += rss[v];
+            total += rss[v];
+        }
+        /* grow the centred interval |j - g/2| <= e until it holds 99.9 % */
+        double inside = 0, ext = 0.5;
+        for (int64_t e = 0; e <= g[a] / 2; e++) {
+            inside = 0;
+            for (int64_t j = 0; j < g[a]; j++)
+                inside += llabs(j - g[a] / 2) <= e ? prof[j] : 0;
+            if (inside >= 0.999 * total) {
+                ext = ((double)e + 0.5) / (double)g[a];
+                break;
+            }
+        }
+        h[a] = fmin(0.5, ext + 3.0 / (double)g[a]);
+        narrower |= h[a] < 0.5 - 1e-9;
+    }
+    free(prof);
+    }
+done:
+    free(imgs);
+    free(rss);
+    return narrower;
+}
 
+/* The estimate with the object inside the box of half-widths h (see noise_est.h); *none = 1 when no
+ * neighbourhood has a noise direction. */
+static mr_status estimate_with(const float *traj, int64_t m, const float *data, int64_t C, const mr_noise_est_opts *o,
+                               const int act[3], const double h[3], mr_noise_est_result *out, int *none)
+{
+    mr_status st = MR_OK;
     nbhds nb;
     int64_t covered = 0;
+    *none = 0;
     mr_noise_nbhd_kind kind = MR_NOISE_NBHD_READOUT;
     if ((st = readout_segments(traj, m, act, o->segment, &nb, &covered)) != MR_OK)
         return st;
@@ -409,6 +452,7 @@ mr_status mr_noise_estimate(const int64_t matrix[3], const float *traj, int64_t 
         goto done;
     }
     if (nvals == 0) {
+        *none = 1;
         st = mr_error(MR_EINVAL, "noise estimate: none of the %lld %s (%lld samples) samples k-space more densely than "
                                  "an object filling the FOV needs, so no direction of the data is free of signal "
                                  "(e.g. readouts without oversampling)",
@@ -454,6 +498,8 @@ mr_status mr_noise_estimate(const int64_t matrix[3], const float *traj, int64_t 
     out->sigma_se = std_error(sg, SPLIT);
     out->ncoils = C;
     out->values = kept_sum / C;
+    for (int a = 0; a < 3; a++)
+        out->support[a] = act[a] ? h[a] : 0;
     out->groups = used;
     out->nbhd = kind;
 done:
@@ -469,3 +515,60 @@ done:
     nbhds_free(&nb);
     return st;
 }
+
+mr_status mr_noise_estimate(const int64_t matrix[3], const float *traj, int64_t m, const float *data, int64_t C,
+                            const mr_noise_est_opts *o, mr_noise_est_result *out)
+{
+    mr_noise_est_opts def;
+    if (!o) {
+        mr_noise_est_opts_default(&def);
+        o = &def;
+    }
+    mr_status st = mr_matrix_check(matrix, "noise estimate: image matrix");
+    if (st != MR_OK)
+        return st;
+    if (!traj || !data || !out || m < 1 || C < 1 || C > MR_MAX_COILS)
+        return mr_error(MR_EINVAL, "noise estimate: %lld samples, %lld coils", (long long)m, (long long)C);
+    if (o->segment < MIN_NBHD || o->segment > 256 || !(o->cell > 0 && o->cell <= 64) || !(o->eps > 0 && o->eps < 1) ||
+        o->max_groups < SPLIT)
+        return mr_error(MR_EINVAL, "noise estimate: segment %d (8..256), cell %g (0..64], eps %g (0..1), max_groups %d "
+                                   "(>= %d)",
+                        o->segment, o->cell, o->eps, o->max_groups, SPLIT);
+    int act[3];
+    double h[3];
+    for (int a = 0; a < 3; a++) {
+        act[a] = matrix[a] > 1;
+        h[a] = o->support[a] > 0 ? o->support[a] : 0.5;
+        if (act[a] && !(h[a] <= 0.5))
+            return mr_error(MR_EINVAL, "noise estimate: support half-width %g on axis %d is beyond the FOV (0..0.5]",
+                            h[a], a);
+    }
+    for (int64_t i = 0; i < 2 * m * C; i++)
+        if (!isfinite(data[i]))
+            return mr_error(MR_EINVAL, "noise estimate: sample %lld of coil %lld is not finite", (long long)(i / 2 % m),
+                            (long long)(i / 2 / m));
+    for (int64_t i = 0; i < 3 * m; i++)
+        if (!isfinite(traj[i]))
+            return mr_error(MR_EINVAL, "noise estimate: trajectory entry %lld is not finite", (long long)i);
+    const int given = o->support[0] > 0 || o->support[1] > 0 || o->support[2] > 0;
+    int none = 0;
+    st = estimate_with(traj, m, data, C, o, act, h, out, &none);
+    if (given || st == MR_OK || !none)
+        return st;
+    /* no noise direction in the FOV box (readouts sampled at 1 cycle/FOV): the object's own extent, from a
+     * low-resolution image, may leave some */
+    char first[512];
+    snprintf(first, sizeof first, "%s", mr_last_error());
+    double h2[3];
+    if (!object_support(matrix, traj, m, data, C, o->threads, h2))
+        return mr_error(st, "%s; the object fills the FOV of a low-resolution image", first);
+    st = estimate_with(traj, m, data, C, o, act, h2, out, &none);
+    if (st == MR_OK) {
+        out->support_from_image = 1;
+        return MR_OK;
+    }
+    return mr_error(st, "%s; inside the object's extent from a low-resolution image (half-widths %.2f x %.2f x %.2f "
+                        "of the FOV) neither",
+                    first, h2[0], h2[1], h2[2]);
+}
+

@@ -26,9 +26,16 @@
  * Uncertainty: the neighbourhoods are dealt into 16 interleaved groups, sigma is estimated in each,
  * and the standard error is the groups' standard deviation / 4.
  *
+ * Object smaller than the FOV: when the FOV box leaves no noise direction at all (every readout sampled
+ * at 1 cycle/FOV, e.g. Cartesian lines without oversampling) and no support was given, the object's
+ * half-widths are measured on a low-resolution root-sum-of-squares image of the k-space centre (per axis
+ * the centred interval holding 99.9 % of its energy, plus three voxels) and the estimate is repeated
+ * inside that box; the result says so (support_from_image). (Radial readouts at 1 cycle/FOV, as an
+ * ISMRMRD scan on its 2x-oversampled encoded FOV, need no such help: the dense centre has directions.)
+ *
  * Noiseless data give a sigma of the order of the float32 rounding of the samples (not 0, not an
- * error). A trajectory with no neighbourhood dense enough for a noise direction (Cartesian readouts
- * without oversampling of an object filling the FOV) is MR_EINVAL with a message saying so.
+ * error). A trajectory with no neighbourhood dense enough for a noise direction even then (Cartesian
+ * readouts without oversampling of an object filling the FOV) is MR_EINVAL with a message saying so.
  *
  * Host arrays, borrowed for the duration of the call: traj [M][3] cycles/FOV, data [C][M][2]. */
 #ifndef MR_NOISE_EST_H
@@ -65,6 +72,8 @@ typedef struct {
                               the mean over coils) */
     int64_t groups;        /* neighbourhoods used */
     mr_noise_nbhd_kind nbhd;
+    double support[3];      /* the object's half-widths used (FOV units; 0 on an inactive axis) */
+    int support_from_image; /* 1: from a low-resolution image (the FOV box left no noise direction) */
 } mr_noise_est_result;
 
 /* "readout segments" or "k-space cells" */
