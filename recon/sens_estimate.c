@@ -129,6 +129,11 @@ mr_status mr_sens_estimate(const mr_kspace *ks, const char *label, int threads, 
     o.threads = threads;
     mr_sens_estimate_info info;
     mr_status st = mr_sens_estimate_ex(ks, label, &o, maps, &info);
+    if (st == MR_EINVAL) { /* e.g. a calibration region not larger than ESPIRiT's kernel: Walsh/Inati may do */
+        mr_log(MR_LOG_WARN, "%s; trying the Walsh/Inati estimator instead", mr_last_error());
+        o.method = MR_SENS_METHOD_WALSH;
+        st = mr_sens_estimate_ex(ks, label, &o, maps, &info);
+    }
     if (st == MR_OK && calib)
         memcpy(calib, info.calib, sizeof info.calib);
     return st;

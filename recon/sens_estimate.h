@@ -49,8 +49,9 @@ typedef struct {
 mr_status mr_sens_estimate_ex(const mr_kspace *ks, const char *label, const mr_sens_estimate_opts *o, float **maps,
                               mr_sens_estimate_info *info);
 
-/* The default method on the host: mr_sens_estimate_ex with threads; calib (may be NULL) receives the
- * calibration grid used. */
+/* The default method on the host: mr_sens_estimate_ex with threads, and Walsh/Inati (with a warning)
+ * when ESPIRiT cannot calibrate (MR_EINVAL: a calibration region not larger than its kernel, ...); calib
+ * (may be NULL) receives the calibration grid used. */
 mr_status mr_sens_estimate(const mr_kspace *ks, const char *label, int threads, float **maps, int64_t calib[3]);
 
 /* Compress the coils of ks in place to k virtual coils (solver/coil_compress.h; k = 0: the fewest that

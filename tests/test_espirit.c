@@ -13,7 +13,8 @@
  *     dB better: the estimated maps are 0 outside the object, where the true ones reconstruct noise).
  *  3. 3D 24^3 kooshball, 4 coils, noiseless: error <= 0.06 inside the object, none cropped.
  *  4. The maps do not depend on the thread count (equal bits); bad options and data without signal
- *     are MR_EINVAL. */
+ *     are MR_EINVAL; on a 6^2 scan (calibration region not larger than the kernel) mr_sens_estimate falls
+ *     back to Walsh/Inati, mr_sens_estimate_ex with ESPIRiT does not. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "maps_testutil.h"
 #include "phantoms/scan.h"
+#include "recon/sens_estimate.h"
 #include "sense_testutil.h"
 #include "solver/espirit.h"
 #include "scan_testutil.h"
@@ -183,6 +185,21 @@ static void threads_and_errors(void)
     CHECK(strstr(mr_last_error(), "signal") != NULL || strstr(mr_last_error(), "zero") != NULL);
     free(m1);
     free(m2);
+    mr_kspace_free(ks);
+    /* a 6^2 matrix: the calibration region (6) is not larger than the kernel; mr_sens_estimate falls back
+     * to Walsh/Inati, mr_sens_estimate_ex with ESPIRiT asked for does not */
+    ks = test_sim_scan(MR_TRAJ_RADIAL2D, 6, 0, 0, 4, 30.0, 3, 0);
+    if (!ks)
+        return;
+    float *maps = NULL;
+    mr_sens_estimate_opts so;
+    mr_sens_estimate_opts_default(&so);
+    CHECK(mr_sens_estimate_ex(ks, "tiny", &so, &maps, NULL) == MR_EINVAL);
+    CHECK(maps == NULL);
+    int64_t cal[3];
+    CHECK_OK(mr_sens_estimate(ks, "tiny", 2, &maps, cal));
+    CHECK(maps != NULL);
+    free(maps);
     mr_kspace_free(ks);
 }
 
