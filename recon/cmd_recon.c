@@ -121,7 +121,7 @@ int mr_cmd_recon(int argc, char **argv)
     mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
     int verbose = 0, quiet = 0;
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
-    static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
+    static const char *const senses[] = {"auto", "file", "estimate", "espirit", "walsh", "rss", NULL};
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli rdc;
     mr_read_cli_init(&rdc);
@@ -139,9 +139,12 @@ int mr_cmd_recon(int argc, char **argv)
         {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
         {"sens", 0, MR_OPT_CHOICE, &o.sens, "S",
          "coils: file = SENSE with coil maps (the scan's /kspace/sens or --sens-maps), estimate = SENSE with maps "
-         "estimated from the data (Walsh/Inati), rss = each coil alone + root-sum-of-squares, auto = file when maps "
-         "exist, else estimate",
+         "estimated from the data (ESPIRiT; walsh: Walsh/Inati), rss = each coil alone + root-sum-of-squares, auto "
+         "= file when maps exist, else estimate",
          senses, 0, -1},
+        {"coils-compress", 0, MR_OPT_INT, &o.coils_compress, "K",
+         "compress the coils to K virtual coils (SVD) before anything else (0: off): every coil costs an F^H d",
+         NULL, 0, MR_MAX_COILS},
         {"sens-maps", 0, MR_OPT_STRING, &o.sens_maps, "FILE",
          "coil maps from FILE (HDF5 /kspace/sens or /sens, [C][Nz][Ny][Nx][2]) instead of the scan's", NULL, 0, -1},
         {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation: Pipe-Menon from the trajectory, the file's /kspace/weights, or analytic (radial only)", dcfs,
@@ -209,7 +212,7 @@ int mr_cmd_recon(int argc, char **argv)
     mr_opts_free(&res);
     if (!outdir || !outdir[0])
         return mr_opts_usage(&spec, "missing -o OUTDIR");
-    if (o.sens_maps && (!strcmp(o.sens, "rss") || !strcmp(o.sens, "estimate")))
+    if (o.sens_maps && strcmp(o.sens, "auto") && strcmp(o.sens, "file"))
         return mr_opts_usage(&spec, "--sens-maps %s and --sens %s exclude each other", o.sens_maps, o.sens);
     if ((rc = mr_opts_check_precision(&spec, o.op.precision, device)) != MR_EXIT_OK)
         return rc;
