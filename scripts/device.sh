@@ -8,6 +8,8 @@
 #   big       256^3 kooshball (4312 x 528 = 2,276,736 samples): defaults, --method cg, 8 coils SENSE (cg and
 #             defaults); GPU memory peaks
 #   field     the field operators' GPU test and the book problem with a field (scripts/device_field.sh bench)
+#   maps      ESPIRiT coil maps for the book trajectory with 8 coils (tool_sens_maps, 3 repetitions) and the
+#             8-coil book scan end to end with the defaults
 # Build: CUDA sm_90, -Werror, from scratch in $BUILD (default /tmp/b). A copy of xxhash.h in .dev/xxhash
 # (carried: the machine has no libxxhash-dev) is used when present. Key results go to $OUT/summary.txt,
 # every log to $OUT/logs.tgz.
@@ -77,6 +79,14 @@ EOF
     ;;
   field)
     bash scripts/device_field.sh bench >>"$S" 2>&1
+    ;;
+  maps)
+    log "ESPIRiT maps, book trajectory, 8 coils (the target: <= 1 s)"
+    "$bin" phantom -o /tmp/book8.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --coils 8 \
+      --snr 30 --no-truth -q >>"$S" 2>&1
+    "$B/tool_sens_maps" /tmp/book8.h5 /tmp/book8_maps.h5 --gpu 0 --repeat 3 >>"$S" 2>&1
+    gpu_peak "book 8 coils, defaults" run_recon "book 8 coils, defaults (ESPIRiT maps, tv)" /tmp/bk8 /tmp/book8.h5 \
+      --device gpu --q-cache off -q
     ;;
   *)
     log "unknown mode $mode"
