@@ -9,6 +9,7 @@
 #include "../base/log.h"
 #include "../phantoms/scan.h"
 #include "../phantoms/suite.h"
+#include "cmd_args.h"
 #include "commands.h"
 #include "opts.h"
 
@@ -49,68 +50,72 @@ static int check_traj_options(const mr_cmd_spec *spec, const mr_opts_result *res
     return MR_EXIT_OK;
 }
 
-int mr_cmd_phantom(int argc, char **argv)
+void mr_phantom_args_init(mr_phantom_args *a)
 {
-    const char *out = NULL, *matrix = "128", *traj = NULL, *weights = "analytic", *suite = NULL, *fieldmap = NULL;
-    int dim = 0, spokes = 0, readout = 0, interleaves = 16, partitions = 0, samples = 0, seed = 1, no_truth = 0;
-    int coils = 0, marker = 0;
-    int verbose = 0, quiet = 0;
-    double snr = INFINITY, turns = 0, fov = 240, dwell_us = 0, te_ms = 0;
+    memset(a, 0, sizeof *a);
+    a->matrix = "128";
+    a->weights = "analytic";
+    a->interleaves = 16;
+    a->seed = 1;
+    a->snr = INFINITY;
+    a->fov = 240;
     const mr_opt opts[] = {
-        {"output", 'o', MR_OPT_STRING, &out, "FILE", "write the scan to FILE (HDF5, docs/FORMAT.md)", NULL, 0, -1},
-        {"dim", 0, MR_OPT_INT_OR_0, &dim, "D",
+        {"output", 'o', MR_OPT_STRING, &a->out, "FILE", "write the scan to FILE (HDF5, docs/FORMAT.md)", NULL, 0, -1},
+        {"dim", 0, MR_OPT_INT_OR_0, &a->dim, "D",
          "2 or 3; 0 = from --matrix/--traj (3 values or a 3D trajectory: 3, else 2)", NULL, 2, 3},
-        {"matrix", 0, MR_OPT_STRING, &matrix, "N|NX,NY[,NZ]", "image matrix; N means N^2 in 2D, N^3 in 3D", NULL, 0,
+        {"matrix", 0, MR_OPT_STRING, &a->matrix, "N|NX,NY[,NZ]", "image matrix; N means N^2 in 2D, N^3 in 3D", NULL, 0,
          -1},
-        {"traj", 0, MR_OPT_CHOICE, &traj, "KIND", "trajectory (absent: radial in 2D, kooshball in 3D)", traj_choices, 0,
+        {"traj", 0, MR_OPT_CHOICE, &a->traj, "KIND", "trajectory (absent: radial in 2D, kooshball in 3D)", traj_choices, 0,
          -1},
-        {"spokes", 0, MR_OPT_INT, &spokes, "S",
+        {"spokes", 0, MR_OPT_INT, &a->spokes, "S",
          "radial spokes (per partition for stack-of-stars); 0 = fully sampled: round(pi N/2), kooshball "
          "round(pi N^2/2)",
          NULL, 0, 1000000000},
-        {"readout", 0, MR_OPT_INT_OR_0, &readout, "R",
+        {"readout", 0, MR_OPT_INT_OR_0, &a->readout, "R",
          "samples per spoke or spiral interleaf; 0 = 2N (radial), <= 0.5 cycle/FOV along the arm (spiral)", NULL, 2,
          1000000000},
-        {"interleaves", 0, MR_OPT_INT, &interleaves, "L", "spiral interleaves", NULL, 1, 1000000},
-        {"turns", 0, MR_OPT_DOUBLE, &turns, "T",
+        {"interleaves", 0, MR_OPT_INT, &a->interleaves, "L", "spiral interleaves", NULL, 1, 1000000},
+        {"turns", 0, MR_OPT_DOUBLE, &a->turns, "T",
          "spiral turns per interleaf; 0 = Nyquist, N/(2L); more L at fixed T undersamples", NULL, 0, 1e6},
-        {"partitions", 0, MR_OPT_INT, &partitions, "P", "kz partitions of the stack kinds; 0 = Nz", NULL, 0, 1000000},
-        {"samples", 0, MR_OPT_INT, &samples, "M", "random: number of samples; 0 = 2 Nx Ny", NULL, 0, 2147483647.0},
-        {"snr", 0, MR_OPT_DOUBLE, &snr, "DB",
+        {"partitions", 0, MR_OPT_INT, &a->partitions, "P", "kz partitions of the stack kinds; 0 = Nz", NULL, 0, 1000000},
+        {"samples", 0, MR_OPT_INT, &a->samples, "M", "random: number of samples; 0 = 2 Nx Ny", NULL, 0, 2147483647.0},
+        {"snr", 0, MR_OPT_DOUBLE, &a->snr, "DB",
          "add complex Gaussian noise: SNR = 10 log10(mean|d|^2 / (2 sigma^2)); inf = noiseless", NULL, -100,
          INFINITY},
-        {"seed", 0, MR_OPT_INT, &seed, "S", "seed of the noise and of the random trajectory", NULL, 0, 2147483647.0},
-        {"no-truth", 0, MR_OPT_FLAG, &no_truth, NULL, "do not store the truth images", NULL, 0, -1},
-        {"weights", 0, MR_OPT_CHOICE, &weights, "W", "density compensation stored with the scan", weight_choices, 0,
+        {"seed", 0, MR_OPT_INT, &a->seed, "S", "seed of the noise and of the random trajectory", NULL, 0, 2147483647.0},
+        {"no-truth", 0, MR_OPT_FLAG, &a->no_truth, NULL, "do not store the truth images", NULL, 0, -1},
+        {"weights", 0, MR_OPT_CHOICE, &a->weights, "W", "density compensation stored with the scan", weight_choices, 0,
          -1},
-        {"fov", 0, MR_OPT_DOUBLE, &fov, "MM", "field of view per axis in mm", NULL, 1e-3, 1e6},
-        {"coils", 0, MR_OPT_INT, &coils, "C",
+        {"fov", 0, MR_OPT_DOUBLE, &a->fov, "MM", "field of view per axis in mm", NULL, 1e-3, 1e6},
+        {"coils", 0, MR_OPT_INT, &a->coils, "C",
          "simulate C receive coils: smooth analytic maps (stored as /kspace/sens) and exact coil data; 0 = one "
          "coil without maps",
          NULL, 0, MR_MAX_COILS},
-        {"marker", 0, MR_OPT_FLAG, &marker, NULL,
+        {"marker", 0, MR_OPT_FLAG, &a->marker, NULL,
          "add the orientation marker: a bright ellipse outside the head at small x, y (in 3D from z = -0.3 to 0.1 FOV), the top-left "
          "corner of every picture (docs/FORMAT.md, Orientation)",
          NULL, 0, -1},
-        {"dwell", 0, MR_OPT_DOUBLE, &dwell_us, "US",
+        {"dwell", 0, MR_OPT_DOUBLE, &a->dwell_us, "US",
          "readout timing: dwell time per sample in microseconds; stores the time of every sample (/kspace/time); 0 = "
          "no timing",
          NULL, 0, 1e6},
-        {"te", 0, MR_OPT_DOUBLE, &te_ms, "MS",
+        {"te", 0, MR_OPT_DOUBLE, &a->te_ms, "MS",
          "echo time in ms: the time of each readout's sample nearest k = 0 (spiral-out: the first, radial: the "
          "middle)",
          NULL, -1e6, 1e6},
-        {"fieldmap", 0, MR_OPT_STRING, &fieldmap, "SPEC",
+        {"fieldmap", 0, MR_OPT_STRING, &a->fieldmap, "SPEC",
          "off-resonance field (needs --dwell), KEY=VALUE,...: c=HZ constant, x=HZ,y=HZ,z=HZ linear (change across "
          "the FOV), blob=HZ Gaussian bump (sigma=S, at=X:Y[:Z] in FOV units, oversample=F fine grid); e.g. "
          "c=20,x=150,y=50",
          NULL, 0, -1},
-        {"suite", 0, MR_OPT_STRING, &suite, "DIR",
+        {"suite", 0, MR_OPT_STRING, &a->suite, "DIR",
          "write the standard suite (about 30 scans, manifest.csv, manifest.md) into DIR instead", NULL, 0, -1},
-        {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics on stderr", NULL, 0, -1},
-        {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
+        {"verbose", 'v', MR_OPT_FLAG, &a->verbose, NULL, "more diagnostics on stderr", NULL, 0, -1},
+        {"quiet", 'q', MR_OPT_FLAG, &a->quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
     };
-    const mr_cmd_spec spec = {
+    _Static_assert(sizeof opts / sizeof opts[0] <= MR_CMD_ARGS_MAX_OPTS, "phantom's table outgrew MR_CMD_ARGS_MAX_OPTS");
+    memcpy(a->table, opts, sizeof opts);
+    a->spec = (mr_cmd_spec){
         "phantom",
         NULL,
         "Write a simulated scan: analytic Shepp-Logan k-space (no FFT of a sampled image) on a chosen "
@@ -127,41 +132,43 @@ int mr_cmd_phantom(int argc, char **argv)
         "and linear field analytically (k shifted by g t, phase e^{-i 2 pi c t}), a non-linear bump by exact sums on\n"
         "a finer grid. The field map is stored as /kspace/fieldmap. Example (the field-map benchmark):\n"
         "  mrirecon phantom -o f.h5 --traj spiral --interleaves 16 --dwell 8 --te 2 --fieldmap c=20,x=150,y=50\n"
-        "docs/PHANTOMS.md gives every formula. One summary line per written file goes to stdout.",
-        opts,
+        "docs/PHANTOMS.md gives every formula. One summary line per written file goes to stdout.\n"
+        "The same options make a scan in Python (docs/PYTHON.md: mrirecon.phantom(matrix=128, ...)).",
+        a->table,
         (int)(sizeof opts / sizeof opts[0]),
         0,
         0,
     };
-    mr_opts_result res;
-    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
-    if (rc != MR_OPTS_GO)
-        return rc;
-    mr_opts_free(&res); /* no positional arguments; res.given stays for mr_opts_given */
+}
 
-    if (suite) {
+int mr_phantom_args_parse(mr_phantom_args *a, int argc, char **argv)
+{
+    const mr_cmd_spec *spec = &a->spec;
+    int rc = mr_opts_parse(spec, argc, argv, &a->res);
+    mr_opts_free(&a->res); /* no positional arguments; res.given stays for mr_opts_given */
+    if (rc != MR_EXIT_OK)
+        return rc;
+    mr_opts_apply_verbosity(a->verbose, a->quiet);
+    if (a->suite) {
         /* the suite's scans have their own settings: any scan option would be ignored */
-        for (int i = 0; i < spec.nopts; i++)
-            if (res.given[i] && strcmp(opts[i].name, "suite") && strcmp(opts[i].name, "verbose") &&
-                strcmp(opts[i].name, "quiet")) {
-                return mr_opts_usage(&spec, "--%s does not apply to --suite DIR (the suite's scans have fixed "
-                                            "settings: docs/VALIDATION.md)",
-                                     opts[i].name);
+        for (int i = 0; i < spec->nopts; i++)
+            if (a->res.given[i] && strcmp(a->table[i].name, "suite") && strcmp(a->table[i].name, "verbose") &&
+                strcmp(a->table[i].name, "quiet")) {
+                return mr_opts_usage(spec, "--%s does not apply to --suite DIR (the suite's scans have fixed "
+                                           "settings: docs/VALIDATION.md)",
+                                     a->table[i].name);
             }
-        mr_status st = mr_suite_write(suite, stdout);
-        if (st != MR_OK) {
-            fprintf(stderr, "mrirecon phantom: %s\n", mr_last_error());
-            return MR_EXIT_FAILURE;
-        }
         return MR_EXIT_OK;
     }
-    if (!out)
-        return mr_opts_usage(&spec, "%s", "missing -o FILE (or --suite DIR)");
+    if (a->need_output && !a->out)
+        return mr_opts_usage(spec, "%s", "missing -o FILE (or --suite DIR)");
 
+    const char *matrix = a->matrix, *traj = a->traj;
+    int dim = a->dim;
     int64_t mat[3] = {0, 0, 0};
     int nvals = mr_opts_parse_matrix(matrix, mat);
     if (nvals == 0)
-        return mr_opts_usage(&spec, "--matrix: '%s' is not N, NX,NY or NX,NY,NZ with edges 1..4096", matrix);
+        return mr_opts_usage(spec, "--matrix: '%s' is not N, NX,NY or NX,NY,NZ with edges 1..4096", matrix);
     mr_traj_kind kind = MR_TRAJ_RADIAL2D;
     int traj_given = traj != NULL;
     for (int i = 0; traj && traj_choices[i]; i++)
@@ -172,61 +179,81 @@ int mr_cmd_phantom(int argc, char **argv)
     if (!traj_given)
         kind = dim == 3 ? MR_TRAJ_KOOSHBALL : MR_TRAJ_RADIAL2D;
     if (mr_traj_kind_is_3d(kind) != (dim == 3))
-        return mr_opts_usage(&spec, "--traj %s does not match the dimension (see --dim)", traj);
+        return mr_opts_usage(spec, "--traj %s does not match the dimension (see --dim)", traj);
     if (dim == 2 && nvals == 3)
-        return mr_opts_usage(&spec, "--matrix %s has 3 values but the scan is 2D", matrix);
+        return mr_opts_usage(spec, "--matrix %s has 3 values but the scan is 2D", matrix);
     if (nvals == 1)
         mat[1] = mat[2] = mat[0];
     if (dim == 2)
         mat[2] = 1;
     else if (nvals == 2)
-        return mr_opts_usage(&spec, "--matrix %s: a 3D matrix needs N or NX,NY,NZ", matrix);
-    rc = check_traj_options(&spec, &res, kind, traj_given ? traj : dim == 3 ? "kooshball" : "radial", isfinite(snr));
+        return mr_opts_usage(spec, "--matrix %s: a 3D matrix needs N or NX,NY,NZ", matrix);
+    rc = check_traj_options(spec, &a->res, kind, traj_given ? traj : dim == 3 ? "kooshball" : "radial",
+                            isfinite(a->snr));
     if (rc != MR_EXIT_OK)
         return rc;
 
-    mr_scan_params sp;
-    mr_scan_params_default(&sp);
-    mr_traj_params *p = &sp.traj;
+    mr_scan_params *sp = &a->sp;
+    mr_scan_params_default(sp);
+    mr_traj_params *p = &sp->traj;
     mr_traj_params_default(p, kind, mat);
-    if (spokes > 0)
-        p->spokes = spokes;
-    if (partitions > 0)
-        p->partitions = partitions;
-    if (samples > 0)
-        p->samples = samples;
-    p->seed = (uint64_t)seed;
-    p->interleaves = interleaves;
-    p->turns = turns;
-    if (readout > 0)
-        p->readout = readout;
+    if (a->spokes > 0)
+        p->spokes = a->spokes;
+    if (a->partitions > 0)
+        p->partitions = a->partitions;
+    if (a->samples > 0)
+        p->samples = a->samples;
+    p->seed = (uint64_t)a->seed;
+    p->interleaves = a->interleaves;
+    p->turns = a->turns;
+    if (a->readout > 0)
+        p->readout = a->readout;
     else if (kind == MR_TRAJ_SPIRAL2D || kind == MR_TRAJ_STACK_OF_SPIRALS)
         p->readout = mr_traj_spiral_readout(p, 0.5);
     int64_t m;
     if (mr_traj_count(p, &m) != MR_OK)
-        return mr_opts_usage(&spec, "%s", mr_last_error());
-    sp.noise = isfinite(snr);
-    sp.snr_db = sp.noise ? snr : 0.0;
-    sp.seed = (uint64_t)seed;
-    sp.truth = !no_truth;
-    sp.weights = strcmp(weights, "analytic") == 0;
-    sp.fov_mm = fov;
-    sp.coils = coils;
-    sp.marker = marker;
-    sp.dwell_s = dwell_us * 1e-6;
-    sp.te_s = te_ms * 1e-3;
-    if (fieldmap) {
-        if (mr_field_parse(fieldmap, &sp.field) != MR_OK)
-            return mr_opts_usage(&spec, "--fieldmap: %s", mr_last_error());
-        if (!(dwell_us > 0))
-            return mr_opts_usage(&spec, "%s", "--fieldmap needs the readout timing: --dwell US (and --te MS)");
+        return mr_opts_usage(spec, "%s", mr_last_error());
+    sp->noise = isfinite(a->snr);
+    sp->snr_db = sp->noise ? a->snr : 0.0;
+    sp->seed = (uint64_t)a->seed;
+    sp->truth = !a->no_truth;
+    sp->weights = strcmp(a->weights, "analytic") == 0;
+    sp->fov_mm = a->fov;
+    sp->coils = a->coils;
+    sp->marker = a->marker;
+    sp->dwell_s = a->dwell_us * 1e-6;
+    sp->te_s = a->te_ms * 1e-3;
+    if (a->fieldmap) {
+        if (mr_field_parse(a->fieldmap, &sp->field) != MR_OK)
+            return mr_opts_usage(spec, "--fieldmap: %s", mr_last_error());
+        if (!(a->dwell_us > 0))
+            return mr_opts_usage(spec, "%s", "--fieldmap needs the readout timing: --dwell US (and --te MS)");
     }
-    if (dwell_us > 0 && kind == MR_TRAJ_RANDOM2D)
-        return mr_opts_usage(&spec, "%s", "--dwell: the random trajectory has no readouts");
+    if (a->dwell_us > 0 && kind == MR_TRAJ_RANDOM2D)
+        return mr_opts_usage(spec, "%s", "--dwell: the random trajectory has no readouts");
+    return MR_EXIT_OK;
+}
 
+int mr_cmd_phantom(int argc, char **argv)
+{
+    mr_phantom_args a;
+    mr_phantom_args_init(&a);
+    a.need_output = 1;
+    int rc = mr_phantom_args_parse(&a, argc, argv);
+    if (rc != MR_EXIT_OK)
+        return rc < 0 ? MR_EXIT_OK : rc;
+    if (a.suite) {
+        mr_status st = mr_suite_write(a.suite, stdout);
+        if (st != MR_OK) {
+            fprintf(stderr, "mrirecon phantom: %s\n", mr_last_error());
+            return MR_EXIT_FAILURE;
+        }
+        return MR_EXIT_OK;
+    }
+    const char *out = a.out;
     mr_kspace *ks = NULL;
     double t0 = mr_now();
-    mr_status st = mr_scan_simulate(&sp, &ks);
+    mr_status st = mr_scan_simulate(&a.sp, &ks);
     if (st == MR_OK)
         st = mr_kspace_write(out, ks);
     if (st != MR_OK) {

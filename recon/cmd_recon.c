@@ -10,6 +10,7 @@
 #include "../gpu/gpu.h"
 #include "applies.h"
 #include "cg_cli.h"
+#include "cmd_args.h"
 #include "commands.h"
 #include "mpi_batch.h"
 #include "mpi_comm.h"
@@ -111,61 +112,58 @@ static int serve_split(mr_comm *comm, mr_mpi_recon *split)
     return code;
 }
 
-int mr_cmd_recon(int argc, char **argv)
+void mr_recon_args_init(mr_recon_args *a)
 {
-    mr_recon_opts o;
-    mr_recon_opts_default(&o);
-    const char *outdir = NULL;
-    mr_cg_cli cg;
-    mr_cg_cli_init(&cg, &o);
-    mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
-    int verbose = 0, quiet = 0;
+    memset(a, 0, sizeof *a);
+    mr_recon_opts *o = &a->o;
+    mr_recon_opts_default(o);
+    mr_cg_cli_init(&a->cg, o);
+    a->device = (mr_device_sel){.kind = MR_DEVICE_AUTO, .index = -1};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
     static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
-    mr_read_cli rdc;
-    mr_read_cli_init(&rdc);
-    const char *formats = NULL, *slice_text = NULL;
-    static int64_t slice[3];
+    mr_read_cli_init(&a->rdc);
     const mr_opt table[] = {
-        {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output directory (created; required)", NULL, 0, -1},
-        {"method", 'm', MR_OPT_STRING, &o.method, "LIST", MR_OPT_HELP_METHOD, NULL, 0, -1},
-        {"iters", 0, MR_OPT_INT_OR_0, &o.iters, "N", MR_OPT_HELP_ITERS, NULL, 1, 100000},
-        {"tol", 0, MR_OPT_DOUBLE, &o.tol, "T", MR_OPT_HELP_TOL, NULL, 0, 1},
-        MR_CG_CLI_OPTS(&cg, &o),
-        {"device", 0, MR_OPT_DEVICE, &device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
-        {"precision", 0, MR_OPT_PRECISION, &o.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
-        {"q-cache", 0, MR_OPT_STRING, &o.q_cache, "DIR", MR_OPT_HELP_Q_CACHE, NULL, 0, -1},
-        {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
-        {"sens", 0, MR_OPT_CHOICE, &o.sens, "S",
+        {"output", 'o', MR_OPT_STRING, &a->outdir, "OUTDIR", "output directory (created; required)", NULL, 0, -1},
+        {"method", 'm', MR_OPT_STRING, &o->method, "LIST", MR_OPT_HELP_METHOD, NULL, 0, -1},
+        {"iters", 0, MR_OPT_INT_OR_0, &o->iters, "N", MR_OPT_HELP_ITERS, NULL, 1, 100000},
+        {"tol", 0, MR_OPT_DOUBLE, &o->tol, "T", MR_OPT_HELP_TOL, NULL, 0, 1},
+        MR_CG_CLI_OPTS(&a->cg, o),
+        {"device", 0, MR_OPT_DEVICE, &a->device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
+        {"precision", 0, MR_OPT_PRECISION, &o->op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
+        {"q-cache", 0, MR_OPT_STRING, &o->q_cache, "DIR", MR_OPT_HELP_Q_CACHE, NULL, 0, -1},
+        {"threads", 0, MR_OPT_INT, &o->op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
+        {"sens", 0, MR_OPT_CHOICE, &o->sens, "S",
          "coils: file = SENSE with coil maps (the scan's /kspace/sens or --sens-maps), estimate = SENSE with maps "
          "estimated from the data (Walsh/Inati), rss = each coil alone + root-sum-of-squares, auto = file when maps "
          "exist, else estimate",
          senses, 0, -1},
-        {"sens-maps", 0, MR_OPT_STRING, &o.sens_maps, "FILE",
+        {"sens-maps", 0, MR_OPT_STRING, &o->sens_maps, "FILE",
          "coil maps from FILE (HDF5 /kspace/sens or /sens, [C][Nz][Ny][Nx][2]) instead of the scan's", NULL, 0, -1},
-        {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation: Pipe-Menon from the trajectory, the file's /kspace/weights, or analytic (radial only)", dcfs,
+        {"dcf", 0, MR_OPT_CHOICE, &o->dcf, "W", "gridding density compensation: Pipe-Menon from the trajectory, the file's /kspace/weights, or analytic (radial only)", dcfs,
          0, -1},
-        {"oversample", 0, MR_OPT_DOUBLE, &o.oversample, "S", "Kaiser-Bessel grid oversampling", NULL, 1.125, 4},
-        {"kernel-width", 0, MR_OPT_INT, &o.kernel_width, "W", "Kaiser-Bessel kernel width in grid cells", NULL, 4, 8},
-        {"volume", 0, MR_OPT_INT, &o.volume, "N",
+        {"oversample", 0, MR_OPT_DOUBLE, &o->oversample, "S", "Kaiser-Bessel grid oversampling", NULL, 1.125, 4},
+        {"kernel-width", 0, MR_OPT_INT, &o->kernel_width, "W", "Kaiser-Bessel kernel width in grid cells", NULL, 4, 8},
+        {"volume", 0, MR_OPT_INT, &o->volume, "N",
          "reconstruct volume N alone into OUTDIR (-1: every volume, each into OUTDIR/<volume>/; 'mrirecon info' "
          "lists them)",
          NULL, -1, 1000000},
-        {"nifti", 0, MR_OPT_CHOICE, &o.nifti, "K", "image_<method>.nii: magnitude (float32), complex (complex64) or none",
+        {"nifti", 0, MR_OPT_CHOICE, &o->nifti, "K", "image_<method>.nii: magnitude (float32), complex (complex64) or none",
          niftis, 0, -1},
-        {"format", 0, MR_OPT_STRING, &formats, "LIST", MR_OUTPUTS_FORMAT_HELP, NULL, 0, -1},
-        {"slice", 0, MR_OPT_STRING, &slice_text, "X,Y,Z",
+        {"format", 0, MR_OPT_STRING, &a->formats, "LIST", MR_OUTPUTS_FORMAT_HELP, NULL, 0, -1},
+        {"slice", 0, MR_OPT_STRING, &a->slice_text, "X,Y,Z",
          "3D pictures (image_<method>.png, compare.png): the planes through voxel X,Y,Z instead of the centre", NULL,
          0, -1},
-        MR_READ_CLI_OPTS(&rdc),
-        {"force", 0, MR_OPT_FLAG, &o.force, NULL,
+        MR_READ_CLI_OPTS(&a->rdc),
+        {"force", 0, MR_OPT_FLAG, &o->force, NULL,
          "OUTDIR may hold an earlier run's outputs: replace them (only the files recon writes are removed)", NULL, 0,
          -1},
-        {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics (CG residual per iteration)", NULL, 0, -1},
-        {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
+        {"verbose", 'v', MR_OPT_FLAG, &a->verbose, NULL, "more diagnostics (CG residual per iteration)", NULL, 0, -1},
+        {"quiet", 'q', MR_OPT_FLAG, &a->quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
     };
-    const mr_cmd_spec spec = {
+    _Static_assert(sizeof table / sizeof table[0] <= MR_CMD_ARGS_MAX_OPTS, "recon's table outgrew MR_CMD_ARGS_MAX_OPTS");
+    memcpy(a->table, table, sizeof table);
+    a->spec = (mr_cmd_spec){
         "recon",
         "SCAN",
         "reconstruct a scan (CG least squares, gridding baselines)",
@@ -195,45 +193,83 @@ int mr_cmd_recon(int argc, char **argv)
         "Q and each F^H d in voxel slabs on every rank (its CPU cores, or with --device gpu or gpu:all\n"
         "its GPU by node-local rank; gpu:N, or a list gpu:N,M,..., GPU N on every rank: one GPU per\n"
         "rank) and gathers them on rank 0, which alone reads the scan, runs CG and gridding, and\n"
-        "writes the outputs and logs (docs/CLUSTER.md). Every rank exits with rank 0's status.",
-        table,
+        "writes the outputs and logs (docs/CLUSTER.md). Every rank exits with rank 0's status.\n"
+        "The same options reach the Python package (docs/PYTHON.md: mrirecon.recon(scan, method=...)).",
+        a->table,
         (int)(sizeof table / sizeof table[0]),
         1,
         1,
     };
-    mr_opts_result res;
-    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
-    if (rc != MR_OPTS_GO)
+}
+
+int mr_recon_args_parse(mr_recon_args *a, int argc, char **argv)
+{
+    mr_recon_opts *o = &a->o;
+    const mr_cmd_spec *spec = &a->spec;
+    int rc = mr_opts_parse(spec, argc, argv, &a->res);
+    if (rc == MR_EXIT_OK)
+        a->scan = a->res.positional[0]; /* into argv */
+    mr_opts_free(&a->res);              /* res.given stays */
+    if (rc != MR_EXIT_OK)
         return rc;
-    const char *scan = res.positional[0];
-    mr_opts_free(&res);
-    if (!outdir || !outdir[0])
-        return mr_opts_usage(&spec, "missing -o OUTDIR");
-    if (o.sens_maps && (!strcmp(o.sens, "rss") || !strcmp(o.sens, "estimate")))
-        return mr_opts_usage(&spec, "--sens-maps %s and --sens %s exclude each other", o.sens_maps, o.sens);
-    if ((rc = mr_opts_check_precision(&spec, o.op.precision, device)) != MR_EXIT_OK)
+    mr_opts_apply_verbosity(a->verbose, a->quiet);
+    if (a->need_outdir && (!a->outdir || !a->outdir[0]))
+        return mr_opts_usage(spec, "missing -o OUTDIR");
+    if (a->outdir && !a->outdir[0])
+        return mr_opts_usage(spec, "-o: the output directory is empty");
+    if (o->sens_maps && (!strcmp(o->sens, "rss") || !strcmp(o->sens, "estimate")))
+        return mr_opts_usage(spec, "--sens-maps %s and --sens %s exclude each other", o->sens_maps, o->sens);
+    if ((rc = mr_opts_check_precision(spec, o->op.precision, a->device)) != MR_EXIT_OK)
         return rc;
-    if ((rc = mr_cg_cli_apply(&spec, &cg, &o)) != MR_EXIT_OK)
+    if ((rc = mr_cg_cli_apply(spec, &a->cg, o)) != MR_EXIT_OK)
         return rc;
-    if (mr_read_cli_apply(&rdc, &o.read, &o.prewhiten) != MR_OK)
-        return mr_opts_usage(&spec, "%s", mr_last_error());
-    if (mr_outputs_parse_formats(formats, mr_opts_given(&spec, &res, "nifti") ? o.nifti : NULL, &o.formats) != MR_OK ||
-        mr_read_cli_check(&spec, &res, &o.read, scan) != MR_OK)
-        return mr_opts_usage(&spec, "%s", mr_last_error());
-    if ((rc = mr_method_options_check(&spec, &res, o.method)) != MR_EXIT_OK)
-        return rc;
-    if (slice_text) {
-        double v[3];
-        if (mr_opts_parse_list3(slice_text, v) != 3)
-            return mr_opts_usage(&spec, "--slice: '%s' is not X,Y,Z (voxel indices)", slice_text);
-        for (int a = 0; a < 3; a++) {
-            if (v[a] != floor(v[a]) || v[a] < 0 || v[a] >= MR_MAX_MATRIX_EDGE)
-                return mr_opts_usage(&spec, "--slice: '%s': each index must be an integer in 0..%d", slice_text,
-                                     MR_MAX_MATRIX_EDGE - 1);
-            slice[a] = (int64_t)v[a];
+    if (mr_read_cli_apply(&a->rdc, &o->read, &o->prewhiten) != MR_OK)
+        return mr_opts_usage(spec, "%s", mr_last_error());
+    if (mr_outputs_parse_formats(a->formats, mr_opts_given(spec, &a->res, "nifti") ? o->nifti : NULL, &o->formats) !=
+        MR_OK)
+        return mr_opts_usage(spec, "%s", mr_last_error());
+    if (a->in_memory) { /* the reader options: those whose value lands in a->rdc */
+        for (int i = 0; i < spec->nopts; i++) {
+            const char *d = spec->opts[i].dest;
+            if (a->res.given[i] && d >= (const char *)&a->rdc && d < (const char *)(&a->rdc + 1))
+                return mr_opts_usage(spec, "--%s applies to reading a scan file; %s is a scan in memory (give the "
+                                           "option when reading it)",
+                                     spec->opts[i].name, a->scan);
         }
-        o.slice = slice;
+    } else if (mr_read_cli_check(spec, &a->res, &o->read, a->scan) != MR_OK) {
+        return mr_opts_usage(spec, "%s", mr_last_error());
     }
+    if ((rc = mr_method_options_check(spec, &a->res, o->method)) != MR_EXIT_OK)
+        return rc;
+    if (a->slice_text) {
+        double v[3];
+        if (mr_opts_parse_list3(a->slice_text, v) != 3)
+            return mr_opts_usage(spec, "--slice: '%s' is not X,Y,Z (voxel indices)", a->slice_text);
+        for (int k = 0; k < 3; k++) {
+            if (v[k] != floor(v[k]) || v[k] < 0 || v[k] >= MR_MAX_MATRIX_EDGE)
+                return mr_opts_usage(spec, "--slice: '%s': each index must be an integer in 0..%d", a->slice_text,
+                                     MR_MAX_MATRIX_EDGE - 1);
+            a->slice[k] = (int64_t)v[k];
+        }
+        o->slice = a->slice;
+    }
+    mr_op_opts_set_device(&o->op, a->device);
+    return MR_EXIT_OK;
+}
+
+int mr_cmd_recon(int argc, char **argv)
+{
+    mr_recon_args a;
+    mr_recon_args_init(&a);
+    a.need_outdir = 1;
+    int rc = mr_recon_args_parse(&a, argc, argv);
+    if (rc != MR_EXIT_OK)
+        return rc < 0 ? MR_EXIT_OK : rc;
+    const mr_cmd_spec spec = a.spec;
+    const char *scan = a.scan, *outdir = a.outdir;
+    mr_recon_opts o = a.o;
+    mr_device_sel device = a.device;
+    const int quiet = a.quiet;
 
     /* under mpirun with several ranks: rank 0 reconstructs, the others compute its sums' slabs */
     mr_comm *comm = NULL;
