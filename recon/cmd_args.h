@@ -42,8 +42,9 @@ typedef struct {
 void mr_recon_args_init(mr_recon_args *a);
 
 /* Parse, then every check that needs no input besides SCAN's format (the reader options that apply to
- * it: mr_read_cli_check). Returns MR_EXIT_OK; MR_EXIT_USAGE after a usage message (printed where
- * mr_opts_set_print allows, recorded as mr_last_error); -1 when --help was asked for (printed likewise). */
+ * it: mr_read_cli_check). Returns MR_OPTS_GO when the command should run; otherwise the exit code to
+ * return at once, as mr_opts_begin: MR_EXIT_USAGE after a usage message (printed where mr_opts_set_print
+ * allows, recorded as mr_last_error), MR_EXIT_OK after --help (printed likewise). */
 int mr_recon_args_parse(mr_recon_args *a, int argc, char **argv);
 
 typedef struct {

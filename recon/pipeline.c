@@ -515,7 +515,7 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, mr_kspace
     s.t_fork_wait = ot.fork_wait + fork_wait_s() - w0;
     r.t_read = ot.total + mr_now() - t0 - s.t_fork_wait;
     describe_volume(&vd, &o, &r);
-    if (mem && !u->mem_desc)
+    if (mem && !vd.format)
         r.format = "arrays";
     if ((st = describe_scan(&s, &o, plan, scan, &r)) != MR_OK || (st = choose_field(&s, plan, scan, &r)) != MR_OK ||
         (st = choose_sens(&s, &o, scan, &r)) != MR_OK)

@@ -132,7 +132,7 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
  * the run may change it: coil-weighted truth, an attached field map). desc (borrowed; may be NULL)
  * describes where it came from (recon/volumes.h: the format, volume, prewhitening and the ISMRMRD
  * grid and geometry, so that the images are cropped and placed as mr_recon_run does for that volume);
- * NULL: one volume of format "arrays". `name` names the scan in messages and the report. opts->volume
+ * NULL: one volume; format "arrays" where desc names none (format 0). `name` names the scan in messages and the report. opts->volume
  * must be -1 or 0. */
 mr_status mr_recon_run_kspace(mr_kspace *ks, const mr_volume_desc *desc, const char *name, const char *outdir,
                               const mr_recon_opts *opts);
