@@ -8,7 +8,6 @@ import base64
 import hashlib
 import importlib.util
 import io
-import os
 import pathlib
 import re
 import sysconfig
