@@ -142,7 +142,17 @@ def test_reconstruction_write_keeps_voxel_size(small_scan, tmp_path):
     rec.write(tmp_path / "x.nii", nifti="complex")
     img, info = mrirecon.read_image(tmp_path / "x.nii", info=True)
     assert_same_image(img, rec.image, "Reconstruction.write")
-    assert info["fov"][:2] == (240.0, 240.0)
+    assert info["fov"][:2] == (240.0, 240.0) and rec.geometry is None
+    # a placement given with the arrays reaches the report and the files
+    s = mrirecon.read(small_scan)
+    g = {"position": (1.0, 2.0, 3.0), "read_dir": (0.0, -1.0, 0.0), "phase_dir": (1.0, 0.0, 0.0),
+         "slice_dir": (0.0, 0.0, 1.0)}
+    placed = mrirecon.recon(mrirecon.Scan(s.trajectory, s.data, s.matrix, fov=240, geometry=g), quiet=True,
+                            output=tmp_path / "placed", format="nifti,mrd")
+    assert placed.geometry == g and placed.report["image"]["scanner_geometry"] is True
+    assert placed.report["read"]["format"] == "arrays"
+    _, info = mrirecon.read_image(tmp_path / "placed" / "image_iterative.mrd", info=True)
+    assert info["geometry"] == g
 
 
 def test_several_volumes_give_a_list(cli, tmp_path):
