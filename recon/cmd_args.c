@@ -21,7 +21,7 @@ void mr_recon_args_init(mr_recon_args *a)
     mr_cg_cli_init(&a->cg, o);
     a->device = (mr_device_sel){.kind = MR_DEVICE_AUTO, .index = -1};
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
-    static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
+    static const char *const senses[] = {"auto", "file", "estimate", "espirit", "walsh", "rss", NULL};
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli_init(&a->rdc);
     const mr_opt table[] = {
@@ -36,9 +36,12 @@ void mr_recon_args_init(mr_recon_args *a)
         {"threads", 0, MR_OPT_INT, &o->op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
         {"sens", 0, MR_OPT_CHOICE, &o->sens, "S",
          "coils: file = SENSE with coil maps (the scan's /kspace/sens or --sens-maps), estimate = SENSE with maps "
-         "estimated from the data (Walsh/Inati), rss = each coil alone + root-sum-of-squares, auto = file when maps "
-         "exist, else estimate",
+         "estimated from the data (ESPIRiT; walsh: Walsh/Inati), rss = each coil alone + root-sum-of-squares, auto "
+         "= file when maps exist, else estimate",
          senses, 0, -1},
+        {"coils-compress", 0, MR_OPT_INT, &o->coils_compress, "K",
+         "compress the coils to K virtual coils (SVD) before anything else (0: off): every coil costs an F^H d",
+         NULL, 0, MR_MAX_COILS},
         {"sens-maps", 0, MR_OPT_STRING, &o->sens_maps, "FILE",
          "coil maps from FILE (HDF5 /kspace/sens or /sens, [C][Nz][Ny][Nx][2]) instead of the scan's", NULL, 0, -1},
         {"dcf", 0, MR_OPT_CHOICE, &o->dcf, "W", "gridding density compensation: Pipe-Menon from the trajectory, the file's /kspace/weights, or analytic (radial only)", dcfs,
@@ -116,7 +119,7 @@ int mr_recon_args_parse(mr_recon_args *a, int argc, char **argv)
         return mr_opts_usage(spec, "missing -o OUTDIR");
     if (a->outdir && !a->outdir[0])
         return mr_opts_usage(spec, "-o: the output directory is empty");
-    if (o->sens_maps && (!strcmp(o->sens, "rss") || !strcmp(o->sens, "estimate")))
+    if (o->sens_maps && strcmp(o->sens, "auto") && strcmp(o->sens, "file"))
         return mr_opts_usage(spec, "--sens-maps %s and --sens %s exclude each other", o->sens_maps, o->sens);
     if ((rc = mr_opts_check_precision(spec, o->op.precision, a->device)) != MR_EXIT_OK)
         return rc;

@@ -124,7 +124,7 @@ int mr_cmd_batch(int argc, char **argv)
     int jobs = 0, threads = 0, resume = 0, force = 0, verbose = 0, quiet = 0;
     double timeout = 0, rank_timeout = 60;
     static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
-    static const char *const senses[] = {"auto", "file", "estimate", "rss", NULL};
+    static const char *const senses[] = {"auto", "file", "estimate", "espirit", "walsh", "rss", NULL};
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli rdc;
     mr_read_cli_init(&rdc);
@@ -157,9 +157,11 @@ int mr_cmd_batch(int argc, char **argv)
         {"rank-timeout", 0, MR_OPT_DOUBLE, &rank_timeout, "SEC",
          "under mpirun: a rank silent this long is declared lost (its scans fail)", NULL, 1, 1e9},
         {"sens", 0, MR_OPT_CHOICE, &ctx.recon.sens, "S",
-         "coils: the scan's maps (file), maps estimated from the data (estimate), each coil + RSS (rss); auto = file "
-         "when the scan has maps, else estimate",
+         "coils: the scan's maps (file), maps estimated from the data (estimate = espirit, or walsh), each coil + "
+         "RSS (rss); auto = file when the scan has maps, else estimate",
          senses, 0, -1},
+        {"coils-compress", 0, MR_OPT_INT, &ctx.recon.coils_compress, "K",
+         "compress the coils to K virtual coils (SVD) before anything else (0: off)", NULL, 0, MR_MAX_COILS},
         {"volume", 0, MR_OPT_INT, &ctx.recon.volume, "N", "only volume N of every scan (-1: every volume)",
          NULL, -1, 1000000},
         {"nifti", 0, MR_OPT_CHOICE, &ctx.recon.nifti, "K", "image_<method>.nii: magnitude, complex or none", niftis, 0,
@@ -303,7 +305,8 @@ int mr_cmd_batch(int argc, char **argv)
     snprintf(fingerprint, sizeof fingerprint,
              "method=%s iters=%d tol=%.17g lambda=%.17g lambda_rel=%.17g reg=%s solver=%s dcf=%s basis=%s sens=%s "
              "volume=%d nifti=%s units=%s sign=%s prewhiten=%s space=%s averages=%s matrix=%s fov=%s precision=%s%s%s "
-             "model=%s nufft_tol=%.17g check=%d fieldmap=%s fieldmap_model=%s fieldmap_tol=%.17g fieldmap_units=%s",
+             "model=%s nufft_tol=%.17g check=%d fieldmap=%s fieldmap_model=%s fieldmap_tol=%.17g fieldmap_units=%s "
+             "coils_compress=%d",
              ctx.recon.method, ctx.recon.iters, ctx.recon.tol, ctx.recon.lambda, ctx.recon.lambda_rel, ctx.recon.reg,
              mr_solver_name(ctx.recon.solver),
              ctx.recon.dcf, cg.basis, ctx.recon.sens, ctx.recon.volume, ctx.recon.nifti, rdc.units, rdc.sign,
@@ -311,7 +314,7 @@ int mr_cmd_batch(int argc, char **argv)
              mr_precision_name(ctx.recon.op.precision), formats ? " format=" : "", formats ? formats : "",
              mr_model_name(ctx.recon.model), ctx.recon.nufft_tol, ctx.recon.check,
              ctx.recon.fieldmap ? ctx.recon.fieldmap : "-", ctx.recon.fieldmap_model, ctx.recon.fieldmap_tol,
-             ctx.recon.fieldmap_units);
+             ctx.recon.fieldmap_units, ctx.recon.coils_compress);
 
     mr_batch_config cfg = {outdir,  resume ? MR_BATCH_RESUME : (force ? MR_BATCH_FORCE : MR_BATCH_FRESH),
                            jobs,    gpus,

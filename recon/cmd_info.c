@@ -11,6 +11,7 @@
 #include "../io/image_io.h"
 #include "../io/fieldmap.h"
 #include "../io/input.h"
+#include "../solver/noise_est.h"
 #include "commands.h"
 #include "opts.h"
 #include "read_cli.h"
@@ -23,7 +24,42 @@ typedef struct {
     double tmin, tmax, blmin, blmax;
     double data_rms; /* sqrt(mean over coils and samples of |d|^2) */
     double rss_min, rss_max, rss_mean; /* coil maps: sqrt(sum_c |S_c|^2) over the voxels */
+    mr_noise_est_result noise;         /* sigma estimated from the data (noise_ok), else noise_why */
+    int noise_ok;
+    char noise_why[300];
 } scan_stats;
+
+/* sigma from the data (solver/noise_est.h), whatever the file states: recon uses it when the file
+ * states none */
+static void estimate_noise(const mr_kspace *ks, scan_stats *s)
+{
+    s->noise_ok = mr_noise_estimate(ks->matrix, ks->traj, ks->nsamples, ks->data, ks->ncoils, NULL, &s->noise) == MR_OK;
+    if (!s->noise_ok)
+        snprintf(s->noise_why, sizeof s->noise_why, "%s", mr_last_error());
+}
+
+static void print_noise_estimate_text(const scan_stats *s)
+{
+    if (!s->noise_ok) {
+        printf("noise (data)  not estimated: %s\n", s->noise_why);
+        return;
+    }
+    const mr_noise_est_result *e = &s->noise;
+    double lo = INFINITY, hi = 0;
+    for (int64_t c = 0; c < e->ncoils; c++) {
+        lo = fmin(lo, e->sigma_coil[c]);
+        hi = fmax(hi, e->sigma_coil[c]);
+    }
+    printf("noise (data)  sigma %.4g +- %.2g per real/imag part, estimated from the data (local noise subspaces of %lld "
+           "%s, %lld values per coil)",
+           e->sigma, e->sigma_se, (long long)e->groups, mr_noise_nbhd_name(e->nbhd), (long long)e->values);
+    if (e->ncoils > 1)
+        printf("; per coil %.4g..%.4g", lo, hi);
+    if (e->support_from_image)
+        printf("; object half-widths %.2f x %.2f x %.2f of the FOV from a low-resolution image", e->support[0],
+               e->support[1], e->support[2]);
+    printf("\n");
+}
 
 static void min_max(const float *v, int64_t n, double *lo, double *hi)
 {
@@ -155,6 +191,7 @@ static void print_text(const mr_kspace *ks, const scan_stats *s)
                ks->snr_db, (unsigned long long)ks->noise_seed);
     else
         printf("noise         unknown\n");
+    print_noise_estimate_text(s);
     printf("data rms      %g\n", s->data_rms);
     double flo, fhi, tlo, thi;
     mr_kspace_field_range(ks, &flo, &fhi, &tlo, &thi);
@@ -221,6 +258,33 @@ static void json_pair(const char *key, int present, double lo, double hi)
     printf(", ");
     json_number(hi);
     printf("]");
+}
+
+static void print_noise_estimate_json(const scan_stats *s)
+{
+    json_key("noise_estimate", 0);
+    if (!s->noise_ok) {
+        printf("{\"sigma\": null, \"error\": ");
+        json_string(s->noise_why);
+        printf("}");
+        return;
+    }
+    const mr_noise_est_result *e = &s->noise;
+    printf("{\"sigma\": ");
+    json_number(e->sigma);
+    printf(", \"standard_error\": ");
+    json_number(e->sigma_se);
+    printf(", \"source\": \"data\", \"method\": \"local noise subspaces\", \"neighbourhoods\": ");
+    json_string(mr_noise_nbhd_name(e->nbhd));
+    printf(", \"groups\": %lld, \"values_per_coil\": %lld, \"support\": [%.9g, %.9g, %.9g], "
+           "\"support_from_image\": %s, \"sigma_per_coil\": [",
+           (long long)e->groups, (long long)e->values, e->support[0], e->support[1], e->support[2],
+           e->support_from_image ? "true" : "false");
+    for (int64_t c = 0; c < e->ncoils; c++) {
+        printf("%s", c ? ", " : "");
+        json_number(e->sigma_coil[c]);
+    }
+    printf("]}");
 }
 
 /* the ISMRMRD part of the text output */
@@ -435,6 +499,7 @@ static void print_json(const mr_input *in, const mr_kspace *ks, const scan_stats
     } else {
         printf("null");
     }
+    print_noise_estimate_json(s);
     json_key("data_rms", 0);
     json_number(s->data_rms);
     printf("\n}\n");
@@ -498,7 +563,8 @@ int mr_cmd_info(int argc, char **argv)
         "file with the same checks as every other command (docs/FORMAT.md) and prints its matrix, sample and\n"
         "coil counts, the coil maps (shape, root-sum-of-squares range) when the file has them,\n"
         "trajectory extent against the Nyquist box [-N/2, N/2], weights, truth images, noise level and data\n"
-        "RMS. For ISMRMRD also the header's encodings, the acquisitions by kind (noise, skipped navigator,\n"
+        "RMS, and the noise level estimated from the data (docs/RECON.md, \"Noise level from the data\"). For\n"
+        "ISMRMRD also the header's encodings, the acquisitions by kind (noise, skipped navigator,\n"
         "calibration, ... scans), the trajectory units used (detected or given) with how well each unit fits,\n"
         "the noise scans and every volume (slice, contrast, phase, repetition, set, average); the statistics\n"
         "are those of --volume N, prewhitened as recon and convert read it (--prewhiten off: as stored).\n"
@@ -554,6 +620,7 @@ int mr_cmd_info(int argc, char **argv)
         rms[v] = sv.data_rms;
         if (v == volume) {
             s = sv;
+            estimate_noise(k, &s);
             ks = k;
         } else {
             mr_kspace_free(k);
@@ -575,6 +642,7 @@ int mr_cmd_info(int argc, char **argv)
             print_ismrmrd_text(in, rms, volume, white);
         print_text(ks, &s);
     }
+    mr_noise_est_result_free(&s.noise);
     mr_kspace_free(ks);
     mr_input_close(in);
     free(rms);

@@ -21,6 +21,7 @@
 #include "../solver/dcf.h"
 #include "../solver/gridding.h"
 #include "../solver/metrics.h"
+#include "../solver/noise_est.h"
 #include "combine.h"
 #include "outdir.h"
 #include "outputs.h"
@@ -99,9 +100,15 @@ static mr_status validate_opts(const mr_recon_opts *o, mr_run_plan *plan)
     if (strcmp(d, "file") && strcmp(d, "analytic") && strcmp(d, "pipe"))
         return mr_error(MR_EINVAL, "dcf '%s' is not one of pipe, file, analytic", d);
     const char *sn = o->sens ? o->sens : "auto";
-    if (strcmp(sn, "auto") && strcmp(sn, "file") && strcmp(sn, "rss") && strcmp(sn, "estimate"))
-        return mr_error(MR_EINVAL, "sens '%s' is not one of auto, file, estimate, rss", sn);
-    if (o->sens_maps && (!strcmp(sn, "rss") || !strcmp(sn, "estimate")))
+    static const char *const senses[] = {"auto", "file", "estimate", "espirit", "walsh", "rss"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof senses / sizeof senses[0]; i++)
+        known |= !strcmp(sn, senses[i]);
+    if (!known)
+        return mr_error(MR_EINVAL, "sens '%s' is not one of auto, file, estimate, espirit, walsh, rss", sn);
+    if (o->coils_compress < 0)
+        return mr_error(MR_EINVAL, "--coils-compress %d: a number of virtual coils >= 1, or 0 (off)", o->coils_compress);
+    if (o->sens_maps && (!strcmp(sn, "rss") || !strcmp(sn, "estimate") || !strcmp(sn, "espirit") || !strcmp(sn, "walsh")))
         return mr_error(MR_EINVAL, "--sens-maps %s and --sens %s exclude each other", o->sens_maps, sn);
     const char *nii = o->nifti ? o->nifti : "magnitude";
     if (strcmp(nii, "magnitude") && strcmp(nii, "complex") && strcmp(nii, "none"))
@@ -154,6 +161,55 @@ static void free_state(run_state *s)
     s->qcache = NULL;
 }
 
+/* --coils-compress K: the scan's coils (data and maps) to K virtual coils, after prewhitening. */
+static mr_status compress_coils(run_state *s, const mr_recon_opts *o, const char *scan, mr_report *r)
+{
+    if (o->coils_compress < 1 || s->ks->ncoils <= 1)
+        return MR_OK;
+    const int64_t before = s->ks->ncoils;
+    double kept = 1;
+    mr_status st = mr_sens_compress_coils(s->ks, scan, o->coils_compress, 1.0, o->op.threads, &kept);
+    if (st != MR_OK)
+        return st;
+    r->coils_before = before;
+    r->coil_energy = kept;
+    mr_log(MR_LOG_INFO, "%s: %lld coils compressed to %lld virtual coils, %.4f of the data's energy kept", scan,
+           (long long)before, (long long)s->ks->ncoils, kept);
+    return MR_OK;
+}
+
+/* Where sigma comes from: the file, the noise scans (ISMRMRD), or the data (solver/noise_est.h) when
+ * neither states it, so that the automatic lambda is never 0 for want of a noise level. */
+static mr_status noise_level(run_state *s, const mr_recon_opts *o, const mr_volume_desc *vd, const char *scan,
+                             mr_report *r)
+{
+    mr_kspace *ks = s->ks;
+    if (ks->noise_sigma >= 0) {
+        r->noise_from = vd->noise_samples > 0 ? "noise scans" : "file";
+        return MR_OK;
+    }
+    mr_noise_est_opts no;
+    mr_noise_est_opts_default(&no);
+    no.threads = o->op.threads;
+    mr_noise_est_result res;
+    mr_status st = mr_noise_estimate(ks->matrix, ks->traj, ks->nsamples, ks->data, ks->ncoils, &no, &res);
+    if (st != MR_OK) {
+        mr_log(MR_LOG_WARN, "%s: the noise level could not be estimated from the data (%s): the automatic lambda is 0",
+               scan, mr_last_error());
+        mr_clear_error();
+        r->noise_from = "none";
+        return MR_OK;
+    }
+    ks->noise_sigma = res.sigma;
+    r->noise_from = "estimated";
+    r->noise_sigma_se = res.sigma_se;
+    mr_log(MR_LOG_INFO, "%s: the scan states no noise level: sigma %.4g +- %.2g estimated from the data (%s, %lld "
+                        "values per coil)",
+           scan, res.sigma, res.sigma_se, mr_noise_nbhd_name(res.nbhd), (long long)res.values);
+    mr_noise_est_result_free(&res);
+    return MR_OK;
+}
+
 /* Whether the field map corrects this volume: --fieldmap's map put on the scan (resampled to its
  * matrix), then required (a model asked for: the scan must hold readout times) or automatic (when the
  * scan carries a map and times). */
@@ -194,8 +250,35 @@ static mr_status choose_sens(run_state *s, const mr_recon_opts *o, const char *s
                             scan);
         s->maps = ks->sens;
         r->sens_source = scan;
-    } else if (!strcmp(want, "estimate") || (!strcmp(want, "auto") && ks->ncoils > 1)) {
-        mr_status st = mr_sens_estimate(ks, scan, o->op.threads, &s->maps_owned, s->calib);
+    } else if (!strcmp(want, "estimate") || !strcmp(want, "espirit") || !strcmp(want, "walsh") ||
+               (!strcmp(want, "auto") && ks->ncoils > 1)) {
+        mr_sens_estimate_opts so;
+        mr_sens_estimate_opts_default(&so);
+        so.threads = o->op.threads;
+        so.gpu = s->gpu; /* ESPIRiT's per-voxel stage on the run's GPU */
+        so.method = !strcmp(want, "walsh") ? MR_SENS_METHOD_WALSH : MR_SENS_METHOD_ESPIRIT;
+        mr_sens_estimate_info info;
+        mr_status st = mr_sens_estimate_ex(ks, scan, &so, &s->maps_owned, &info);
+        if (st == MR_ENOTSUP && so.gpu >= 0) { /* e.g. more coils than the GPU stage takes: the host */
+            mr_clear_error();
+            so.gpu = -1;
+            st = mr_sens_estimate_ex(ks, scan, &so, &s->maps_owned, &info);
+        }
+        if (st != MR_OK && so.method == MR_SENS_METHOD_ESPIRIT && strcmp(want, "espirit")) {
+            mr_log(MR_LOG_WARN, "%s; Walsh/Inati maps instead", mr_last_error()); /* estimate, auto: the fallback */
+            mr_clear_error();
+            so.method = MR_SENS_METHOD_WALSH;
+            st = mr_sens_estimate_ex(ks, scan, &so, &s->maps_owned, &info);
+        }
+        if (st == MR_OK) {
+            memcpy(s->calib, info.calib, sizeof s->calib);
+            r->sens_method = mr_sens_method_name(info.method);
+            r->sens_kernels[0] = info.kernels;
+            r->sens_kernels[1] = info.columns;
+            r->sens_cropped = info.cropped;
+            r->sens_seconds = info.seconds;
+            r->sens_on_gpu = info.on_gpu;
+        }
         if (st != MR_OK && strcmp(want, "auto"))
             return st;
         if (st != MR_OK) /* auto: the per-coil path needs no maps */
@@ -517,7 +600,8 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, mr_kspace
     describe_volume(&vd, &o, &r);
     if (mem && !vd.format)
         r.format = "arrays";
-    if ((st = describe_scan(&s, &o, plan, scan, &r)) != MR_OK || (st = choose_field(&s, plan, scan, &r)) != MR_OK ||
+    if ((st = compress_coils(&s, &o, scan, &r)) != MR_OK || (st = noise_level(&s, &o, &vd, scan, &r)) != MR_OK ||
+        (st = describe_scan(&s, &o, plan, scan, &r)) != MR_OK || (st = choose_field(&s, plan, scan, &r)) != MR_OK ||
         (st = choose_sens(&s, &o, scan, &r)) != MR_OK)
         goto fail;
 

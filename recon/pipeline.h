@@ -83,7 +83,10 @@ typedef struct {
                                    off), "off", "exact", "frequency", "time" (solver/linop_field.h) */
     double fieldmap_tol;        /* the segmented models' bound (default 1e-3) */
     const char *fieldmap_units; /* "auto" (default), "hz", "rad/s" (io/fieldmap.h) */
-    const char *sens;      /* "auto" (default), "file", "estimate" or "rss": see above */
+    int coils_compress; /* >= 1: compress the coils to this many virtual coils after prewhitening
+                           (recon/sens_estimate.h); 0 (default): off */
+    const char *sens;      /* "auto" (default), "file", "estimate" (= "espirit"), "espirit", "walsh" or "rss":
+                              see above */
     const char *sens_maps; /* HDF5 file with the coil maps (io/sens_h5.h) instead of the scan's; NULL = none */
     const char *dcf;    /* gridding density compensation: "pipe" (default, Pipe-Menon from the trajectory),
                            "file" (the scan's /kspace/weights), "analytic" (radial only) */

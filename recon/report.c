@@ -200,12 +200,30 @@ static void json_body(FILE *f, const mr_report *r)
         jf_str(&set, "q_source", r->q_source ? r->q_source : "");
         jf_str(&set, "q_cache", r->q_cache ? r->q_cache : "off");
     }
+    jf_str(&set, "noise_sigma_from", r->noise_from ? r->noise_from : "none");
+    if (r->noise_from && !strcmp(r->noise_from, "estimated"))
+        jf_num(&set, "noise_sigma_se", r->noise_sigma_se);
+    if (r->coils_before > 0) {
+        jf_int(&set, "coils_before_compression", r->coils_before);
+        jf_num(&set, "coil_energy_retained", r->coil_energy);
+    }
     jf_str(&set, "sens", r->sens ? r->sens : "none");
     if (r->sens_source)
         jf_str(&set, "sens_maps", r->sens_source);
     if (r->sens && !strcmp(r->sens, "estimate")) {
         const double cal[3] = {(double)r->sens_calib[0], (double)r->sens_calib[1], (double)r->sens_calib[2]};
         jf_array(&set, "sens_calibration_grid", cal, 3);
+        if (r->sens_method) {
+            jf_str(&set, "sens_method", r->sens_method);
+            if (!strcmp(r->sens_method, "espirit")) {
+                const double kc[2] = {(double)r->sens_kernels[0], (double)r->sens_kernels[1]};
+                jf_array(&set, "sens_kernels_of_columns", kc, 2);
+                jf_num(&set, "sens_cropped_fraction", r->sens_cropped);
+            }
+            jf_num(&set, "sens_seconds", r->sens_seconds);
+            jfield(&set, "sens_on_gpu");
+            fputs(r->sens_on_gpu ? "true" : "false", f);
+        }
     }
     jfield(&set, "truth_weighted_by_maps_rss");
     fputs(r->truth_weighted ? "true" : "false", f);
@@ -410,7 +428,7 @@ static void md_body(FILE *f, const mr_report *r)
             (long long)r->matrix[0], (long long)r->matrix[1], (long long)r->matrix[2], (long long)r->nsamples,
             (long long)r->ncoils, r->traj_kind[0] ? r->traj_kind : "unknown", r->phantom[0] ? r->phantom : "none");
     if (r->noise_sigma >= 0)
-        fprintf(f, ", noise sigma %.4g", r->noise_sigma);
+        fprintf(f, ", noise sigma %.4g (%s)", r->noise_sigma, r->noise_from ? r->noise_from : "file");
     fprintf(f, "  \nTruth images: %s%s%s\n", r->has_truth[0] ? "/truth/image " : "",
             r->has_truth[1] ? "/truth/bandlimited" : "", (r->has_truth[0] || r->has_truth[1]) ? "" : "none");
     md_input(f, r);
@@ -420,10 +438,12 @@ static void md_body(FILE *f, const mr_report *r)
                 (long long)r->ncoils, r->sens_source ? r->sens_source : "?");
     else if (r->sens && !strcmp(r->sens, "estimate"))
         fprintf(f, "\nSENSE: the %lld coils were reconstructed together with coil maps estimated from the data "
-                   "(Walsh/Inati on the gridded k-space centre, calibration grid %lldx%lldx%lld; docs/COILMAPS.md). The "
+                   "(%s on the gridded k-space centre, calibration grid %lldx%lldx%lld; docs/COILMAPS.md). The "
                    "maps are unit-norm, so the image is the object weighted by the coils' root-sum-of-squares "
                    "sensitivity%s.\n",
-                (long long)r->ncoils, (long long)r->sens_calib[0], (long long)r->sens_calib[1],
+                (long long)r->ncoils,
+                r->sens_method && !strcmp(r->sens_method, "walsh") ? "Walsh/Inati" : "ESPIRiT",
+                (long long)r->sens_calib[0], (long long)r->sens_calib[1],
                 (long long)r->sens_calib[2],
                 r->truth_weighted ? "; the metrics compare against the truth weighted the same way (by the "
                                     "root-sum-of-squares of the scan's own maps)"

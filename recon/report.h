@@ -106,6 +106,15 @@ typedef struct mr_report {
     int prewhitened;          /* 1: the coils were whitened with the input's noise scans */
     int64_t noise_samples;    /* noise samples per coil in the input (0: no noise scans) */
     int64_t sens_calib[3];    /* sens "estimate": the calibration grid of the map estimation */
+    const char *sens_method;  /* sens "estimate": "espirit" or "walsh" (recon/sens_estimate.h) */
+    int64_t sens_kernels[2];  /* ESPIRiT: kernels kept of the calibration matrix's columns */
+    double sens_cropped;      /* ESPIRiT: the fraction of voxels whose maps are 0 */
+    double sens_seconds;      /* the estimate's time */
+    int sens_on_gpu;          /* 1: ESPIRiT's per-voxel stage ran on the GPU */
+    const char *noise_from;   /* where sigma came from: "file", "noise scans", "estimated", "none" */
+    double noise_sigma_se;    /* "estimated": its standard error */
+    int64_t coils_before;     /* --coils-compress: the coils of the scan (0: not compressed) */
+    double coil_energy;       /* --coils-compress: the fraction of the data's energy kept */
     int truth_weighted;       /* 1: the truths were weighted by the root-sum-of-squares of the scan's own
                                  maps (sens "estimate": what unit-norm maps reconstruct) */
     /* the images written (matrix above is theirs) */

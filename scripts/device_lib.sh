@@ -56,7 +56,7 @@ run_recon() { # LABEL OUTDIR ARGS...
 
 # The test programs that exercise the GPU (each skips without one), in the order they are worth running.
 GPU_TESTS="test_gpu_sums test_q_cache test_op_device test_gpu_linop test_gpu_cg test_gpu_gemm test_gpu_nudft
-  test_gpu_phantom test_background test_gpu_wavelet"
+  test_gpu_phantom test_background test_gpu_wavelet test_gpu_problem test_gpu_nufft test_gpu_field test_gpu_espirit"
 gpu_tests() { # TAG PATTERN
   local t lg
   for t in $GPU_TESTS; do

@@ -4,7 +4,8 @@
  *
  *   x   <- argmin 1/2 ||E x - d||^2 + sum_L2 lambda_q/2 ||R_q x||^2 + rho/2 sum_j ||R_j x - z_j + u_j||^2
  *          i.e. (E^H E + sum_q lambda_q R_q^H R_q + rho sum_j R_j^H R_j) x = b + rho sum_j R_j^H (z_j - u_j),
- *          by `inner_iters` CG iterations started from the previous x (the Toeplitz normal again);
+ *          by `inner_iters` CG iterations started from the previous x (the Toeplitz normal again; fewer
+ *          with inner_tol, when ||r|| <= inner_tol ||b||);
  *   z_j <- prox_{lambda_j / rho f_j}(R_j x + u_j);
  *   u_j <- u_j + R_j x - z_j;
  * rho starts at the scale of E^H E (its largest eigenvalue from a power iteration, times MR_ADMM_RHO0,
@@ -131,8 +132,7 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
         a.rho = o->rho;
     } else if (st == MR_OK) {
         st = mr_problem_mean_eig(p, o->seed, &l);
-        const char *e = getenv("MR_ADMM_RHO");
-        a.rho = (e ? atof(e) : MR_ADMM_RHO0) * l;
+        a.rho = MR_ADMM_RHO0 * l;
     }
     int k = 0, done = 0;
     const char *stop = "iterations";
@@ -141,14 +141,15 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
         v->zero(v->ctx, a.s[i].m, a.s[i].u);
     }
     if (st == MR_OK)
+        v->zero(v->ctx, n, a.rhs_prev);
+    if (st == MR_OK)
         st = mr_solve_start(&log, x, nx, &done, &stop);
     if (st == MR_OK && !done && (!(a.rho > 0) || !isfinite(a.rho)))
         st = mr_error(MR_EINTERNAL, "admm: rho = %g (the normal operator's scale %g)", a.rho, l);
     mr_cg_opts co;
     mr_cg_opts_default(&co);
-    co.iters = getenv("MR_ADMM_INNER") ? atoi(getenv("MR_ADMM_INNER")) : o->inner_iters;
-    const double inner_tol = getenv("MR_ADMM_INNER_TOL") ? atof(getenv("MR_ADMM_INNER_TOL")) : o->inner_tol;
-    co.tol_abs = inner_tol * (st == MR_OK ? v->norm(v->ctx, n, p->b) : 0);
+    co.iters = o->inner_iters;
+    co.tol_abs = o->inner_tol * (st == MR_OK ? v->norm(v->ctx, n, p->b) : 0);
     double rho_prev = NAN;
     co.normal = system_apply;
     co.normal_ctx = &a;
@@ -175,6 +176,9 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
         mr_cg_result cr;
         if (st == MR_OK && (st = mr_cg_solve(v, n, rhs, x, &co, &cr)) == MR_OK) {
             res->inner_total += cr.iterations;
+            mr_log(MR_LOG_DEBUG, "admm: iteration %d: x-update %d CG iteration(s), residual %.3e -> %.3e (stop at %.3e)%s",
+                   k, cr.iterations, cr.r0_norm, cr.r0_norm * cr.final_rel_resid, co.tol_abs,
+                   co.r0 ? "" : ", r_0 computed");
             mr_cg_result_free(&cr);
         }
         if (st == MR_OK) { /* keep this update's rhs and residual for the next warm start */
@@ -231,7 +235,7 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
             stop = "tolerance";
             break;
         }
-        if (o->adapt_rho && !getenv("MR_ADMM_NOADAPT") && (prim > MR_ADMM_MU * dual || dual > MR_ADMM_MU * prim)) {
+        if (o->adapt_rho && (prim > MR_ADMM_MU * dual || dual > MR_ADMM_MU * prim)) {
             const double f = prim > dual ? MR_ADMM_TAU : 1.0 / MR_ADMM_TAU;
             a.rho *= f;
             for (int i = 0; i < a.ns; i++)

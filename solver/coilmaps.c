@@ -359,6 +359,74 @@ done:
     return st;
 }
 
+mr_status mr_coilmaps_grid(const int64_t matrix[3], const float *traj, int64_t m, const float *data, int64_t C,
+                           const int64_t grid[3], int taper, int threads, float *imgs)
+{
+    /* the samples inside the box, optionally Hann-tapered toward its edge */
+    int64_t msub = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int in = 1;
+        for (int a = 0; a < 3; a++)
+            in &= !active(matrix, a) || fabs((double)traj[3 * i + a]) < 0.5 * (double)grid[a];
+        msub += in;
+    }
+    if (msub < 16)
+        return mr_error(MR_EINVAL, "coil maps: only %lld samples inside the %lldx%lldx%lld calibration region",
+                        (long long)msub, (long long)grid[0], (long long)grid[1], (long long)grid[2]);
+    const int64_t ns = grid[0] * grid[1] * grid[2];
+    mr_status st = MR_OK;
+    int64_t *idx = malloc((size_t)msub * sizeof *idx);
+    float *tsub = malloc((size_t)msub * 3 * sizeof *tsub), *w = malloc((size_t)msub * sizeof *w),
+          *tap = malloc((size_t)msub * sizeof *tap), *vals = malloc((size_t)msub * 2 * sizeof *vals);
+    mr_gridding *g = NULL;
+    if (!idx || !tsub || !w || !tap || !vals) {
+        st = mr_error(MR_ENOMEM, "coil maps: out of memory");
+        goto done;
+    }
+    msub = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int in = 1;
+        double t = 1;
+        for (int a = 0; a < 3; a++) {
+            if (!active(matrix, a))
+                continue;
+            double k = traj[3 * i + a];
+            in &= fabs(k) < 0.5 * (double)grid[a];
+            double c = cos(M_PI * k / (double)grid[a]);
+            t *= c * c;
+        }
+        if (!in)
+            continue;
+        idx[msub] = i;
+        memcpy(tsub + 3 * msub, traj + 3 * i, 3 * sizeof(float));
+        tap[msub] = taper ? (float)t : 1.0f;
+        msub++;
+    }
+    if ((st = mr_dcf_pipe(grid, tsub, msub, 0, threads, w)) != MR_OK)
+        goto done;
+    mr_gridding_opts gopt;
+    mr_gridding_opts_default(&gopt);
+    gopt.threads = threads;
+    if ((st = mr_gridding_create(&g, grid, tsub, msub, &gopt)) != MR_OK)
+        goto done;
+    for (int64_t c = 0; c < C && st == MR_OK; c++) {
+        for (int64_t s = 0; s < msub; s++) {
+            const float *d = data + 2 * (c * m + idx[s]);
+            vals[2 * s] = d[0] * tap[s];
+            vals[2 * s + 1] = d[1] * tap[s];
+        }
+        st = mr_gridding_apply(g, vals, w, imgs + 2 * c * ns);
+    }
+done:
+    mr_gridding_destroy(g);
+    free(idx);
+    free(tsub);
+    free(w);
+    free(tap);
+    free(vals);
+    return st;
+}
+
 mr_status mr_coilmaps_estimate(const int64_t matrix[3], const float *traj, int64_t m, const float *data, int64_t C,
                                const mr_coilmaps_opts *o, float *maps, int64_t small_out[3])
 {
@@ -377,70 +445,13 @@ mr_status mr_coilmaps_estimate(const int64_t matrix[3], const float *traj, int64
     }
     if (small_out)
         memcpy(small_out, small, sizeof small);
-    /* the samples inside the calibration box, Hann-tapered toward its edge */
-    int64_t msub = 0;
-    for (int64_t i = 0; i < m; i++) {
-        int in = 1;
-        for (int a = 0; a < 3; a++)
-            in &= !active(matrix, a) || fabs((double)traj[3 * i + a]) < 0.5 * (double)small[a];
-        msub += in;
-    }
-    if (msub < 16)
-        return mr_error(MR_EINVAL, "coil maps: only %lld samples inside the %lldx%lldx%lld calibration region",
-                        (long long)msub, (long long)small[0], (long long)small[1], (long long)small[2]);
     const int64_t ns = small[0] * small[1] * small[2];
-    int64_t *idx = malloc((size_t)msub * sizeof *idx);
-    float *tsub = malloc((size_t)msub * 3 * sizeof *tsub), *w = malloc((size_t)msub * sizeof *w),
-          *taper = malloc((size_t)msub * sizeof *taper), *vals = malloc((size_t)msub * 2 * sizeof *vals),
-          *imgs = malloc((size_t)(ns * C) * 2 * sizeof *imgs);
-    mr_gridding *g = NULL;
-    if (!idx || !tsub || !w || !taper || !vals || !imgs) {
-        st = mr_error(MR_ENOMEM, "coil maps: out of memory");
-        goto done;
-    }
-    msub = 0;
-    for (int64_t i = 0; i < m; i++) {
-        int in = 1;
-        double t = 1;
-        for (int a = 0; a < 3; a++) {
-            if (!active(matrix, a))
-                continue;
-            double k = traj[3 * i + a];
-            in &= fabs(k) < 0.5 * (double)small[a];
-            double c = cos(M_PI * k / (double)small[a]);
-            t *= c * c;
-        }
-        if (!in)
-            continue;
-        idx[msub] = i;
-        memcpy(tsub + 3 * msub, traj + 3 * i, 3 * sizeof(float));
-        taper[msub] = (float)t;
-        msub++;
-    }
-    if ((st = mr_dcf_pipe(small, tsub, msub, 0, o->threads, w)) != MR_OK)
-        goto done;
-    mr_gridding_opts gopt;
-    mr_gridding_opts_default(&gopt);
-    gopt.threads = o->threads;
-    if ((st = mr_gridding_create(&g, small, tsub, msub, &gopt)) != MR_OK)
-        goto done;
-    for (int64_t c = 0; c < C && st == MR_OK; c++) {
-        for (int64_t s = 0; s < msub; s++) {
-            const float *d = data + 2 * (c * m + idx[s]);
-            vals[2 * s] = d[0] * taper[s];
-            vals[2 * s + 1] = d[1] * taper[s];
-        }
-        st = mr_gridding_apply(g, vals, w, imgs + 2 * c * ns);
-    }
+    float *imgs = malloc((size_t)(ns * C) * 2 * sizeof *imgs);
+    if (!imgs)
+        return mr_error(MR_ENOMEM, "coil maps: out of memory");
+    st = mr_coilmaps_grid(matrix, traj, m, data, C, small, 1, o->threads, imgs);
     if (st == MR_OK)
         st = mr_coilmaps_from_images(imgs, C, small, matrix, o, maps);
-done:
-    mr_gridding_destroy(g);
-    free(idx);
-    free(tsub);
-    free(w);
-    free(taper);
-    free(vals);
     free(imgs);
     return st;
 }

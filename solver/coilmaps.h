@@ -52,6 +52,15 @@ mr_status mr_coilmaps_calib_size(const int64_t matrix[3], const float *traj, int
 mr_status mr_coilmaps_from_images(const float *imgs, int64_t ncoils, const int64_t small[3], const int64_t matrix[3],
                                   const mr_coilmaps_opts *o, float *maps);
 
+/* Low-resolution coil images imgs [C][grid] on the grid `grid` (the image's FOV: voxel j of an axis at
+ * (j - n/2)/n) from the samples of data [C][M][2] inside the box |k_a| < grid_a / 2 of the active axes of
+ * `matrix`: Hann-tapered (taper != 0: prod_a cos^2(pi k_a / grid_a)) or not, Pipe-Menon density
+ * compensation of those samples, Kaiser-Bessel gridding (oversampling 2, width 6). The calibration data
+ * of mr_coilmaps_estimate and of ESPIRiT (solver/espirit.h). MR_EINVAL with fewer than 16 samples inside.
+ * threads <= 0: all cores. */
+mr_status mr_coilmaps_grid(const int64_t matrix[3], const float *traj, int64_t m, const float *data, int64_t ncoils,
+                           const int64_t grid[3], int taper, int threads, float *imgs);
+
 /* Maps on `matrix` from non-Cartesian multi-coil data: traj [M][3] cycles/FOV, data [C][M][2]
  * (mr_kspace layout). small_out (may be NULL) receives the calibration grid used. */
 mr_status mr_coilmaps_estimate(const int64_t matrix[3], const float *traj, int64_t m, const float *data,

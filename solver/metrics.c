@@ -39,9 +39,7 @@ double mr_metrics_psnr(const float *recon, int recon_complex, const float *truth
     return m.psnr_db;
 }
 
-/* The k-th smallest of v[0..n-1] (k < n), partially reordering v: quickselect with the median of
- * three as pivot (Hoare partition). */
-static float select_kth(float *v, int64_t n, int64_t k)
+float mr_select_kth(float *v, int64_t n, int64_t k)
 {
     int64_t lo = 0, hi = n - 1;
     while (hi > lo) {
@@ -89,7 +87,7 @@ mr_status mr_metrics_percentile(const float *img, int img_complex, int64_t n, do
         /* nearest rank: the smallest value with at least p % of the values at or below it */
         int64_t k = (int64_t)ceil(pct / 100.0 * (double)finite) - 1;
         k = k < 0 ? 0 : (k >= finite ? finite - 1 : k);
-        *out = select_kth(mag, finite, k);
+        *out = mr_select_kth(mag, finite, k);
     }
     free(mag);
     return MR_OK;

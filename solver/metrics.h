@@ -36,6 +36,10 @@ mr_status mr_metrics_compute(const float *recon, int recon_complex, const float 
  * scale). *out is NAN when no value is finite. MR_EINVAL (bad arguments), MR_ENOMEM. */
 mr_status mr_metrics_percentile(const float *img, int img_complex, int64_t n, double pct, double *out);
 
+/* The k-th smallest of v[0..n-1] (0 <= k < n), partially reordering v: quickselect with the median of
+ * three as pivot (Hoare partition). Also the median of solver/noise_est.c. */
+float mr_select_kth(float *v, int64_t n, int64_t k);
+
 /* Just the PSNR, for per-iteration monitoring. */
 double mr_metrics_psnr(const float *recon, int recon_complex, const float *truth, int64_t n);
 

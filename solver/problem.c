@@ -351,8 +351,8 @@ void mr_solve_opts_default(mr_solve_opts *o)
     memset(o, 0, sizeof *o);
     o->solver = MR_SOLVER_AUTO;
     o->iters = 100;
-    o->inner_iters = 10;
-    o->inner_tol = 1e-3;
+    o->inner_iters = 4;
+    o->inner_tol = 0;
     o->adapt_rho = 0;
     o->power_iters = 30;
     o->objective = 1;

@@ -110,9 +110,9 @@ typedef struct {
     mr_solver_kind solver; /* default AUTO */
     int iters;             /* iterations, >= 1 (default 100); ADMM/PDHG/FISTA outer iterations */
     double tol;            /* stop when the convergence measure <= tol; 0 (default): run every iteration */
-    int inner_iters;       /* ADMM: at most this many CG iterations per x-update (default 10) */
-    double inner_tol;      /* ADMM: and fewer when ||r|| <= inner_tol ||b|| (default 1e-3; 0: always
-                              inner_iters) */
+    int inner_iters;       /* ADMM: CG iterations per x-update (default 4) */
+    double inner_tol;      /* ADMM: fewer when ||r|| <= inner_tol ||b|| (default 0: always inner_iters; a
+                              threshold made the x-updates stall on 3D scans, docs/SOLVERS.md) */
     double rho;            /* ADMM: the initial penalty parameter; 0 (default): automatic */
     int adapt_rho;         /* ADMM: 1 residual balancing; default 0 (it drove rho 100 times too high on
                               radial scans, docs/RECON.md) */

@@ -8,7 +8,7 @@
  * rows; error paths. Skips (77) without a usable GPU.
  *
  * Tolerances (relative L2 over the grid, fresh random inputs each run): tf32x3 and fp16x3 2e-6, fp64
- * 1e-12; adjoint identity: tf32x3 and fp16x3 1e-5, fp64 1e-12 (relative to |<Fx,y>|). */
+ * 1e-12; adjoint identity: tf32x3 and fp16x3 2e-6, fp64 1e-12 (relative to ||Fx|| ||y||). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +25,7 @@
 
 #define TOL_TF32 2e-6
 #define TOL_FP64 1e-12
-#define TOL_ADJ_TF32 1e-5
+#define TOL_ADJ_TF32 2e-6
 
 typedef struct {
     const char *name;
@@ -290,17 +290,22 @@ static void check_adjointness(uint64_t *rng)
             if (mr_gemm_forward(p, &g, prec, x, fx, MR_GEMM_F64) == MR_OK &&
                 mr_gemm_adjoint(p, &g, prec, y, 0, fhy, MR_GEMM_F64) == MR_OK) {
                 double lr = 0, li = 0, rr = 0, ri = 0; /* <Fx, y> = sum conj(y) Fx; <x, F^H y> = sum conj(F^H y) x */
+                double nfx = 0, ny = 0;
                 for (int64_t k = 0; k < m; k++) {
                     lr += y[2 * k] * fx[2 * k] + y[2 * k + 1] * fx[2 * k + 1];
                     li += y[2 * k] * fx[2 * k + 1] - y[2 * k + 1] * fx[2 * k];
+                    nfx += fx[2 * k] * fx[2 * k] + fx[2 * k + 1] * fx[2 * k + 1];
+                    ny += y[2 * k] * y[2 * k] + y[2 * k + 1] * y[2 * k + 1];
                 }
                 for (int64_t v = 0; v < nv; v++) {
                     rr += fhy[2 * v] * x[2 * v] + fhy[2 * v + 1] * x[2 * v + 1];
                     ri += fhy[2 * v] * x[2 * v + 1] - fhy[2 * v + 1] * x[2 * v];
                 }
                 char what[128];
-                snprintf(what, sizeof what, "%s adjoint identity |<Fx,y> - <x,F^H y>| / |<Fx,y>|", modes[md].name);
-                CHECK_LE(what, hypot(lr - rr, li - ri) / hypot(lr, li), prec == MR_GEMM_FP64 ? TOL_FP64 : TOL_ADJ_TF32);
+                /* relative to ||Fx|| ||y|| (as tests/linop_check.h): |<Fx,y>| of random vectors is ~1/sqrt(M) of
+                 * that, so a bound relative to it failed by chance (1.2e-5 against 1e-5 on the H200, 2026-11-27) */
+                snprintf(what, sizeof what, "%s adjoint identity |<Fx,y> - <x,F^H y>| / (||Fx|| ||y||)", modes[md].name);
+                CHECK_LE(what, hypot(lr - rr, li - ri) / sqrt(nfx * ny), prec == MR_GEMM_FP64 ? TOL_FP64 : TOL_ADJ_TF32);
             } else {
                 CHECK(0);
             }

@@ -6,8 +6,10 @@
  *   another order);
  *   a 2D phantom scan (radial, 30 dB) with the exact NUDFT operator (Q and the Toeplitz normal on each
  *   backend) and each solver on its priors -- CG (gradient), FISTA (l1), ADMM (tv), PDHG (tv), ADMM
- *   (tv + l1) -- 40 iterations from x = 0: the GPU image against the CPU image <= 1e-4 relative L2, the
- *   objective histories <= 1e-4 relative at every iteration; 3D (32^3 kooshball) ADMM with tv the same. */
+ *   (tv + l1) -- 40 iterations from x = 0 (the GPU's sums in float64, so that what differs is the solvers'
+ *   arithmetic): the GPU image against the CPU image <= 1e-4 relative L2, the objective histories within
+ *   1e-5 of objective[0] = ||d||^2 / 2 at every iteration (the scale the data term's parts cancel at); 3D
+ *   (32^3 kooshball) ADMM with tv the same. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,8 @@ static void solve_on(mr_backend *be, const mr_kspace *ks, mr_solver_kind solver,
     mr_nudft_opts no;
     mr_nudft_opts_default(&no);
     no.basis = MR_BASIS_DIRAC;
+    if (mr_backend_on_gpu(be)) /* the sums in float64 on both sides: what differs is the solvers' arithmetic */
+        no.precision = MR_PRECISION_FP64;
     mr_linop *e = NULL, *fd = NULL;
     CHECK_OK(mr_linop_nudft_create(&e, be, ks->matrix, ks->traj, ks->nsamples, NULL, 1, &no, NULL));
     CHECK_OK(mr_linop_fd_create(&fd, be, ks->matrix));
@@ -151,11 +155,14 @@ static void solvers(mr_backend *gpu, mr_backend *cpu, const mr_kspace *ks, const
         char what[200];
         snprintf(what, sizeof what, "%s, %s: GPU image vs CPU image after %d iterations", label, cases[c].name, iters);
         CHECK_LE(what, test_rel_l2_ff(ig, ic, 2 * n), 1e-4);
+        /* the data term is 1/2 x^H E^H E x - Re x^H b + 1/2 ||d||^2: float rounding of its parts is relative to
+         * ||d||^2 / 2 = objective[0], not to the (much smaller) difference */
         double worst = 0;
         for (int k = 0; k <= iters; k++)
-            worst = fmax(worst, fabs(og[k] - oc[k]) / fabs(oc[k]));
-        snprintf(what, sizeof what, "%s, %s: objective history GPU vs CPU, worst relative", label, cases[c].name);
-        CHECK_LE(what, worst, 1e-4);
+            worst = fmax(worst, fabs(og[k] - oc[k]) / fabs(oc[0]));
+        snprintf(what, sizeof what, "%s, %s: objective history GPU vs CPU, worst difference / objective[0]", label,
+                 cases[c].name);
+        CHECK_LE(what, worst, 1e-5);
         free(ig);
         free(ic);
         free(og);

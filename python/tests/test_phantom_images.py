@@ -131,7 +131,7 @@ def test_help_and_options():
     assert text.startswith("Usage: mrirecon recon [OPTIONS] SCAN") and "--reg LIST" in text
     opts = mrirecon.options("recon")
     assert opts["reg"][1] == "string" and opts["output"][0] == "o" and opts["force"][1] == "flag"
-    assert set(opts["sens"][2]) == {"auto", "file", "estimate", "rss"}
+    assert {"auto", "file", "estimate", "rss"} <= set(opts["sens"][2])
     assert "traj-units" in mrirecon.options("read") and "volume" in mrirecon.options("read")
     assert "coils" in mrirecon.options("phantom")
     with pytest.raises(mrirecon.InvalidArgumentError, match="unknown command 'bench'"):

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The GPU machine's runs (the `run` device tool), one call, modes comma-separated:
+#   tests     every GPU test program (scripts/device_lib.sh GPU_TESTS), once
+#   book      the book problem (128^3 kooshball, 1078 x 264 = 284,592 samples, 30 dB) end to end with
+#             `recon --device gpu`: the defaults (total variation, 100 ADMM iterations, model auto), the
+#             exact model, the quadratic prior (--method cg, 60 iterations) with each model; each twice
+#             (a computed and a cached Q); GPU memory peak from nvidia-smi
+#   big       256^3 kooshball (4312 x 528 = 2,276,736 samples): defaults, --method cg, 8 coils SENSE (cg and
+#             defaults); GPU memory peaks
+#   field     the field operators' GPU test and the book problem with a field (scripts/device_field.sh bench)
+#   maps      ESPIRiT coil maps for the book trajectory with 8 coils (tool_sens_maps, 3 repetitions) and the
+#             8-coil book scan end to end with the defaults
+# Build: CUDA sm_90, -Werror, from scratch in $BUILD (default /tmp/b). A copy of xxhash.h in .dev/xxhash
+# (carried: the machine has no libxxhash-dev) is used when present. Key results go to $OUT/summary.txt,
+# every log to $OUT/logs.tgz.
+#   bash scripts/device.sh tests,book
+set -uo pipefail
+cd "$(dirname "$0")/.."
+MODES="${1:-tests}"
+L=/tmp/mr-device-logs
+. scripts/device_lib.sh
+[ -f .dev/xxhash/xxhash.h ] && CMAKE_EXTRA="${CMAKE_EXTRA:-} -DMR_XXHASH_INCLUDE=$PWD/.dev/xxhash"
+build_tree
+bin="$B/mrirecon"
+
+# gpu_peak LABEL command...: the command, with the GPU memory in use sampled every 50 ms (its peak to the
+# summary, in MiB, over what was in use before)
+gpu_peak() {
+  local label=$1 base
+  shift
+  base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 >"$L/mem.txt" 2>/dev/null &
+  local mon=$!
+  "$@"
+  kill $mon 2>/dev/null
+  wait $mon 2>/dev/null
+  echo "$label: GPU memory peak $(sort -n "$L/mem.txt" | tail -1) MiB (in use before: $base MiB)" >>"$S"
+}
+
+for mode in ${MODES//,/ }; do
+  case $mode in
+  tests)
+    gpu_tests "" "FAIL|checks,|CHECK failed|skipped|SKIP"
+    ;;
+  book)
+    log "book phantom"
+    "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --snr 30 -q >>"$S" 2>&1
+    for i in 1 2; do
+      gpu_peak "defaults ($i)" run_recon "book, defaults (tv, admm 100, model auto) run $i" /tmp/bk_def$i /tmp/book.h5 \
+        --device gpu --q-cache /tmp/qc --force -q
+      gpu_peak "exact ($i)" run_recon "book, tv, --model exact run $i" /tmp/bk_ex$i /tmp/book.h5 --device gpu \
+        --model exact --q-cache /tmp/qc --force -q
+      gpu_peak "cg auto ($i)" run_recon "book, --method cg, model auto run $i" /tmp/bk_cg$i /tmp/book.h5 --device gpu \
+        --method cg --q-cache /tmp/qc --force -q
+      gpu_peak "cg exact ($i)" run_recon "book, --method cg --model exact run $i" /tmp/bk_cgex$i /tmp/book.h5 \
+        --device gpu --method cg --model exact --q-cache /tmp/qc --force -q
+    done
+    for d in /tmp/bk_def2 /tmp/bk_ex2; do
+      python3 - "$d/report.json" >>"$S" 2>&1 <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1])); m = r["methods"][0]
+print(sys.argv[1], "solver", m.get("solver"), "iterations", m["iterations"], "normal applications",
+      m.get("normal_applications"), "time_solve_s %.3f" % m["time_solve_s"], "model", r["settings"].get("model"),
+      r["settings"].get("model_description"))
+EOF
+    done
+    ;;
+  big)
+    log "256^3 phantoms"
+    "$bin" phantom -o /tmp/big.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 -q >>"$S" 2>&1
+    gpu_peak "256 defaults" run_recon "256^3, defaults" /tmp/big_def /tmp/big.h5 --device gpu --q-cache off -q
+    gpu_peak "256 cg" run_recon "256^3, --method cg" /tmp/big_cg /tmp/big.h5 --device gpu --method cg --q-cache off -q
+    "$bin" phantom -o /tmp/big8.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 \
+      --coils 8 -q >>"$S" 2>&1
+    gpu_peak "256 8 coils cg" run_recon "256^3, 8 coils SENSE, --method cg" /tmp/big8_cg /tmp/big8.h5 --device gpu \
+      --method cg --q-cache off -q
+    gpu_peak "256 8 coils defaults" run_recon "256^3, 8 coils SENSE, defaults" /tmp/big8_def /tmp/big8.h5 \
+      --device gpu --q-cache off -q
+    ;;
+  field)
+    bash scripts/device_field.sh bench >>"$S" 2>&1
+    ;;
+  maps)
+    log "ESPIRiT maps, book trajectory, 8 coils (the target: <= 1 s)"
+    "$bin" phantom -o /tmp/book8.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --coils 8 \
+      --snr 30 --no-truth -q >>"$S" 2>&1
+    "$B/tool_sens_maps" /tmp/book8.h5 /tmp/book8_maps.h5 --gpu 0 --repeat 3 >>"$S" 2>&1
+    gpu_peak "book 8 coils, defaults" run_recon "book 8 coils, defaults (ESPIRiT maps, tv)" /tmp/bk8 /tmp/book8.h5 \
+      --device gpu --q-cache off -q
+    ;;
+  *)
+    log "unknown mode $mode"
+    ;;
+  esac
+done
+log "done"
