@@ -1,9 +1,7 @@
 /* mrirecon phantom: write a simulated scan (analytic Shepp-Logan k-space on a chosen trajectory,
- * optional noise, analytic weights, truth images), or the standard suite with --suite DIR. */
-#include <math.h>
+ * optional noise, analytic weights, truth images), or the standard suite with --suite DIR. The option
+ * table and the scan parameters it gives are recon/cmd_args.c (shared with the C API, recon/api.h). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "../io/kspace_h5.h"
 #include "../base/log.h"

@@ -1,15 +1,11 @@
 /* mrirecon recon SCAN -o OUTDIR [options]: one scan (any input format, every volume) through
  * recon/pipeline.c. Prints a short result table per volume on stdout; diagnostics (and the CG
- * progress with -v) go to stderr. */
-#include <math.h>
+ * progress with -v) go to stderr. The option table and its checks are recon/cmd_args.c (shared with
+ * the C API, recon/api.h). */
 #include <stdio.h>
-#include <string.h>
 
-#include "../base/grid.h"
 #include "../base/log.h"
 #include "../gpu/gpu.h"
-#include "applies.h"
-#include "cg_cli.h"
 #include "cmd_args.h"
 #include "commands.h"
 #include "mpi_batch.h"
@@ -17,10 +13,8 @@
 #include "mpi_recon.h"
 #include "opts.h"
 #include "outdir.h"
-#include "outputs.h"
 #include "pipeline.h"
 #include "progress_ui.h"
-#include "read_cli.h"
 #include "report.h"
 
 static void print_table(void *ctx, const mr_report *r)
