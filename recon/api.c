@@ -801,6 +801,7 @@ int mr_api_result_image_info(const mr_api_result *r, int volume, int method, mr_
 int mr_api_result_image(const mr_api_result *r, int volume, int method, float *dst, int64_t nfloats)
 {
     mr_api_image_info info;
+    memset(&info, 0, sizeof info);
     int st = mr_api_result_image_info(r, volume, method, &info);
     if (st != MR_OK)
         return st;
