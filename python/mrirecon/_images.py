@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from . import _errors, _lib
-from ._scan import geometry_dict, geometry_struct
+from ._scan import fov_triple, geometry_dict, geometry_struct
 
 _NIFTI = {None: 0, "magnitude": 0, "complex": 1}
 
@@ -39,12 +39,7 @@ def write_image(path, image, format=None, *, fov=None, geometry=None, method="",
     info = _lib.ImageInfo()
     info.matrix[:] = (a.shape[2], a.shape[1], a.shape[0])
     if fov is not None:
-        f = [float(x) for x in np.atleast_1d(fov)]
-        if len(f) == 1:
-            f = [f[0], f[0], f[0] if a.shape[0] > 1 else 0.0]
-        if len(f) != 3:
-            raise _errors.InvalidArgumentError(f"write_image: fov {fov!r} is not 1 or 3 values (mm)", "EINVAL")
-        info.fov_mm[:] = f
+        info.fov_mm[:] = fov_triple(fov, a.shape[0], os.fspath(path))
     info.geometry = geometry_struct(geometry)
     info.method = str(method).encode()[:31]
     if nifti not in _NIFTI:

@@ -22,12 +22,17 @@ _ARRAYS = (
 )
 
 
-def _triple(v, what, fill):
-    """An int or float or 1-3 values as a 3-tuple, the missing values `fill`."""
-    vals = list(np.atleast_1d(np.asarray(v)).ravel())
-    if not 1 <= len(vals) <= 3:
-        raise _errors.InvalidArgumentError(f"{what}: {v!r} is not 1 to 3 values", "EINVAL")
-    return tuple(vals + [fill(vals)] * (3 - len(vals)))
+def fov_triple(fov, nz, what):
+    """A field of view in mm as (x, y, z): one value for every axis of the matrix (z: 0 = unknown for a 2D
+    matrix, nz = 1), two for x and y, or three."""
+    f = [float(x) for x in np.atleast_1d(np.asarray(fov, dtype=float)).ravel()]
+    if len(f) == 1:
+        f = [f[0], f[0], f[0] if nz > 1 else 0.0]
+    elif len(f) == 2:
+        f.append(0.0)
+    if len(f) != 3:
+        raise _errors.InvalidArgumentError(f"{what}: fov {fov!r} is not 1 to 3 values (mm)", "EINVAL")
+    return tuple(f)
 
 
 def geometry_dict(g):
@@ -95,11 +100,7 @@ class Scan:
         self.trajectory = traj
         d = np.asarray(data, dtype=np.complex64)
         self.data = d[np.newaxis, :] if d.ndim == 1 else d
-        if fov is None:
-            self.fov = None
-        else:
-            f = _triple(fov, f"{self.name}: fov", lambda v: v[0] if self.matrix[2] > 1 else 0.0)
-            self.fov = tuple(float(x) for x in f)
+        self.fov = None if fov is None else fov_triple(fov, self.matrix[2], self.name)
         self.noise_sigma = None if noise_sigma is None else float(noise_sigma)
         self.sens = None if sens is None else np.asarray(sens, dtype=np.complex64)
         self.weights = None if weights is None else np.asarray(weights, dtype=np.float32)

@@ -151,9 +151,11 @@ def test_reconstruction_write_keeps_voxel_size(small_scan, tmp_path):
     s = mrirecon.read(small_scan)
     g = {"position": (1.0, 2.0, 3.0), "read_dir": (0.0, -1.0, 0.0), "phase_dir": (1.0, 0.0, 0.0),
          "slice_dir": (0.0, 0.0, 1.0)}
-    placed = mrirecon.recon(mrirecon.Scan(s.trajectory, s.data, s.matrix, fov=240, geometry=g), quiet=True,
-                            output=tmp_path / "placed", format="nifti,mrd")
+    own = mrirecon.Scan(s.trajectory, s.data, s.matrix, fov=240, geometry=g)
+    assert own.fov == (240.0, 240.0, 0.0)
+    placed = mrirecon.recon(own, quiet=True, output=tmp_path / "placed", format="nifti,mrd")
     assert placed.geometry == g and placed.report["image"]["scanner_geometry"] is True
+    assert placed.fov == (240.0, 240.0, 0.0) and placed.report["image"]["fov_mm"][:2] == [240, 240]
     assert placed.report["read"]["format"] == "arrays"
     _, info = mrirecon.read_image(tmp_path / "placed" / "image_iterative.mrd", info=True)
     assert info["geometry"] == g
