@@ -330,16 +330,13 @@ static mr_status make_problem(run_state *s, const mr_recon_opts *o, const mr_pri
     return st;
 }
 
-/* The solver's options for the method: CG's iteration count when CG will run (asked for, or AUTO with
- * quadratic priors only, or with every lambda 0: the automatic one on a scan without noise, --lambda 0). */
-static void solve_opts(const mr_recon_opts *o, const mr_kspace *ks, mr_method_kind kind, const mr_prior_list *l,
-                       mr_solve_opts *so)
+/* The solver's options for the method (iterations 0: the solver's default, chosen once the solver is,
+ * mr_solver_default_iters). */
+static void solve_opts(const mr_recon_opts *o, mr_method_kind kind, mr_solve_opts *so)
 {
     mr_solve_opts_default(so);
     so->solver = kind == MR_METHOD_CG ? MR_SOLVER_CG : o->solver;
-    const int zero = o->lambda == 0 || o->lambda_rel == 0 || (o->lambda < 0 && o->lambda_rel < 0 && !(ks->noise_sigma > 0));
-    const int cg = so->solver == MR_SOLVER_CG || (so->solver == MR_SOLVER_AUTO && (mr_prior_list_quadratic(l) || zero));
-    so->iters = o->iters > 0 ? o->iters : cg ? MR_RECON_ITERS_CG : MR_RECON_ITERS;
+    so->iters = o->iters;
     so->tol = o->tol;
 }
 
@@ -380,7 +377,7 @@ mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_pl
     if ((st = mr_prior_ops_make(&ops, &l, c->be, ks->matrix)) != MR_OK)
         return st;
     mr_solve_opts so;
-    solve_opts(o, ks, kind, &l, &so);
+    solve_opts(o, kind, &so);
     iter_progress ip = {m->method, whole ? -1 : 0, whole ? 1 : ncoils, so.iters, o->progress};
     so.progress = log_progress;
     so.progress_ctx = &ip;
@@ -407,6 +404,7 @@ mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_pl
         }
         if ((st = make_problem(s, o, &l, &ops, dn2, r, m, &p)) != MR_OK)
             goto done;
+        ip.iters = so.iters = mr_solve_iters(p, &so);
         if ((st = mr_problem_solve(p, &so, c->x, res)) != MR_OK ||
             (st = c->v->to_host(c->v->ctx, n, s->img[slot], c->x)) != MR_OK)
             goto done;
@@ -420,9 +418,8 @@ mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_pl
          * sqrt(sum_c h_c,k^2 ||b_c||^2 / sum_c ||b_c||^2) */
         mr_combine comb;
         float *xc = malloc((size_t)n * 2 * sizeof(float));
-        s->hist[slot] = calloc((size_t)so.iters + 1, sizeof(double));
-        st = !xc || !s->hist[slot] ? mr_error(MR_ENOMEM, "out of memory for %lld-voxel coil images", (long long)n)
-                                   : mr_combine_init(&comb, n, ncoils, NULL);
+        st = !xc ? mr_error(MR_ENOMEM, "out of memory for %lld-voxel coil images", (long long)n)
+                 : mr_combine_init(&comb, n, ncoils, NULL);
         if (st != MR_OK) {
             free(xc);
             goto done;
@@ -448,6 +445,13 @@ mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_pl
             /* automatic lambda: each coil's own (its image has its own scale) */
             if ((st = make_problem(s, o, &l, &ops, 0.0, r, m, &p)) != MR_OK)
                 break;
+            if (!s->hist[slot]) { /* the first coil's problem fixes the solver and so its iterations */
+                ip.iters = so.iters = mr_solve_iters(p, &so);
+                if (!(s->hist[slot] = calloc((size_t)so.iters + 1, sizeof(double)))) {
+                    st = mr_error(MR_ENOMEM, "out of memory for the history of %d iterations", so.iters);
+                    break;
+                }
+            }
             for (int j = 0; j < l.n; j++) {
                 lambda_lo[j] = fmin(lambda_lo[j], m->terms[j].lambda);
                 lambda_hi[j] = fmax(lambda_hi[j], m->terms[j].lambda);

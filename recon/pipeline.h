@@ -62,7 +62,7 @@ typedef struct {
     const char *method; /* a list of recon/methods.h ("iterative" (default), "cg", "gridding-kb",
                            "gridding-bilinear", e.g. "iterative,gridding-kb"), or "all" */
     int iters;          /* iterations of the iterative methods; 0 (default): the solver's own default
-                           (MR_RECON_ITERS_CG for CG, MR_RECON_ITERS for the others), else >= 1 */
+                           (mr_solver_default_iters: CG 60, ADMM 50, FISTA and PDHG 100), else >= 1 */
     double tol;         /* stop when the solver's convergence measure (CG: relative residual; the others:
                            relative change of the image) <= tol; 0 = run all iterations */
     mr_solver_kind solver; /* the iterative method's solver (solver/problem.h); default MR_SOLVER_AUTO */
@@ -117,8 +117,6 @@ typedef struct {
 
 /* The defaults of the iterative methods (docs/RECON.md gives the measurements behind them). */
 #define MR_RECON_DEFAULT_REG "tv"
-#define MR_RECON_ITERS 100
-#define MR_RECON_ITERS_CG 60
 
 void mr_recon_opts_default(mr_recon_opts *o);
 

@@ -2,7 +2,7 @@
 # The GPU machine's runs (the `run` device tool), one call, modes comma-separated:
 #   tests     every GPU test program (scripts/device_lib.sh GPU_TESTS), once
 #   book      the book problem (128^3 kooshball, 1078 x 264 = 284,592 samples, 30 dB) end to end with
-#             `recon --device gpu`: the defaults (total variation, 100 ADMM iterations, model auto), the
+#             `recon --device gpu`: the defaults (total variation, 50 ADMM iterations x 8 CG, model auto), the
 #             exact model, the quadratic prior (--method cg, 60 iterations) with each model; each twice
 #             (a computed and a cached Q); GPU memory peak from nvidia-smi
 #   big       256^3 kooshball (4312 x 528 = 2,276,736 samples): defaults, --method cg, 8 coils SENSE (cg and
@@ -46,7 +46,7 @@ for mode in ${MODES//,/ }; do
     log "book phantom"
     "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --snr 30 -q >>"$S" 2>&1
     for i in 1 2; do
-      gpu_peak "defaults ($i)" run_recon "book, defaults (tv, admm 100, model auto) run $i" /tmp/bk_def$i /tmp/book.h5 \
+      gpu_peak "defaults ($i)" run_recon "book, defaults (tv, admm 50 x 8, model auto) run $i" /tmp/bk_def$i /tmp/book.h5 \
         --device gpu --q-cache /tmp/qc --force -q
       gpu_peak "exact ($i)" run_recon "book, tv, --model exact run $i" /tmp/bk_ex$i /tmp/book.h5 --device gpu \
         --model exact --q-cache /tmp/qc --force -q

@@ -346,12 +346,31 @@ mr_status mr_solve_start(mr_solve_log *l, float *x, float *nx, int *done, const 
 
 /* ---- the per-iteration records -------------------------------------------------------------------- */
 
+int mr_solver_default_iters(mr_solver_kind s)
+{
+    switch (s) {
+    case MR_SOLVER_CG:
+        return 60;
+    case MR_SOLVER_ADMM:
+        return 50;
+    default:
+        return 100;
+    }
+}
+
+int mr_solve_iters(const mr_problem *p, const mr_solve_opts *o)
+{
+    if (o->iters != 0)
+        return o->iters;
+    return mr_solver_default_iters(o->solver == MR_SOLVER_AUTO ? mr_problem_auto_solver(p) : o->solver);
+}
+
 void mr_solve_opts_default(mr_solve_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->solver = MR_SOLVER_AUTO;
-    o->iters = 100;
-    o->inner_iters = 4;
+    o->iters = 0;
+    o->inner_iters = MR_ADMM_INNER_ITERS;
     o->inner_tol = 0;
     o->adapt_rho = 0;
     o->power_iters = 30;
@@ -483,17 +502,20 @@ mr_status mr_solve_log_end(mr_solve_log *l, int iterations, const char *stop, mr
 
 /* ---- solve ---------------------------------------------------------------------------------------- */
 
-mr_status mr_problem_solve(mr_problem *p, const mr_solve_opts *o, float *x, mr_solve_result *res)
+mr_status mr_problem_solve(mr_problem *p, const mr_solve_opts *given, float *x, mr_solve_result *res)
 {
     memset(res, 0, sizeof *res);
-    if (!p || !o || !x)
+    if (!p || !given || !x)
         return mr_error(MR_EINVAL, "solve: no problem, options or output");
+    mr_solve_opts oo = *given;
+    const mr_solve_opts *o = &oo;
+    const mr_solver_kind s = given->solver == MR_SOLVER_AUTO ? mr_problem_auto_solver(p) : given->solver;
+    oo.iters = mr_solve_iters(p, given);
     if (o->iters < 1 || o->inner_iters < 1 || o->power_iters < 1 || !(o->tol >= 0) || !isfinite(o->tol) ||
         !(o->rho >= 0) || !isfinite(o->rho))
         return mr_error(MR_EINVAL, "solve: iterations %d, inner %d, power %d (each >= 1), tolerance %g and rho %g "
                                    "(finite, >= 0)",
                         o->iters, o->inner_iters, o->power_iters, o->tol, o->rho);
-    mr_solver_kind s = o->solver == MR_SOLVER_AUTO ? mr_problem_auto_solver(p) : o->solver;
     mr_status st = mr_problem_check_solver(p, s);
     if (st != MR_OK)
         return st;

@@ -6,7 +6,8 @@
 #    with lambda chosen automatically from the scan's noise level (report.md/json say how);
 #    --lambda-rel R gives lambda = R x normal_diagonal; --lambda and --lambda-rel exclude each other;
 #    --lambda 0 on a noisy scan warns; a noiseless scan gets lambda 0; a scan that does not state its
-#    noise (BART input) gets lambda 0 and a note;
+#    noise (BART input) gets sigma estimated from the data (issue 20: within 15 % of the true sigma
+#    x 48, the --bart-scale factor), said on stderr and in report.json, and a lambda > 0;
 #  - a scan without truth (BART round trip at another intensity scale, --bart-scale): report.md has no
 #    "nan" and no error maps, the PNG window comes from the image (not all white);
 #  - output folders: a second run into a folder holding another run's outputs is refused (exit 2,
@@ -65,7 +66,14 @@ check "noiseless: no warning" test -z "$(grep warning "$dir/err")"
 expect 0 "convert to BART with --bart-scale" -- "$bin" convert "$dir/noisy.h5" "$dir/bart" --bart-scale -q
 expect 0 "convert back (data now x 48)" -- "$bin" convert "$dir/bart_ksp.hdr" "$dir/scaled.h5" -q
 expect 0 "recon --method all without truth" -- "$bin" recon "$dir/scaled.h5" -o "$dir/nt" --method all
-check "unknown noise: a note, lambda 0" grep -q "does not state its noise level, so lambda = 0" "$dir/err"
+check "unknown noise: sigma estimated, said so" grep -q "the scan states no noise level: sigma .* estimated from the data" "$dir/err"
+check "unknown noise: report.json says where sigma came from" grep -q '"noise_sigma_from": "estimated"' "$dir/nt/report.json"
+sig_true=$(json_num "$dir/all/report.json" noise_sigma)
+sig_est=$(json_num "$dir/nt/report.json" noise_sigma)
+check "unknown noise: estimated sigma $sig_est within 15 % of 48 x $sig_true" \
+  awk -v e="$sig_est" -v t="$sig_true" 'BEGIN { r = e / (48 * t); exit !(r > 0.85 && r < 1.15) }'
+lam_nt=$(json_num "$dir/nt/report.json" lambda)
+check "unknown noise: automatic lambda > 0 ($lam_nt)" awk -v l="$lam_nt" 'BEGIN { exit !(l > 0) }'
 check "report.md: no nan" test -z "$(grep -i 'nan' "$dir/nt/report.md")"
 check "report.md: no error maps without truth" test -z "$(grep -i 'error map' "$dir/nt/report.md")"
 check "report.md: the window comes from the image" grep -q "window \[0, [0-9.e+]*\] (the 99.5th percentile of |iterative|)" "$dir/nt/report.md"

@@ -129,6 +129,7 @@ static void spectrum_case(const char *name, int64_t n, uint64_t *rng, int kind)
         switch (kind) {
         case 0: lambda[i] = 10 * test_normal(rng); break;            /* spread, both signs */
         case 1: lambda[i] = (double)(i % 3);  break;                  /* three values, repeated */
+        case 4: lambda[i] = i % 2 ? 0 : pow(10.0, -18.0 * test_uniform(rng)); break; /* graded, half null */
         default: lambda[i] = pow(10.0, -12.0 * test_uniform(rng)); break; /* positive, 12 decades */
         }
     }
@@ -152,13 +153,14 @@ static void spectrum_case(const char *name, int64_t n, uint64_t *rng, int kind)
 int main(void)
 {
     uint64_t rng = test_seed();
-    const int64_t sizes[] = {1, 2, 3, 7, 32, 100, 300};
+    const int64_t sizes[] = {1, 2, 3, 7, 32, 100, 144, 300};
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
         spectrum_case("random spectrum", sizes[s], &rng, 0);
-        if (sizes[s] <= 100) {
+        if (sizes[s] <= 144) {
             spectrum_case("repeated eigenvalues", sizes[s], &rng, 1);
             spectrum_case("12 decades", sizes[s], &rng, 2);
             spectrum_case("real symmetric", sizes[s], &rng, 3);
+            spectrum_case("18 decades and a null space (an ESPIRiT Gram matrix)", sizes[s], &rng, 4);
         }
     }
     /* structured inputs */

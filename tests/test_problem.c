@@ -8,7 +8,7 @@
  *   - a consistent history: the recorded objective at the last iterate equals F(x) computed here
  *     (relative 1e-5; measured < 2e-6), objective = data term + each term, every value finite, the last objective
  *     below the first.
- * (ADMM with its default 4 CG iterations per x-update.) Problems: Tikhonov on the gradient (CG), l1 on the image (FISTA, ADMM, PDHG), l1 of a random unitary
+ * (ADMM with its default 8 CG iterations per x-update.) Problems: Tikhonov on the gradient (CG), l1 on the image (FISTA, ADMM, PDHG), l1 of a random unitary
  * transform marked tight (FISTA, ADMM, PDHG), isotropic TV (ADMM, PDHG), TV + l1 together (ADMM, PDHG),
  * TV + a quadratic term (ADMM). Also: solver AUTO's choices, the refusals (CG with l1, FISTA with two
  * non-smooth terms or TV), b = 0. */
