@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../base/log.h"
 #include "../io/cfl.h"
@@ -18,6 +17,7 @@
 #include "../io/input.h"
 #include "../io/kspace_h5.h"
 #include "commands.h"
+#include "image_file.h"
 #include "opts.h"
 #include "outputs.h"
 #include "read_cli.h"
@@ -149,87 +149,29 @@ static void describe(const written *w, int bart, const mr_volume_info *vi, int v
     printf("\n");
 }
 
-/* The image format of OUT for --to or, without it, by OUT's name: .h5/.hdf5 our HDF5 image, .nii NIfTI-1,
- * .mrd/.ismrmrd an MRD image, .png a picture, .dcm, a folder (existing, or a name ending in '/') DICOM,
- * anything else a BART name. */
-static mr_image_format image_format_of(const char *to, const char *out)
-{
-    static const struct {
-        const char *to;
-        mr_image_format f;
-    } names[] = {{"mrirecon", MR_IMAGE_H5}, {"bart", MR_IMAGE_CFL}, {"nifti", MR_IMAGE_NIFTI},
-                 {"mrd", MR_IMAGE_MRD},     {"dicom", MR_IMAGE_DICOM}, {"png", MR_IMAGE_PNG}};
-    for (size_t i = 0; to && i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(to, names[i].to))
-            return names[i].f;
-    struct stat sb;
-    if (ends_with(out, ".h5") || ends_with(out, ".hdf5"))
-        return MR_IMAGE_H5;
-    if (ends_with(out, ".nii"))
-        return MR_IMAGE_NIFTI;
-    if (ends_with(out, ".mrd") || ends_with(out, ".ismrmrd"))
-        return MR_IMAGE_MRD;
-    if (ends_with(out, ".png"))
-        return MR_IMAGE_PNG;
-    if (ends_with(out, ".dcm") || ends_with(out, "/") || (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)))
-        return MR_IMAGE_DICOM;
-    return MR_IMAGE_CFL;
-}
-
-/* convert IMAGE OUT: one image to one format. DICOM: OUT a folder (created) of IM0001.dcm ..., or with
- * OUT.dcm the files OUT_0001.dcm ...; BART: OUT.hdr/.cfl (OUT given with or without the extension). */
+/* convert IMAGE OUT: one image to one format, named as recon/image_file.h says. */
 static int convert_image(const mr_cmd_spec *spec, const char *in_path, const char *out, const char *to,
                          const char *nifti)
 {
-    const mr_image_format f = image_format_of(to, out);
+    mr_image_format f;
+    if (mr_image_file_format(to, out, &f) != MR_OK)
+        return mr_opts_usage(spec, "%s", mr_last_error());
     if (nifti && f != MR_IMAGE_NIFTI)
         return mr_opts_usage(spec, "--nifti %s applies to NIfTI output; %s is written as %s", nifti, out,
                              mr_image_format_name(f));
     if (f == MR_IMAGE_DICOM && !mr_dicom_available())
-        return mr_opts_usage(spec, "DICOM output: this mrirecon was built without DICOM support (DCMTK: install "
-                                   "libdcmtk-dev and rebuild, scripts/setup.sh)");
-    char target[4200];
-    snprintf(target, sizeof target, "%s", out);
+        return mr_opts_usage(spec, "%s", MR_IMAGE_FILE_NO_DICOM);
+    char target[4200] = "";
     mr_image *im = NULL;
     mr_status st = mr_image_read(in_path, &im);
-    if (st == MR_OK && f == MR_IMAGE_CFL) {
-        const size_t n = strlen(target);
-        if (n > 4 && (ends_with(target, ".hdr") || ends_with(target, ".cfl")))
-            target[n - 4] = '\0';
-    }
-    if (st == MR_OK && f == MR_IMAGE_DICOM) {
-        if (ends_with(out, ".dcm")) {
-            target[strlen(target) - 4] = '\0';
-            strcat(target, "_");
-        } else if ((st = mr_mkdir_p(out)) == MR_OK) {
-            size_t n = strlen(target);
-            while (n > 1 && target[n - 1] == '/')
-                target[--n] = '\0';
-            if (n + 4 > sizeof target)
-                st = mr_error(MR_EINVAL, "%s: path too long", out);
-            else
-                strcat(target, "/IM");
-        }
-    }
     mr_image_write_opts o;
     mr_image_write_opts_default(&o);
     o.nifti_complex = nifti && !strcmp(nifti, "complex");
     char desc[64];
     snprintf(desc, sizeof desc, "mrirecon %.40s", im && im->method[0] ? im->method : "convert");
     o.description = desc;
-    if (st == MR_OK && f == MR_IMAGE_PNG) { /* the picture recon draws: 3D labelled planes */
-        const int64_t n = im->matrix[0] * im->matrix[1] * im->matrix[2];
-        float *mag = malloc((size_t)n * sizeof *mag);
-        if (!mag)
-            st = mr_error(MR_ENOMEM, "out of memory");
-        for (int64_t v = 0; mag && v < n; v++)
-            mag[v] = hypotf(im->data[2 * v], im->data[2 * v + 1]);
-        if (st == MR_OK)
-            st = mr_outputs_picture(target, mag, im->matrix, NULL, 0);
-        free(mag);
-    } else if (st == MR_OK) {
-        st = mr_image_write(f, target, im, &o);
-    }
+    if (st == MR_OK)
+        st = mr_image_file_write(f, out, im, &o, target, sizeof target);
     if (st == MR_OK)
         printf("%s%s: %s image %lldx%lldx%lld%s%s\n", target, f == MR_IMAGE_CFL ? ".{hdr,cfl}" : f == MR_IMAGE_DICOM ? "NNNN.dcm" : "",
                mr_image_format_name(f), (long long)im->matrix[0], (long long)im->matrix[1], (long long)im->matrix[2],

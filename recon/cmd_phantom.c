@@ -1,232 +1,36 @@
 /* mrirecon phantom: write a simulated scan (analytic Shepp-Logan k-space on a chosen trajectory,
- * optional noise, analytic weights, truth images), or the standard suite with --suite DIR. */
-#include <math.h>
+ * optional noise, analytic weights, truth images), or the standard suite with --suite DIR. The option
+ * table and the scan parameters it gives are recon/cmd_args.c (shared with the C API, recon/api.h). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "../io/kspace_h5.h"
 #include "../base/log.h"
 #include "../phantoms/scan.h"
 #include "../phantoms/suite.h"
+#include "cmd_args.h"
 #include "commands.h"
 #include "opts.h"
 
-static const char *const traj_choices[] = {"radial",    "golden",         "spiral",           "random",
-                                           "kooshball", "stack-of-stars", "stack-of-spirals", NULL};
-static const mr_traj_kind traj_kinds[] = {MR_TRAJ_RADIAL2D,  MR_TRAJ_GOLDEN2D,       MR_TRAJ_SPIRAL2D,
-                                          MR_TRAJ_RANDOM2D,  MR_TRAJ_KOOSHBALL,      MR_TRAJ_STACK_OF_STARS,
-                                          MR_TRAJ_STACK_OF_SPIRALS};
-static const char *const weight_choices[] = {"analytic", "none", NULL};
-
-/* The trajectory options that shape only some kinds; one given for another kind would be ignored, so it is
- * refused (exit 2) naming the kinds it applies to. --seed shapes the noise and the random trajectory. */
-static int check_traj_options(const mr_cmd_spec *spec, const mr_opts_result *res, mr_traj_kind kind,
-                              const char *traj, int noisy)
-{
-    static const struct {
-        const char *name;
-        unsigned kinds; /* bit (1 << mr_traj_kind) */
-        const char *which;
-    } rules[] = {
-        {"spokes", (1u << MR_TRAJ_RADIAL2D) | (1u << MR_TRAJ_GOLDEN2D) | (1u << MR_TRAJ_KOOSHBALL) |
-                       (1u << MR_TRAJ_STACK_OF_STARS),
-         "radial, golden, kooshball and stack-of-stars"},
-        {"readout", ~(1u << MR_TRAJ_RANDOM2D), "every trajectory but random"},
-        {"interleaves", (1u << MR_TRAJ_SPIRAL2D) | (1u << MR_TRAJ_STACK_OF_SPIRALS), "spiral and stack-of-spirals"},
-        {"turns", (1u << MR_TRAJ_SPIRAL2D) | (1u << MR_TRAJ_STACK_OF_SPIRALS), "spiral and stack-of-spirals"},
-        {"partitions", (1u << MR_TRAJ_STACK_OF_STARS) | (1u << MR_TRAJ_STACK_OF_SPIRALS),
-         "stack-of-stars and stack-of-spirals"},
-        {"samples", 1u << MR_TRAJ_RANDOM2D, "random"},
-    };
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
-        if (mr_opts_given(spec, res, rules[i].name) && !(rules[i].kinds & (1u << kind)))
-            return mr_opts_usage(spec, "--%s applies to %s trajectories, not to --traj %s", rules[i].name,
-                                 rules[i].which, traj);
-    if (mr_opts_given(spec, res, "seed") && !noisy && kind != MR_TRAJ_RANDOM2D)
-        return mr_opts_usage(spec, "--seed seeds the noise (--snr) and the random trajectory; this scan has "
-                                   "neither");
-    return MR_EXIT_OK;
-}
-
 int mr_cmd_phantom(int argc, char **argv)
 {
-    const char *out = NULL, *matrix = "128", *traj = NULL, *weights = "analytic", *suite = NULL, *fieldmap = NULL;
-    int dim = 0, spokes = 0, readout = 0, interleaves = 16, partitions = 0, samples = 0, seed = 1, no_truth = 0;
-    int coils = 0, marker = 0;
-    int verbose = 0, quiet = 0;
-    double snr = INFINITY, turns = 0, fov = 240, dwell_us = 0, te_ms = 0;
-    const mr_opt opts[] = {
-        {"output", 'o', MR_OPT_STRING, &out, "FILE", "write the scan to FILE (HDF5, docs/FORMAT.md)", NULL, 0, -1},
-        {"dim", 0, MR_OPT_INT_OR_0, &dim, "D",
-         "2 or 3; 0 = from --matrix/--traj (3 values or a 3D trajectory: 3, else 2)", NULL, 2, 3},
-        {"matrix", 0, MR_OPT_STRING, &matrix, "N|NX,NY[,NZ]", "image matrix; N means N^2 in 2D, N^3 in 3D", NULL, 0,
-         -1},
-        {"traj", 0, MR_OPT_CHOICE, &traj, "KIND", "trajectory (absent: radial in 2D, kooshball in 3D)", traj_choices, 0,
-         -1},
-        {"spokes", 0, MR_OPT_INT, &spokes, "S",
-         "radial spokes (per partition for stack-of-stars); 0 = fully sampled: round(pi N/2), kooshball "
-         "round(pi N^2/2)",
-         NULL, 0, 1000000000},
-        {"readout", 0, MR_OPT_INT_OR_0, &readout, "R",
-         "samples per spoke or spiral interleaf; 0 = 2N (radial), <= 0.5 cycle/FOV along the arm (spiral)", NULL, 2,
-         1000000000},
-        {"interleaves", 0, MR_OPT_INT, &interleaves, "L", "spiral interleaves", NULL, 1, 1000000},
-        {"turns", 0, MR_OPT_DOUBLE, &turns, "T",
-         "spiral turns per interleaf; 0 = Nyquist, N/(2L); more L at fixed T undersamples", NULL, 0, 1e6},
-        {"partitions", 0, MR_OPT_INT, &partitions, "P", "kz partitions of the stack kinds; 0 = Nz", NULL, 0, 1000000},
-        {"samples", 0, MR_OPT_INT, &samples, "M", "random: number of samples; 0 = 2 Nx Ny", NULL, 0, 2147483647.0},
-        {"snr", 0, MR_OPT_DOUBLE, &snr, "DB",
-         "add complex Gaussian noise: SNR = 10 log10(mean|d|^2 / (2 sigma^2)); inf = noiseless", NULL, -100,
-         INFINITY},
-        {"seed", 0, MR_OPT_INT, &seed, "S", "seed of the noise and of the random trajectory", NULL, 0, 2147483647.0},
-        {"no-truth", 0, MR_OPT_FLAG, &no_truth, NULL, "do not store the truth images", NULL, 0, -1},
-        {"weights", 0, MR_OPT_CHOICE, &weights, "W", "density compensation stored with the scan", weight_choices, 0,
-         -1},
-        {"fov", 0, MR_OPT_DOUBLE, &fov, "MM", "field of view per axis in mm", NULL, 1e-3, 1e6},
-        {"coils", 0, MR_OPT_INT, &coils, "C",
-         "simulate C receive coils: smooth analytic maps (stored as /kspace/sens) and exact coil data; 0 = one "
-         "coil without maps",
-         NULL, 0, MR_MAX_COILS},
-        {"marker", 0, MR_OPT_FLAG, &marker, NULL,
-         "add the orientation marker: a bright ellipse outside the head at small x, y (in 3D from z = -0.3 to 0.1 FOV), the top-left "
-         "corner of every picture (docs/FORMAT.md, Orientation)",
-         NULL, 0, -1},
-        {"dwell", 0, MR_OPT_DOUBLE, &dwell_us, "US",
-         "readout timing: dwell time per sample in microseconds; stores the time of every sample (/kspace/time); 0 = "
-         "no timing",
-         NULL, 0, 1e6},
-        {"te", 0, MR_OPT_DOUBLE, &te_ms, "MS",
-         "echo time in ms: the time of each readout's sample nearest k = 0 (spiral-out: the first, radial: the "
-         "middle)",
-         NULL, -1e6, 1e6},
-        {"fieldmap", 0, MR_OPT_STRING, &fieldmap, "SPEC",
-         "off-resonance field (needs --dwell), KEY=VALUE,...: c=HZ constant, x=HZ,y=HZ,z=HZ linear (change across "
-         "the FOV), blob=HZ Gaussian bump (sigma=S, at=X:Y[:Z] in FOV units, oversample=F fine grid); e.g. "
-         "c=20,x=150,y=50",
-         NULL, 0, -1},
-        {"suite", 0, MR_OPT_STRING, &suite, "DIR",
-         "write the standard suite (about 30 scans, manifest.csv, manifest.md) into DIR instead", NULL, 0, -1},
-        {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics on stderr", NULL, 0, -1},
-        {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
-    };
-    const mr_cmd_spec spec = {
-        "phantom",
-        NULL,
-        "Write a simulated scan: analytic Shepp-Logan k-space (no FFT of a sampled image) on a chosen "
-        "trajectory.",
-        "The data are F(k_m), the exact Fourier transform of the modified Shepp-Logan phantom (2D: Toft's 10\n"
-        "ellipses; 3D: 10 ellipsoids), so reconstructions come out in phantom intensity units. The file holds\n"
-        "the trajectory (cycles/FOV), the samples, analytic density compensation weights and the truth images\n"
-        "/truth/image (voxel average) and /truth/bandlimited (the phantom low-passed to the matrix's band).\n"
-        "Defaults: 2D 128x128, radial 201 spokes x 256 readout, noiseless. The book's 3D scan (284,592 samples):\n"
-        "  mrirecon phantom -o book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264\n"
-        "With --coils C the data are those of C simulated receive coils, d_c(k) = FT[S_c rho](k), exact for\n"
-        "maps S_c that are short sums of complex exponentials; the maps are stored for SENSE (recon --sens).\n"
-        "With --dwell (and --te) every sample's readout time is stored; --fieldmap adds off-resonance: a constant\n"
-        "and linear field analytically (k shifted by g t, phase e^{-i 2 pi c t}), a non-linear bump by exact sums on\n"
-        "a finer grid. The field map is stored as /kspace/fieldmap. Example (the field-map benchmark):\n"
-        "  mrirecon phantom -o f.h5 --traj spiral --interleaves 16 --dwell 8 --te 2 --fieldmap c=20,x=150,y=50\n"
-        "docs/PHANTOMS.md gives every formula. One summary line per written file goes to stdout.",
-        opts,
-        (int)(sizeof opts / sizeof opts[0]),
-        0,
-        0,
-    };
-    mr_opts_result res;
-    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
+    mr_phantom_args a;
+    mr_phantom_args_init(&a);
+    a.need_output = 1;
+    const int rc = mr_phantom_args_parse(&a, argc, argv);
     if (rc != MR_OPTS_GO)
         return rc;
-    mr_opts_free(&res); /* no positional arguments; res.given stays for mr_opts_given */
-
-    if (suite) {
-        /* the suite's scans have their own settings: any scan option would be ignored */
-        for (int i = 0; i < spec.nopts; i++)
-            if (res.given[i] && strcmp(opts[i].name, "suite") && strcmp(opts[i].name, "verbose") &&
-                strcmp(opts[i].name, "quiet")) {
-                return mr_opts_usage(&spec, "--%s does not apply to --suite DIR (the suite's scans have fixed "
-                                            "settings: docs/VALIDATION.md)",
-                                     opts[i].name);
-            }
-        mr_status st = mr_suite_write(suite, stdout);
+    if (a.suite) {
+        mr_status st = mr_suite_write(a.suite, stdout);
         if (st != MR_OK) {
             fprintf(stderr, "mrirecon phantom: %s\n", mr_last_error());
             return MR_EXIT_FAILURE;
         }
         return MR_EXIT_OK;
     }
-    if (!out)
-        return mr_opts_usage(&spec, "%s", "missing -o FILE (or --suite DIR)");
-
-    int64_t mat[3] = {0, 0, 0};
-    int nvals = mr_opts_parse_matrix(matrix, mat);
-    if (nvals == 0)
-        return mr_opts_usage(&spec, "--matrix: '%s' is not N, NX,NY or NX,NY,NZ with edges 1..4096", matrix);
-    mr_traj_kind kind = MR_TRAJ_RADIAL2D;
-    int traj_given = traj != NULL;
-    for (int i = 0; traj && traj_choices[i]; i++)
-        if (strcmp(traj, traj_choices[i]) == 0)
-            kind = traj_kinds[i];
-    if (dim == 0)
-        dim = (nvals == 3 || (traj_given && mr_traj_kind_is_3d(kind))) ? 3 : 2;
-    if (!traj_given)
-        kind = dim == 3 ? MR_TRAJ_KOOSHBALL : MR_TRAJ_RADIAL2D;
-    if (mr_traj_kind_is_3d(kind) != (dim == 3))
-        return mr_opts_usage(&spec, "--traj %s does not match the dimension (see --dim)", traj);
-    if (dim == 2 && nvals == 3)
-        return mr_opts_usage(&spec, "--matrix %s has 3 values but the scan is 2D", matrix);
-    if (nvals == 1)
-        mat[1] = mat[2] = mat[0];
-    if (dim == 2)
-        mat[2] = 1;
-    else if (nvals == 2)
-        return mr_opts_usage(&spec, "--matrix %s: a 3D matrix needs N or NX,NY,NZ", matrix);
-    rc = check_traj_options(&spec, &res, kind, traj_given ? traj : dim == 3 ? "kooshball" : "radial", isfinite(snr));
-    if (rc != MR_EXIT_OK)
-        return rc;
-
-    mr_scan_params sp;
-    mr_scan_params_default(&sp);
-    mr_traj_params *p = &sp.traj;
-    mr_traj_params_default(p, kind, mat);
-    if (spokes > 0)
-        p->spokes = spokes;
-    if (partitions > 0)
-        p->partitions = partitions;
-    if (samples > 0)
-        p->samples = samples;
-    p->seed = (uint64_t)seed;
-    p->interleaves = interleaves;
-    p->turns = turns;
-    if (readout > 0)
-        p->readout = readout;
-    else if (kind == MR_TRAJ_SPIRAL2D || kind == MR_TRAJ_STACK_OF_SPIRALS)
-        p->readout = mr_traj_spiral_readout(p, 0.5);
-    int64_t m;
-    if (mr_traj_count(p, &m) != MR_OK)
-        return mr_opts_usage(&spec, "%s", mr_last_error());
-    sp.noise = isfinite(snr);
-    sp.snr_db = sp.noise ? snr : 0.0;
-    sp.seed = (uint64_t)seed;
-    sp.truth = !no_truth;
-    sp.weights = strcmp(weights, "analytic") == 0;
-    sp.fov_mm = fov;
-    sp.coils = coils;
-    sp.marker = marker;
-    sp.dwell_s = dwell_us * 1e-6;
-    sp.te_s = te_ms * 1e-3;
-    if (fieldmap) {
-        if (mr_field_parse(fieldmap, &sp.field) != MR_OK)
-            return mr_opts_usage(&spec, "--fieldmap: %s", mr_last_error());
-        if (!(dwell_us > 0))
-            return mr_opts_usage(&spec, "%s", "--fieldmap needs the readout timing: --dwell US (and --te MS)");
-    }
-    if (dwell_us > 0 && kind == MR_TRAJ_RANDOM2D)
-        return mr_opts_usage(&spec, "%s", "--dwell: the random trajectory has no readouts");
-
+    const char *out = a.out;
     mr_kspace *ks = NULL;
     double t0 = mr_now();
-    mr_status st = mr_scan_simulate(&sp, &ks);
+    mr_status st = mr_scan_simulate(&a.sp, &ks);
     if (st == MR_OK)
         st = mr_kspace_write(out, ks);
     if (st != MR_OK) {

@@ -1,25 +1,20 @@
 /* mrirecon recon SCAN -o OUTDIR [options]: one scan (any input format, every volume) through
  * recon/pipeline.c. Prints a short result table per volume on stdout; diagnostics (and the CG
- * progress with -v) go to stderr. */
-#include <math.h>
+ * progress with -v) go to stderr. The option table and its checks are recon/cmd_args.c (shared with
+ * the C API, recon/api.h). */
 #include <stdio.h>
-#include <string.h>
 
-#include "../base/grid.h"
 #include "../base/log.h"
 #include "../gpu/gpu.h"
-#include "applies.h"
-#include "cg_cli.h"
+#include "cmd_args.h"
 #include "commands.h"
 #include "mpi_batch.h"
 #include "mpi_comm.h"
 #include "mpi_recon.h"
 #include "opts.h"
 #include "outdir.h"
-#include "outputs.h"
 #include "pipeline.h"
 #include "progress_ui.h"
-#include "read_cli.h"
 #include "report.h"
 
 static void print_table(void *ctx, const mr_report *r)
@@ -113,130 +108,17 @@ static int serve_split(mr_comm *comm, mr_mpi_recon *split)
 
 int mr_cmd_recon(int argc, char **argv)
 {
-    mr_recon_opts o;
-    mr_recon_opts_default(&o);
-    const char *outdir = NULL;
-    mr_cg_cli cg;
-    mr_cg_cli_init(&cg, &o);
-    mr_device_sel device = {.kind = MR_DEVICE_AUTO, .index = -1};
-    int verbose = 0, quiet = 0;
-    static const char *const dcfs[] = {"pipe", "file", "analytic", NULL};
-    static const char *const senses[] = {"auto", "file", "estimate", "espirit", "walsh", "rss", NULL};
-    static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
-    mr_read_cli rdc;
-    mr_read_cli_init(&rdc);
-    const char *formats = NULL, *slice_text = NULL;
-    static int64_t slice[3];
-    const mr_opt table[] = {
-        {"output", 'o', MR_OPT_STRING, &outdir, "OUTDIR", "output directory (created; required)", NULL, 0, -1},
-        {"method", 'm', MR_OPT_STRING, &o.method, "LIST", MR_OPT_HELP_METHOD, NULL, 0, -1},
-        {"iters", 0, MR_OPT_INT_OR_0, &o.iters, "N", MR_OPT_HELP_ITERS, NULL, 1, 100000},
-        {"tol", 0, MR_OPT_DOUBLE, &o.tol, "T", MR_OPT_HELP_TOL, NULL, 0, 1},
-        MR_CG_CLI_OPTS(&cg, &o),
-        {"device", 0, MR_OPT_DEVICE, &device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
-        {"precision", 0, MR_OPT_PRECISION, &o.op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
-        {"q-cache", 0, MR_OPT_STRING, &o.q_cache, "DIR", MR_OPT_HELP_Q_CACHE, NULL, 0, -1},
-        {"threads", 0, MR_OPT_INT, &o.op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
-        {"sens", 0, MR_OPT_CHOICE, &o.sens, "S",
-         "coils: file = SENSE with coil maps (the scan's /kspace/sens or --sens-maps), estimate = SENSE with maps "
-         "estimated from the data (ESPIRiT; walsh: Walsh/Inati), rss = each coil alone + root-sum-of-squares, auto "
-         "= file when maps exist, else estimate",
-         senses, 0, -1},
-        {"coils-compress", 0, MR_OPT_INT, &o.coils_compress, "K",
-         "compress the coils to K virtual coils (SVD) before anything else (0: off): every coil costs an F^H d",
-         NULL, 0, MR_MAX_COILS},
-        {"sens-maps", 0, MR_OPT_STRING, &o.sens_maps, "FILE",
-         "coil maps from FILE (HDF5 /kspace/sens or /sens, [C][Nz][Ny][Nx][2]) instead of the scan's", NULL, 0, -1},
-        {"dcf", 0, MR_OPT_CHOICE, &o.dcf, "W", "gridding density compensation: Pipe-Menon from the trajectory, the file's /kspace/weights, or analytic (radial only)", dcfs,
-         0, -1},
-        {"oversample", 0, MR_OPT_DOUBLE, &o.oversample, "S", "Kaiser-Bessel grid oversampling", NULL, 1.125, 4},
-        {"kernel-width", 0, MR_OPT_INT, &o.kernel_width, "W", "Kaiser-Bessel kernel width in grid cells", NULL, 4, 8},
-        {"volume", 0, MR_OPT_INT, &o.volume, "N",
-         "reconstruct volume N alone into OUTDIR (-1: every volume, each into OUTDIR/<volume>/; 'mrirecon info' "
-         "lists them)",
-         NULL, -1, 1000000},
-        {"nifti", 0, MR_OPT_CHOICE, &o.nifti, "K", "image_<method>.nii: magnitude (float32), complex (complex64) or none",
-         niftis, 0, -1},
-        {"format", 0, MR_OPT_STRING, &formats, "LIST", MR_OUTPUTS_FORMAT_HELP, NULL, 0, -1},
-        {"slice", 0, MR_OPT_STRING, &slice_text, "X,Y,Z",
-         "3D pictures (image_<method>.png, compare.png): the planes through voxel X,Y,Z instead of the centre", NULL,
-         0, -1},
-        MR_READ_CLI_OPTS(&rdc),
-        {"force", 0, MR_OPT_FLAG, &o.force, NULL,
-         "OUTDIR may hold an earlier run's outputs: replace them (only the files recon writes are removed)", NULL, 0,
-         -1},
-        {"verbose", 'v', MR_OPT_FLAG, &verbose, NULL, "more diagnostics (CG residual per iteration)", NULL, 0, -1},
-        {"quiet", 'q', MR_OPT_FLAG, &quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
-    };
-    const mr_cmd_spec spec = {
-        "recon",
-        "SCAN",
-        "reconstruct a scan (CG least squares, gridding baselines)",
-        "SCAN is any k-space input, recognised by its content: mrirecon HDF5, ISMRMRD (.h5/.mrd; multi-coil\n"
-        "data prewhitened with the noise scans unless --prewhiten off) or a BART pair (NAME_traj + NAME_ksp\n"
-        "[+ NAME_sens]). Solves (F^H F + lambda R^H R) x = F^H d by conjugate gradients from x = 0\n"
-        "(Toeplitz normal operator with the exact Q), and/or grids the density-compensated samples\n"
-        "(bilinear or Kaiser-Bessel). Writes into OUTDIR: image_<method>.h5/.png/.nii (NIfTI-1, voxel size\n"
-        "from the FOV, scanner placement from ISMRMRD; --format adds BART .hdr/.cfl, ISMRMRD/MRD .mrd and\n"
-        "DICOM _0001.dcm ..., all in one orientation: docs/FORMAT.md), convergence.png (CG), compare.png\n"
-        "(--method all; 3D: the three planes through the centre or --slice X,Y,Z, labelled),\n"
-        "report.json, report.md, metrics.csv. An ISMRMRD scan with several volumes (slices, contrasts,\n"
-        "repetitions, ...) is reconstructed volume by volume into OUTDIR/<volume>/ (e.g. OUTDIR/slice001/),\n"
-        "with OUTDIR/metrics.csv over all of them; --volume N reconstructs one into OUTDIR. An ISMRMRD\n"
-        "volume reconstructed on its encodedSpace grid (readout oversampling) is cropped to reconSpace.\n"
-        "Nothing is written when the input or an option is invalid, or any stage fails: the files are\n"
-        "written into a hidden staging folder and appear in OUTDIR together. An OUTDIR holding another\n"
-        "run's outputs is refused (exit 2) unless --force. Multi-coil scans: SENSE, one operator\n"
-        "sum_c S_c^H F^H F S_c and one CG on the combined image, with the coil maps of the scan\n"
-        "(/kspace/sens), of --sens-maps, or estimated from the data (the default without maps: unit-norm\n"
-        "maps, so the image is weighted by the coils' root-sum-of-squares); --sens rss reconstructs each\n"
-        "coil alone and combines them by root-sum-of-squares.\n"
-        "--device gpu: CG runs on the GPU (data uploaded once, Q, F^H d, the Toeplitz FFTs, the\n"
-        "regulariser and every CG vector operation there); gridding always runs on the CPU; without a\n"
-        "usable GPU it is an error for every method.\n"
-        "Several ranks (MPI builds): 'mpirun -n P mrirecon recon SCAN -o OUTDIR ...' (or srun) computes\n"
-        "Q and each F^H d in voxel slabs on every rank (its CPU cores, or with --device gpu or gpu:all\n"
-        "its GPU by node-local rank; gpu:N, or a list gpu:N,M,..., GPU N on every rank: one GPU per\n"
-        "rank) and gathers them on rank 0, which alone reads the scan, runs CG and gridding, and\n"
-        "writes the outputs and logs (docs/CLUSTER.md). Every rank exits with rank 0's status.",
-        table,
-        (int)(sizeof table / sizeof table[0]),
-        1,
-        1,
-    };
-    mr_opts_result res;
-    int rc = mr_opts_begin(&spec, argc, argv, &res, &verbose, &quiet);
+    mr_recon_args a;
+    mr_recon_args_init(&a);
+    a.need_outdir = 1;
+    int rc = mr_recon_args_parse(&a, argc, argv);
     if (rc != MR_OPTS_GO)
         return rc;
-    const char *scan = res.positional[0];
-    mr_opts_free(&res);
-    if (!outdir || !outdir[0])
-        return mr_opts_usage(&spec, "missing -o OUTDIR");
-    if (o.sens_maps && strcmp(o.sens, "auto") && strcmp(o.sens, "file"))
-        return mr_opts_usage(&spec, "--sens-maps %s and --sens %s exclude each other", o.sens_maps, o.sens);
-    if ((rc = mr_opts_check_precision(&spec, o.op.precision, device)) != MR_EXIT_OK)
-        return rc;
-    if ((rc = mr_cg_cli_apply(&spec, &cg, &o)) != MR_EXIT_OK)
-        return rc;
-    if (mr_read_cli_apply(&rdc, &o.read, &o.prewhiten) != MR_OK)
-        return mr_opts_usage(&spec, "%s", mr_last_error());
-    if (mr_outputs_parse_formats(formats, mr_opts_given(&spec, &res, "nifti") ? o.nifti : NULL, &o.formats) != MR_OK ||
-        mr_read_cli_check(&spec, &res, &o.read, scan) != MR_OK)
-        return mr_opts_usage(&spec, "%s", mr_last_error());
-    if ((rc = mr_method_options_check(&spec, &res, o.method)) != MR_EXIT_OK)
-        return rc;
-    if (slice_text) {
-        double v[3];
-        if (mr_opts_parse_list3(slice_text, v) != 3)
-            return mr_opts_usage(&spec, "--slice: '%s' is not X,Y,Z (voxel indices)", slice_text);
-        for (int a = 0; a < 3; a++) {
-            if (v[a] != floor(v[a]) || v[a] < 0 || v[a] >= MR_MAX_MATRIX_EDGE)
-                return mr_opts_usage(&spec, "--slice: '%s': each index must be an integer in 0..%d", slice_text,
-                                     MR_MAX_MATRIX_EDGE - 1);
-            slice[a] = (int64_t)v[a];
-        }
-        o.slice = slice;
-    }
+    const mr_cmd_spec spec = a.spec;
+    const char *scan = a.scan, *outdir = a.outdir;
+    mr_recon_opts o = a.o;
+    mr_device_sel device = a.device;
+    const int quiet = a.quiet;
 
     /* under mpirun with several ranks: rank 0 reconstructs, the others compute its sums' slabs */
     mr_comm *comm = NULL;

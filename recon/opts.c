@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../base/grid.h"
+#include "../base/status.h"
 #include "../base/log.h"
 
 static const mr_opt *find_long(const mr_cmd_spec *s, const char *name, size_t len)
@@ -114,6 +115,16 @@ static int set_value(const mr_cmd_spec *s, const mr_opt *o, const char *val)
     return MR_EXIT_USAGE;
 }
 
+/* the commands print; the C API (recon/api.h) records only */
+static _Thread_local int print_off;
+
+int mr_opts_set_print(int on)
+{
+    const int was = !print_off;
+    print_off = !on;
+    return was;
+}
+
 int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -134,7 +145,8 @@ int mr_opts_parse(const mr_cmd_spec *s, int argc, char **argv, mr_opts_result *r
             continue;
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            mr_opts_help(s, stdout);
+            if (!print_off)
+                mr_opts_help(s, stdout);
             return -1;
         }
         const mr_opt *o;
@@ -300,7 +312,9 @@ int mr_opts_usage(const mr_cmd_spec *spec, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "mrirecon %s: %s\nTry 'mrirecon %s --help'.\n", spec->name, msg, spec->name);
+    mr_error(MR_EINVAL, "mrirecon %s: %s", spec->name, msg);
+    if (!print_off)
+        fprintf(stderr, "mrirecon %s: %s\nTry 'mrirecon %s --help'.\n", spec->name, msg, spec->name);
     return MR_EXIT_USAGE;
 }
 

@@ -107,12 +107,19 @@ void mr_opts_apply_verbosity(int verbose, int quiet);
 #define MR_OPTS_GO (-1)
 
 /* Print "mrirecon <cmd>: <message>" and the --help hint to stderr; returns MR_EXIT_USAGE. For the
- * checks a table cannot express (a required option, a value parsed later). */
+ * checks a table cannot express (a required option, a value parsed later). The first line, without the
+ * hint, is also recorded as this thread's last error (mr_last_error), which the C API (recon/api.h)
+ * turns into its usage error. */
 int mr_opts_usage(const mr_cmd_spec *spec, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* Whether this thread's usage messages (mr_opts_usage, --help) go to stderr / stdout: 1 (the default, the
+ * commands) or 0 (the C API, which parses command lines without a terminal and reports the recorded
+ * message instead). Returns the previous setting. */
+int mr_opts_set_print(int on);
 
 /* --precision other than auto with --device cpu (the precisions name GPU engines): the usage message and
  * MR_EXIT_USAGE; else MR_EXIT_OK. One rule for recon, batch and validate. */

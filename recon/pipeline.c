@@ -518,6 +518,7 @@ typedef struct {
     mr_run_plan plan;
     int gpu;
     double t_resolve;
+    const mr_volume_desc *mem_desc; /* a scan in memory: its description, or NULL (one volume, "arrays") */
 } run_setup;
 
 /* The time taken to open the input (counted as reading) and, of it, the time a fork waited for the
@@ -534,10 +535,23 @@ static double fork_wait_s(void)
     return b.fork_wait_s;
 }
 
-/* Volume v of `in` into outdir: read, coils, methods, metrics, files. ot: opening the input (the first
+/* The description of a scan given in memory (mr_recon_run_kspace): desc's, or one volume of its own. */
+static void memory_desc(const mr_volume_desc *desc, mr_volume_desc *d)
+{
+    memset(d, 0, sizeof *d);
+    if (desc) {
+        *d = *desc;
+        return;
+    }
+    d->count = 1;
+    snprintf(d->label, sizeof d->label, "%s", "volume0");
+}
+
+/* Volume v of `in` (or the scan `mem` in memory, owned from here on) into outdir (NULL: no files, the
+ * on_report callback alone): read, coils, methods, metrics, files. ot: opening the input (the first
  * volume's, else zeros); t_start: when this volume's run began. */
-static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time ot, double t_start,
-                              const char *outdir)
+static mr_status recon_volume(const run_setup *u, mr_input *in, int v, mr_kspace *mem, open_time ot,
+                              double t_start, const char *outdir)
 {
     mr_recon_opts o = u->o;
     const mr_run_plan *plan = &u->plan;
@@ -576,11 +590,16 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time
     double t0 = mr_now();
     const double w0 = fork_wait_s();
     mr_volume_desc vd;
-    if ((st = mr_volume_read(in, v, o.prewhiten, &s.ks, &vd)) != MR_OK)
+    if (mem) {
+        s.ks = mem;
+        memory_desc(u->mem_desc, &vd);
+    } else if ((st = mr_volume_read(in, v, o.prewhiten, &s.ks, &vd)) != MR_OK)
         goto fail;
     s.t_fork_wait = ot.fork_wait + fork_wait_s() - w0;
     r.t_read = ot.total + mr_now() - t0 - s.t_fork_wait;
     describe_volume(&vd, &o, &r);
+    if (mem && !vd.format)
+        r.format = "arrays";
     if ((st = compress_coils(&s, &o, scan, &r)) != MR_OK || (st = noise_level(&s, &o, &vd, scan, &r)) != MR_OK ||
         (st = describe_scan(&s, &o, plan, scan, &r)) != MR_OK || (st = choose_field(&s, plan, scan, &r)) != MR_OK ||
         (st = choose_sens(&s, &o, scan, &r)) != MR_OK)
@@ -608,9 +627,10 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time
     const float *ctruth = r.compare_truth == MR_TRUTH_BANDLIMITED ? s.ks->truth_bl : s.ks->truth;
     /* the files go into a staging folder and appear in OUTDIR together (recon/outdir.h) */
     mr_outdir od;
-    if ((st = mr_outdir_begin(&od, outdir, o.force)) != MR_OK)
+    memset(&od, 0, sizeof od);
+    if (outdir && (st = mr_outdir_begin(&od, outdir, o.force)) != MR_OK)
         goto fail;
-    if ((st = mr_outputs_write_images(od.stage, &r, imgs, ctruth)) != MR_OK) {
+    if (outdir && (st = mr_outputs_write_images(od.stage, &r, imgs, ctruth)) != MR_OK) {
         mr_outdir_fail(&od, st);
         goto fail;
     }
@@ -620,12 +640,13 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r.peak_rss_kib = ru.ru_maxrss;
     r.t_total = mr_now() - t_start;
-    if ((st = mr_outputs_write_reports(od.stage, &r)) != MR_OK) {
+    if (outdir && (st = mr_outputs_write_reports(od.stage, &r)) != MR_OK) {
         mr_outdir_fail(&od, st);
         goto fail;
     }
-    if ((st = mr_outdir_commit(&od)) != MR_OK)
+    if (outdir && (st = mr_outdir_commit(&od)) != MR_OK)
         goto fail;
+    r.images = imgs;
     if (o.on_report)
         o.on_report(o.on_report_ctx, &r);
     free_state(&s);
@@ -635,23 +656,25 @@ fail:
     return st;
 }
 
-/* Every volume of a multi-volume input, each into outdir/<label>/, then outdir/metrics.csv. */
+/* Every volume of a multi-volume input, each into outdir/<label>/, then outdir/metrics.csv (outdir NULL:
+ * the on_report callback alone). */
 static mr_status recon_volumes(const run_setup *u, mr_input *in, open_time ot, const char *outdir)
 {
     const int nvol = mr_input_nvolumes(in);
     char(*labels)[MR_VOLUME_LABEL_MAX] = malloc((size_t)nvol * sizeof *labels);
     if (!labels)
         return mr_error(MR_ENOMEM, "out of memory for %d volume names", nvol);
-    mr_log(MR_LOG_INFO, "%s: %d volumes, each reconstructed into %s/<volume>/", u->scan, nvol, outdir);
+    if (outdir)
+        mr_log(MR_LOG_INFO, "%s: %d volumes, each reconstructed into %s/<volume>/", u->scan, nvol, outdir);
     mr_status st = MR_OK;
     for (int v = 0; v < nvol && st == MR_OK; v++) {
         char dir[4096];
         mr_volume_label(in, v, labels[v], sizeof labels[v]);
-        if ((st = mr_path_join(dir, sizeof dir, outdir, labels[v])) != MR_OK)
+        if (outdir && (st = mr_path_join(dir, sizeof dir, outdir, labels[v])) != MR_OK)
             break;
         mr_log(MR_LOG_INFO, "volume %d of %d: %s", v + 1, nvol, labels[v]);
         const open_time none = {0, 0};
-        if ((st = recon_volume(u, in, v, v == 0 ? ot : none, mr_now(), dir)) != MR_OK) {
+        if ((st = recon_volume(u, in, v, NULL, v == 0 ? ot : none, mr_now(), outdir ? dir : NULL)) != MR_OK) {
             char why[1024]; /* mr_last_error's buffer is rewritten by mr_error */
             snprintf(why, sizeof why, "%s", mr_last_error());
             if (v > 0)
@@ -661,9 +684,9 @@ static mr_status recon_volumes(const run_setup *u, mr_input *in, open_time ot, c
                 mr_error(st, "volume 1 of %d (%s): %s", nvol, labels[v], why);
         }
     }
-    if (st == MR_OK)
+    if (st == MR_OK && outdir)
         st = mr_volumes_write_metrics(outdir, (const char(*)[MR_VOLUME_LABEL_MAX])labels, nvol);
-    if (st == MR_OK && u->o.force) { /* an earlier run's single-volume files and other volumes go */
+    if (st == MR_OK && outdir && u->o.force) { /* an earlier run's single-volume files and other volumes go */
         const char **keep = malloc((size_t)nvol * sizeof *keep);
         if (!keep)
             st = mr_error(MR_ENOMEM, "out of memory for %d volume names", nvol);
@@ -677,25 +700,32 @@ static mr_status recon_volumes(const run_setup *u, mr_input *in, open_time ot, c
     return st;
 }
 
-mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts *opts)
+/* mr_recon_run (mem NULL) and mr_recon_run_kspace (mem owned from here on). */
+static mr_status run(const char *scan, mr_kspace *mem, const mr_volume_desc *mem_desc, const char *outdir,
+                     const mr_recon_opts *opts)
 {
     double t_start = mr_now();
     run_setup u;
     memset(&u, 0, sizeof u);
     u.scan = scan;
     u.o = *opts;
+    u.mem_desc = mem_desc;
     mr_status st = validate_opts(&u.o, &u.plan);
-    if (st != MR_OK)
+    if (st == MR_OK && (outdir ? !outdir[0] : !u.o.on_report))
+        st = mr_error(MR_EINVAL, "no output directory given");
+    if (st == MR_OK && outdir)
+        st = mr_outdir_check(outdir, u.o.force); /* before any work */
+    if (st != MR_OK) {
+        mr_kspace_free(mem);
         return st;
-    if (!outdir || !outdir[0])
-        return mr_error(MR_EINVAL, "no output directory given");
-    if ((st = mr_outdir_check(outdir, u.o.force)) != MR_OK) /* before any work */
-        return st;
+    }
 
     /* the device is decided once, for every method and volume, before anything is read */
     const double t_resolve = mr_now();
-    if ((st = mr_device_resolve(mr_op_opts_device(&u.o.op), &u.gpu)) != MR_OK)
+    if ((st = mr_device_resolve(mr_op_opts_device(&u.o.op), &u.gpu)) != MR_OK) {
+        mr_kspace_free(mem);
         return st;
+    }
     u.t_resolve = mr_now() - t_resolve;
     if (u.gpu >= 0 && mr_method_list_grids(&u.plan.methods))
         mr_log(MR_LOG_INFO, "gridding runs on the CPU (it has no GPU backend)");
@@ -705,26 +735,40 @@ mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts
     mr_input *in = NULL;
     double t0 = mr_now();
     const double w0 = fork_wait_s();
-    if (u.o.fieldmap && (st = mr_fieldmap_read(u.o.fieldmap, u.plan.field_units, &u.plan.fieldmap)) != MR_OK)
+    if (u.o.fieldmap && (st = mr_fieldmap_read(u.o.fieldmap, u.plan.field_units, &u.plan.fieldmap)) != MR_OK) {
+        mr_kspace_free(mem);
         return st;
-    if ((st = mr_input_open(scan, &u.o.read, &in)) != MR_OK) {
+    }
+    if (!mem && (st = mr_input_open(scan, &u.o.read, &in)) != MR_OK) {
         mr_fieldmap_free(u.plan.fieldmap);
         return st;
     }
     mr_device_init_start();
     const open_time ot = {mr_now() - t0, fork_wait_s() - w0};
-    const int nvol = mr_input_nvolumes(in);
-    if (u.o.volume >= nvol)
+    const int nvol = mem ? 1 : mr_input_nvolumes(in);
+    if (u.o.volume >= nvol) {
         st = mr_error(MR_EINVAL,
                       "%s: --volume %d, but the input holds %d volume(s) (0..%d; 'mrirecon info' lists them)", scan,
                       u.o.volume, nvol, nvol - 1);
-    else if (u.o.volume >= 0 || nvol == 1) {
-        st = recon_volume(&u, in, u.o.volume >= 0 ? u.o.volume : 0, ot, t_start, outdir);
-        if (st == MR_OK && u.o.force)
+        mr_kspace_free(mem);
+    } else if (u.o.volume >= 0 || nvol == 1) {
+        st = recon_volume(&u, in, u.o.volume >= 0 ? u.o.volume : 0, mem, ot, t_start, outdir);
+        if (st == MR_OK && outdir && u.o.force)
             st = mr_outdir_prune(outdir, NULL, 0, 1); /* an earlier multi-volume run's folders go */
     } else
         st = recon_volumes(&u, in, ot, outdir);
     mr_input_close(in);
     mr_fieldmap_free(u.plan.fieldmap);
     return st;
+}
+
+mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts *opts)
+{
+    return run(scan, NULL, NULL, outdir, opts);
+}
+
+mr_status mr_recon_run_kspace(mr_kspace *ks, const mr_volume_desc *desc, const char *name, const char *outdir,
+                              const mr_recon_opts *opts)
+{
+    return run(name, ks, desc, outdir, opts);
 }

@@ -54,6 +54,7 @@
 #include "../solver/encoding.h"
 #include "../solver/op.h"
 #include "../solver/problem.h"
+#include "volumes.h"
 
 struct mr_report; /* recon/report.h */
 
@@ -106,8 +107,10 @@ typedef struct {
     /* Optional (default NULL): where the long stages report their progress (Q, F^H d, CG, DCF,
      * gridding; base/progress.h). Borrowed for the run. */
     const mr_progress *progress;
-    /* Optional (default NULL): called once after a successful run with everything the report
-     * files hold (recon/report.h); the report is borrowed for the duration of the call. */
+    /* Optional (default NULL): called once per volume after its successful run with everything the
+     * report files hold (recon/report.h) and the images (report->images); the report is borrowed for
+     * the duration of the call. With it set, outdir may be NULL: nothing is written (the C API,
+     * recon/api.h). */
     void (*on_report)(void *ctx, const struct mr_report *report);
     void *on_report_ctx;
 } mr_recon_opts;
@@ -122,7 +125,17 @@ void mr_recon_opts_default(mr_recon_opts *o);
  * report a usage error before any work. */
 mr_status mr_recon_opts_check(const mr_recon_opts *o);
 
-/* Reconstruct `scan` into `outdir` (created if needed). Diagnostics go to stderr through mr_log. */
+/* Reconstruct `scan` into `outdir` (created if needed; NULL: no files, opts->on_report receives the
+ * results). Diagnostics go to stderr through mr_log. */
 mr_status mr_recon_run(const char *scan, const char *outdir, const mr_recon_opts *opts);
+
+/* The same for a scan in memory: ks is owned by the run from this call on (freed by it, also on failure;
+ * the run may change it: coil-weighted truth, an attached field map). desc (borrowed; may be NULL)
+ * describes where it came from (recon/volumes.h: the format, volume, prewhitening and the ISMRMRD
+ * grid and geometry, so that the images are cropped and placed as mr_recon_run does for that volume);
+ * NULL: one volume; format "arrays" where desc names none (format 0). `name` names the scan in messages and the report. opts->volume
+ * must be -1 or 0. */
+mr_status mr_recon_run_kspace(mr_kspace *ks, const mr_volume_desc *desc, const char *name, const char *outdir,
+                              const mr_recon_opts *opts);
 
 #endif

@@ -572,5 +572,6 @@ static mr_status write_atomic(const char *path, const mr_report *r, void (*body)
 }
 
 mr_status mr_report_write_json(const char *path, const mr_report *r) { return write_atomic(path, r, json_body); }
+void mr_report_print_json(FILE *f, const mr_report *r) { json_body(f, r); }
 mr_status mr_report_write_md(const char *path, const mr_report *r) { return write_atomic(path, r, md_body); }
 mr_status mr_report_write_csv(const char *path, const mr_report *r) { return write_atomic(path, r, csv_body); }

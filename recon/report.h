@@ -8,6 +8,7 @@
 #define MR_REPORT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../base/status.h"
 #include "../io/geometry.h"
@@ -141,9 +142,14 @@ typedef struct mr_report {
 
     int nmethods;
     mr_report_method m[MR_REPORT_MAX_METHODS];
+    /* the images of m[0..nmethods), complex [Nz][Ny][Nx][2] on the matrix above; set for the on_report
+       callback of mr_recon_opts (borrowed for the call), NULL elsewhere */
+    const float *const *images;
 } mr_report;
 
 mr_status mr_report_write_json(const char *path, const mr_report *r);
+/* The body of report.json into f (the C API's report, recon/api.h). */
+void mr_report_print_json(FILE *f, const mr_report *r);
 mr_status mr_report_write_md(const char *path, const mr_report *r);
 /* header exactly: method,truth,mse,psnr_db,snr_db,percent_error,seconds; one row per (method,
  * truth), or one row per method with empty metric fields when the scan has no truth. */

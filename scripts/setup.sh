@@ -37,16 +37,17 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMR_CUDA="${MR_CUDA:-AUTO}" -
   ${MR_CMAKE_ARGS:-} >&2
 cmake --build "$build" -j "$(nproc)" >&2
 echo "setup: built $build/mrirecon" >&2
-# Python modules for the reading checks of tests/cli_export.sh (they SKIP with a message without them):
-# numpy, pydicom, nibabel, pillow from PyPI, only when pip is there and MR_SKIP_PIP is not 1
+# Python modules for the reading checks of tests/cli_export.sh and for the Python package and its tests
+# (python/, tests/cli_python.sh; they SKIP with a message without them): numpy, pytest, pydicom, nibabel,
+# pillow, h5py from PyPI, only when pip is there and MR_SKIP_PIP is not 1
 if [ "${MR_SKIP_PIP:-0}" != 1 ] && command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; then
   missing=""
-  for m in numpy pydicom nibabel PIL; do python3 -c "import $m" 2>/dev/null || missing="$missing $m"; done
+  for m in numpy pytest pydicom nibabel PIL h5py; do python3 -c "import $m" 2>/dev/null || missing="$missing $m"; done
   if [ -n "$missing" ]; then
-    echo "setup: pip install numpy pydicom nibabel pillow (for the export tests)" >&2
+    echo "setup: pip install numpy pytest pydicom nibabel pillow h5py (for the export and Python tests)" >&2
     # a Debian system Python refuses pip installs (PEP 668) unless told to
-    python3 -m pip install -q numpy pydicom nibabel pillow >&2 ||
-      python3 -m pip install -q --break-system-packages numpy pydicom nibabel pillow >&2 ||
+    python3 -m pip install -q numpy pytest pydicom nibabel pillow h5py >&2 ||
+      python3 -m pip install -q --break-system-packages numpy pytest pydicom nibabel pillow h5py >&2 ||
       echo "setup: pip failed: those test parts will SKIP" >&2
   fi
 fi
