@@ -118,6 +118,7 @@ typedef struct {
     mr_cg_result cg;
     mr_q_cache *qcache; /* open from the operator's creation until the results are written */
     char qcache_dir[4096]; /* its directory (the report's) */
+    char q_source[200];    /* the report's q_source when the cache did not store what was computed */
 } run_state;
 
 static void free_state(run_state *s)
@@ -830,6 +831,8 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, open_time
         mr_outdir_fail(&od, st);
         goto fail;
     }
+    /* what the cache really did: a failed background store is not "computed, stored" */
+    r.q_source = mr_q_cache_source(s.qcache, r.q_source, s.q_source, sizeof s.q_source);
     mr_q_cache_close(s.qcache); /* its background write (a new Q) is complete: part of the run's time */
     s.qcache = NULL;
     struct rusage ru;
