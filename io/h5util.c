@@ -1018,17 +1018,43 @@ mr_status mr_h5_read_f32(hid_t dset, const char *path, const char *name, int ran
     return MR_OK;
 }
 
+/* Chunk dims of at most MR_H5_WRITE_CHUNK_BYTES (one chunk when the whole dataset fits): the leading
+ * dimensions cut, the trailing ones whole as far as they fit. */
+static void write_chunk_dims(int rank, const hsize_t *dims, size_t elem, hsize_t *chunk)
+{
+    uint64_t inner = elem; /* bytes of dims[i+1..] */
+    for (int i = rank - 1; i >= 0; i--) {
+        if (inner * dims[i] <= MR_H5_WRITE_CHUNK_BYTES) {
+            chunk[i] = dims[i];
+            inner *= dims[i];
+            continue;
+        }
+        const uint64_t fit = MR_H5_WRITE_CHUNK_BYTES / inner;
+        chunk[i] = fit >= 1 ? (hsize_t)fit : 1;
+        for (int j = i - 1; j >= 0; j--)
+            chunk[j] = 1;
+        return;
+    }
+}
+
 mr_status mr_h5_write_f32(hid_t loc, const char *path, const char *name, int rank, const hsize_t *dims,
                           const float *buf)
 {
     mr_status st = MR_OK;
     hid_t space = H5Screate_simple(rank, dims, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    if (dcpl >= 0)
-        H5Pset_obj_track_times(dcpl, 0); /* reproducible bytes */
-    hid_t ds = space < 0 ? H5I_INVALID_HID
-                         : H5Dcreate2(loc, name, H5T_IEEE_F32LE, space, H5P_DEFAULT,
-                                      dcpl >= 0 ? dcpl : H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t chunk[MR_H5_MAX_RANK];
+    write_chunk_dims(rank, dims, sizeof(float), chunk);
+    /* reproducible bytes (no timestamps); chunks with HDF5's fletcher32 checksum, which our reader
+     * verifies (mr_h5_dataset_read): a damaged file of ours is refused, not read as other numbers */
+    if (dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 || H5Pset_chunk(dcpl, rank, chunk) < 0 ||
+        H5Pset_fletcher32(dcpl) < 0) {
+        mr_h5_close(&dcpl);
+        mr_h5_close(&space);
+        h5_reason r;
+        return mr_error(MR_EIO, "%s: %s: cannot set up the dataset's storage%s", path, name, h5_why(&r));
+    }
+    hid_t ds = space < 0 ? H5I_INVALID_HID : H5Dcreate2(loc, name, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     mr_h5_close(&dcpl);
     if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
         h5_reason r;
@@ -1037,6 +1063,43 @@ mr_status mr_h5_write_f32(hid_t loc, const char *path, const char *name, int ran
     mr_h5_close(&ds);
     mr_h5_close(&space);
     return st;
+}
+
+#define CHECKSUM_ATTR "checksum"
+#define CHECKSUM_KIND "fletcher32"
+
+mr_status mr_h5_promise_checksums(hid_t obj, const char *path)
+{
+    return mr_h5_attr_write_string(obj, path, CHECKSUM_ATTR, CHECKSUM_KIND);
+}
+
+mr_status mr_h5_checksums_promised(hid_t obj, const char *path, const char *objname, int *promised)
+{
+    char kind[32];
+    int have = 0;
+    *promised = 0;
+    mr_status st = mr_h5_attr_read_string(obj, path, objname, CHECKSUM_ATTR, kind, sizeof kind, &have);
+    if (st != MR_OK)
+        return st;
+    if (have && strcmp(kind, CHECKSUM_KIND) != 0)
+        return mr_error(MR_EFORMAT, "%s: %s attribute '%s' is '%s', expected '%s'", path, objname, CHECKSUM_ATTR, kind,
+                        CHECKSUM_KIND);
+    *promised = have;
+    return MR_OK;
+}
+
+mr_status mr_h5_require_checksum(hid_t ds, const char *path, const char *name)
+{
+    hid_t dcpl = H5Dget_create_plist(ds);
+    unsigned flags = 0, cd[4];
+    size_t ncd = 4;
+    const int has = dcpl >= 0 && H5Pget_filter_by_id2(dcpl, H5Z_FILTER_FLETCHER32, &flags, &ncd, cd, 0, NULL, NULL) >= 0;
+    mr_h5_close(&dcpl);
+    if (!has)
+        return mr_error(MR_EFORMAT, "%s: %s: stored without its fletcher32 checksum, although the file promises one "
+                                    "for every dataset (damaged)",
+                        path, name);
+    return MR_OK;
 }
 
 /* ---- attributes --------------------------------------------------------------------------- */

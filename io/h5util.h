@@ -162,9 +162,24 @@ int64_t mr_h5_first_nonfinite(const float *v, size_t n);
 /* Format a flat index of an array of the given dims as "[i][j][k]" into buf. */
 void mr_h5_format_index(char *buf, size_t size, int64_t flat, int rank, const hsize_t *dims);
 
-/* Write a float32 dataset `name` (relative to loc) of the given rank and dims from buf. */
+/* Chunks of the datasets mr_h5_write_f32 writes: at most this many bytes (HDF5's chunk cache holds 1 MiB). */
+#define MR_H5_WRITE_CHUNK_BYTES ((uint64_t)1 << 20)
+
+/* Write a float32 dataset `name` (relative to loc) of the given rank and dims from buf: chunked (at most
+ * MR_H5_WRITE_CHUNK_BYTES per chunk) with HDF5's fletcher32 checksum on every chunk, which
+ * mr_h5_dataset_read verifies. */
 mr_status mr_h5_write_f32(hid_t loc, const char *path, const char *name, int rank, const hsize_t *dims,
                           const float *buf);
+
+/* The promise that every dataset of a file of ours carries a checksum: writers put the attribute
+ * "checksum" = "fletcher32" on the object that holds them (mr_h5_promise_checksums); readers ask for it
+ * (mr_h5_checksums_promised: *promised 1 or 0; any other value is MR_EFORMAT) and then refuse a dataset
+ * without the filter (mr_h5_require_checksum: MR_EFORMAT naming it), so that a damaged file cannot drop
+ * the checks by losing a filter. Files without the attribute (older ones, other writers) read as before;
+ * a checksum that is present is always verified. */
+mr_status mr_h5_promise_checksums(hid_t obj, const char *path);
+mr_status mr_h5_checksums_promised(hid_t obj, const char *path, const char *objname, int *promised);
+mr_status mr_h5_require_checksum(hid_t ds, const char *path, const char *name);
 
 /* Numeric attribute `attr` of object `obj` (named objname in messages). When absent: *present = 0
  * and buf is untouched. When present it must have type class `cls` (H5T_INTEGER or H5T_FLOAT) and

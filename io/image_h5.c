@@ -16,6 +16,7 @@
 static int reserved_name(const char *key)
 {
     return strcmp(key, "matrix") == 0 || strcmp(key, "method") == 0 || strcmp(key, "iterations") == 0 ||
+           strcmp(key, "checksum") == 0 ||
            strcmp(key, "fov_mm") == 0 || strcmp(key, "voxel_size_mm") == 0;
 }
 
@@ -51,6 +52,8 @@ mr_status mr_image_h5_write(const char *path, const float *img, const int64_t ma
         goto done;
     }
     st = mr_h5_attr_write(ds, path, "matrix", H5T_STD_I32LE, H5T_NATIVE_INT32, m32, 3);
+    if (st == MR_OK)
+        st = mr_h5_promise_checksums(ds, path);
     if (st == MR_OK && meta && meta->method && meta->method[0])
         st = mr_h5_attr_write_string(ds, path, "method", meta->method);
     if (st == MR_OK && meta) {
@@ -102,7 +105,10 @@ mr_status mr_image_h5_read_file(hid_t file, const char *path, float **img, int64
     float *buf = NULL;
     mr_status st;
     int64_t m[3];
-    if ((st = mr_h5_open_f32(file, path, DS_IMAGE, 4, &ds, dims)) != MR_OK)
+    int checked = 0;
+    if ((st = mr_h5_open_f32(file, path, DS_IMAGE, 4, &ds, dims)) != MR_OK ||
+        (st = mr_h5_checksums_promised(ds, path, DS_IMAGE, &checked)) != MR_OK ||
+        (checked && (st = mr_h5_require_checksum(ds, path, DS_IMAGE)) != MR_OK))
         goto done;
     if ((st = mr_h5_attr_read(ds, path, DS_IMAGE, "matrix", H5T_INTEGER, H5T_NATIVE_INT64, m, 3, NULL)) != MR_OK)
         goto done;

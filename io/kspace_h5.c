@@ -18,9 +18,19 @@
 #define DS_TRUTH_BL "/truth/bandlimited"
 #define DS_SENS "/kspace/sens" /* version 2 */
 
+/* mr_h5_open_f32, and the dataset's checksum when the file promises one for each dataset. */
+static mr_status open_f32(hid_t file, const char *path, const char *name, int rank, int checked, hid_t *ds,
+                          hsize_t *dims)
+{
+    mr_status st = mr_h5_open_f32(file, path, name, rank, ds, dims);
+    if (st == MR_OK && checked && (st = mr_h5_require_checksum(*ds, path, name)) != MR_OK)
+        mr_h5_close(ds);
+    return st;
+}
+
 /* Optional float32 dataset of exactly the expected dims: *present 0 when absent. */
 static mr_status open_optional(hid_t file, const char *path, const char *name, int rank, const hsize_t *want,
-                               const char *want_text, hid_t *ds, int *present)
+                               const char *want_text, int checked, hid_t *ds, int *present)
 {
     hsize_t dims[MR_H5_MAX_RANK];
     int exists;
@@ -28,7 +38,7 @@ static mr_status open_optional(hid_t file, const char *path, const char *name, i
     mr_status st = mr_h5_lookup(file, path, name, &exists);
     if (st != MR_OK || !exists)
         return st;
-    st = mr_h5_open_f32(file, path, name, rank, ds, dims);
+    st = open_f32(file, path, name, rank, checked, ds, dims);
     if (st != MR_OK)
         return st;
     for (int i = 0; i < rank; i++)
@@ -122,7 +132,9 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
     int have_w = 0, have_t = 0, have_bl = 0, have_s = 0;
     mr_status st;
 
-    if ((st = mr_h5_open_group(file, path, "/kspace", &grp)) != MR_OK)
+    int checked = 0; /* the file promises a checksum on every dataset */
+    if ((st = mr_h5_open_group(file, path, "/kspace", &grp)) != MR_OK ||
+        (st = mr_h5_checksums_promised(grp, path, "/kspace", &checked)) != MR_OK)
         goto done;
 
     /* pass 1: shapes, types and the matrix; nothing is allocated */
@@ -135,7 +147,7 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
     if ((st = mr_matrix_check(matrix, what)) != MR_OK)
         goto done;
 
-    if ((st = mr_h5_open_f32(file, path, DS_TRAJ, 2, &dtraj, tdims)) != MR_OK)
+    if ((st = open_f32(file, path, DS_TRAJ, 2, checked, &dtraj, tdims)) != MR_OK)
         goto done;
     if (tdims[1] != 3) {
         st = mr_error(MR_EFORMAT, "%s: %s: second dimension is %llu, expected 3 (kx, ky, kz)", path, DS_TRAJ,
@@ -147,7 +159,7 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
                       (unsigned long long)tdims[0], (long long)MR_MAX_SAMPLES);
         goto done;
     }
-    if ((st = mr_h5_open_f32(file, path, DS_DATA, 3, &ddata, ddims)) != MR_OK)
+    if ((st = open_f32(file, path, DS_DATA, 3, checked, &ddata, ddims)) != MR_OK)
         goto done;
     if (ddims[2] != 2) {
         st = mr_error(MR_EFORMAT, "%s: %s: last dimension is %llu, expected 2 (re, im)", path, DS_DATA,
@@ -165,17 +177,17 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
         goto done;
     }
     const hsize_t wdims[1] = {tdims[0]};
-    if ((st = open_optional(file, path, DS_WEIGHTS, 1, wdims, "M, the number of samples", &dw, &have_w)) != MR_OK)
+    if ((st = open_optional(file, path, DS_WEIGHTS, 1, wdims, "M, the number of samples", checked, &dw, &have_w)) != MR_OK)
         goto done;
     const hsize_t vdims[3] = {(hsize_t)matrix[2], (hsize_t)matrix[1], (hsize_t)matrix[0]};
-    if ((st = open_optional(file, path, DS_TRUTH, 3, vdims, "[Nz][Ny][Nx] of the matrix", &dtruth, &have_t)) != MR_OK)
+    if ((st = open_optional(file, path, DS_TRUTH, 3, vdims, "[Nz][Ny][Nx] of the matrix", checked, &dtruth, &have_t)) != MR_OK)
         goto done;
-    if ((st = open_optional(file, path, DS_TRUTH_BL, 3, vdims, "[Nz][Ny][Nx] of the matrix", &dbl, &have_bl)) !=
+    if ((st = open_optional(file, path, DS_TRUTH_BL, 3, vdims, "[Nz][Ny][Nx] of the matrix", checked, &dbl, &have_bl)) !=
         MR_OK)
         goto done;
     const hsize_t sdims[5] = {ddims[0], vdims[0], vdims[1], vdims[2], 2};
     if ((st = open_optional(file, path, DS_SENS, 5, sdims, "[C][Nz][Ny][Nx][2]: coils of /kspace/data, the matrix",
-                            &dsens, &have_s)) != MR_OK)
+                            checked, &dsens, &have_s)) != MR_OK)
         goto done;
 
     /* pass 2: allocate and read the values */
@@ -283,6 +295,8 @@ static mr_status write_attrs(hid_t grp, const char *path, const mr_kspace *ks)
     const int32_t version = ks->sens ? 2 : 1; /* the lowest version that holds the content */
     const int32_t matrix[3] = {(int32_t)ks->matrix[0], (int32_t)ks->matrix[1], (int32_t)ks->matrix[2]};
     mr_status st = mr_h5_attr_write_string(grp, path, "format", MR_FORMAT_NAME);
+    if (st == MR_OK)
+        st = mr_h5_promise_checksums(grp, path); /* every dataset: mr_h5_write_f32's fletcher32 */
     if (st == MR_OK)
         st = mr_h5_attr_write(grp, path, "version", H5T_STD_I32LE, H5T_NATIVE_INT32, &version, 0);
     if (st == MR_OK)
