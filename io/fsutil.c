@@ -139,6 +139,25 @@ mr_status mr_write_file(const char *final_path, const void *data, size_t size)
     return mr_commit_file(tmp, final_path);
 }
 
+mr_status mr_file_open_private(const char *path, int *fd)
+{
+    *fd = -1;
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; the descriptor is checked before use */
+    const int f = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (f < 0)
+        return mr_error(MR_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(f, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(f);
+        return mr_error(MR_EIO, "%s: not a regular file", path);
+    }
+    const int flags = fcntl(f, F_GETFL);
+    if (flags >= 0)
+        (void)fcntl(f, F_SETFL, flags & ~O_NONBLOCK);
+    *fd = f;
+    return MR_OK;
+}
+
 mr_status mr_mkdir_p(const char *dir)
 {
     char created[8];

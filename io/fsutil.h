@@ -38,6 +38,12 @@ mr_status mr_close_commit(FILE *f, const char *tmp, const char *final_path);
  * error the temporary file is removed and the message names final_path and strerror. */
 mr_status mr_write_file(const char *final_path, const void *data, size_t size);
 
+/* Open an input file for reading as a descriptor of this process (*fd, O_CLOEXEC, owned by the caller):
+ * without blocking (a FIFO), a regular file only. What is read through it stays this file, whatever
+ * happens to the path afterwards (a rename over it). MR_EIO "path: cannot open: <strerror>" or
+ * "path: not a regular file". */
+mr_status mr_file_open_private(const char *path, int *fd);
+
 /* mkdir -p */
 mr_status mr_mkdir_p(const char *dir);
 /* mkdir -p, and created[0..size) receives the outermost folder it made ("" when all existed), so that

@@ -11,10 +11,12 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
-#include "../base/log.h"
 #include "../base/child.h"
+#include "../base/log.h"
+#include "../base/memory.h"
 #include "fsutil.h"
 
 void mr_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
@@ -84,32 +86,92 @@ static const char *h5_why(h5_reason *r)
 
 /* ---- files -------------------------------------------------------------------------------- */
 
-mr_status mr_h5_open_read(const char *path, hid_t *file)
+/* HDF5 looks for the superblock at offset 0, 512, 1024, 2048, ... : 1 when the file at fd has it */
+static int fd_has_signature(int fd, uint64_t size)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char b[8];
+    for (uint64_t at = 0; at + 8 <= size; at = at ? 2 * at : 512)
+        if (pread(fd, b, 8, (off_t)at) == 8 && memcmp(b, sig, 8) == 0)
+            return 1;
+    return 0;
+}
+
+static mr_status open_unlinked(int fd, const char *label, uint64_t size, hid_t *file)
+{
+    if (size > SIZE_MAX / 2)
+        return mr_error(MR_ENOMEM, "%s: too large to read into memory", label);
+    unsigned char *buf = malloc((size_t)size);
+    if (!buf)
+        return mr_error(MR_ENOMEM, "%s: out of memory for the %llu-byte file (removed from its folder, so read into "
+                                   "memory)",
+                        label, (unsigned long long)size);
+    size_t got = 0;
+    while (got < size) {
+        const ssize_t r = pread(fd, buf + got, (size_t)size - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    mr_status st = got == size ? mr_h5_open_memory(buf, (size_t)size, label, file)
+                               : mr_error(MR_EIO, "%s: read failed: %s", label, errno ? strerror(errno) : "short read");
+    free(buf); /* libhdf5 has its own copy */
+    return st;
+}
+
+mr_status mr_h5_open_fd(int fd, const char *label, hid_t *file)
 {
     *file = H5I_INVALID_HID;
     harden();
-    /* stat before opening: opening a FIFO or a device could block */
     struct stat sb;
-    if (stat(path, &sb) != 0)
-        return mr_error(MR_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0)
+        return mr_error(MR_EIO, "%s: cannot open: %s", label, strerror(errno));
     if (!S_ISREG(sb.st_mode))
-        return mr_error(MR_EIO, "%s: not a regular file", path);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return mr_error(MR_EIO, "%s: cannot open: %s", path, strerror(errno));
-    fclose(f);
+        return mr_error(MR_EIO, "%s: not a regular file", label);
     if (sb.st_size == 0)
-        return mr_error(MR_EFORMAT, "%s: empty file (0 bytes), not an HDF5 file", path);
-    htri_t is = H5Fis_hdf5(path);
-    if (is <= 0)
-        return mr_error(MR_EFORMAT, "%s: not an HDF5 file (no HDF5 signature)", path);
-    hid_t id = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        return mr_error(MR_EFORMAT, "%s: empty file (0 bytes), not an HDF5 file", label);
+    if (!fd_has_signature(fd, (uint64_t)sb.st_size))
+        return mr_error(MR_EFORMAT, "%s: not an HDF5 file (no HDF5 signature)", label);
+    /* libhdf5 opens by name, and resolves the name (realpath) first: the descriptor's own name
+     * (/proc/self/fd/N), which is this very file whatever became of its path since. A file whose name
+     * is gone (renamed over, removed) cannot be resolved: libhdf5 gets its bytes instead (read through
+     * the descriptor, opened in memory). Without /proc: the path, after checking it names the file. */
+    char name[64], *real = NULL;
+    snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    struct stat byname;
+    const char *open_as = name;
+    if (stat(name, &byname) == 0 && byname.st_ino == sb.st_ino && byname.st_dev == sb.st_dev) {
+        real = realpath(name, NULL);
+        const int resolves = real && stat(real, &byname) == 0 && byname.st_ino == sb.st_ino && byname.st_dev == sb.st_dev;
+        free(real);
+        if (!resolves)
+            return open_unlinked(fd, label, (uint64_t)sb.st_size, file);
+    } else {
+        if (stat(label, &byname) != 0 || byname.st_ino != sb.st_ino || byname.st_dev != sb.st_dev)
+            return mr_error(MR_EIO, "%s: the file was replaced while it was being opened", label);
+        open_as = label;
+    }
+    hid_t id = H5Fopen(open_as, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (id < 0) {
         h5_reason r;
-        return mr_error(MR_EIO, "%s: HDF5 cannot open the file, damaged or truncated?%s", path, h5_why(&r));
+        return mr_error(MR_EIO, "%s: HDF5 cannot open the file, damaged or truncated?%s", label, h5_why(&r));
     }
     *file = id;
     return MR_OK;
+}
+
+mr_status mr_h5_open_read(const char *path, hid_t *file)
+{
+    *file = H5I_INVALID_HID;
+    int fd;
+    mr_status st = mr_file_open_private(path, &fd);
+    if (st != MR_OK)
+        return st;
+    st = mr_h5_open_fd(fd, path, file);
+    close(fd); /* libhdf5 has its own descriptor of the same file */
+    return st;
 }
 
 /* HDF5 looks for the superblock at offset 0, 512, 1024, 2048, ... */
@@ -148,85 +210,137 @@ mr_status mr_h5_open_memory(const void *buf, size_t size, const char *name, hid_
     return MR_OK;
 }
 
-/* ---- reading in a child first ------------------------------------------------------------- */
+/* ---- reading in a child, the result streamed back ------------------------------------------ */
+
+/* What the child says first: a result follows (the reader's own stream, mr_h5_isolated.send), or the
+ * end with the reader's status and message. */
+#define FRAME_MAGIC 0x3548524du /* "MRH5" */
+enum { FRAME_RESULT = 1, FRAME_END = 2 };
+typedef struct {
+    uint32_t magic, kind;
+    int32_t status;
+    uint32_t message_bytes; /* FRAME_END: the message follows */
+} frame;
 
 typedef struct {
-    int status;
-    char message[1024];
-} child_report;
+    int fd;
+    const char *label;
+    const mr_h5_isolated *how;
+    void *ctx;
+    int complete; /* the parent got a whole answer (a result, or the end) */
+} isolated_job;
 
-mr_status mr_h5_read_checked(const char *path, mr_h5_reader reader, void *ctx)
+/* In the child: open, read, and stream the result (or the refusal) to the parent. */
+static void isolated_child(void *arg, int out)
 {
+    isolated_job *j = arg;
     hid_t file;
-    mr_status st = mr_h5_open_read(path, &file);
+    mr_status st = mr_h5_open_fd(j->fd, j->label, &file);
+    if (st == MR_OK) {
+        st = j->how->read(file, j->label, j->ctx);
+        mr_h5_close(&file);
+    }
+    frame f = {FRAME_MAGIC, st == MR_OK ? FRAME_RESULT : FRAME_END, (int32_t)st, 0};
+    if (st == MR_OK) {
+        if (mr_pipe_put(out, &f, sizeof f) == MR_OK)
+            j->how->send(j->ctx, out);
+        return;
+    }
+    const char *msg = mr_last_error()[0] ? mr_last_error() : mr_strerror(st);
+    f.message_bytes = (uint32_t)strlen(msg);
+    if (mr_pipe_put(out, &f, sizeof f) == MR_OK)
+        mr_pipe_put(out, msg, f.message_bytes);
+}
+
+/* Here: the child's answer. A stream that ends early leaves j->complete 0 (the caller looks at how the
+ * child ended). */
+static mr_status isolated_parent(void *arg, int in)
+{
+    isolated_job *j = arg;
+    frame f;
+    mr_status st = mr_pipe_get(in, &f, sizeof f);
     if (st != MR_OK)
         return st;
-    st = reader(file, path, ctx);
-    mr_h5_close(&file);
+    if (f.magic != FRAME_MAGIC || (f.kind != FRAME_RESULT && f.kind != FRAME_END))
+        return mr_error(MR_EINTERNAL, "%s: the reading process sent a damaged answer", j->label);
+    if (f.kind == FRAME_RESULT) {
+        st = j->how->recv(j->ctx, in, j->label);
+        j->complete = st == MR_OK;
+        return st;
+    }
+    char *msg = malloc(MR_ERROR_MAX);
+    const size_t n = f.message_bytes < MR_ERROR_MAX ? f.message_bytes : MR_ERROR_MAX - 1;
+    if (!msg || mr_pipe_get(in, msg, n) != MR_OK) {
+        free(msg);
+        return mr_error(MR_EINTERNAL, "%s: the reading process sent a damaged answer", j->label);
+    }
+    msg[n] = '\0';
+    j->complete = 1;
+    const mr_status code = f.status > 0 && f.status < MR_STATUS_COUNT ? (mr_status)f.status : MR_EFORMAT;
+    mr_error(code, "%s", msg);
+    free(msg);
+    return code;
+}
+
+/* The refusal for a child that ended without a whole answer. */
+static mr_status child_failed(const char *label, int ws, unsigned cpu_s)
+{
+    if (WIFSIGNALED(ws)) {
+        const int sig = WTERMSIG(ws);
+        if (sig == SIGXCPU)
+            return mr_error(MR_EFORMAT,
+                            "%s: HDF5 did not finish reading the file within %u s of CPU time; damaged or hostile "
+                            "file refused",
+                            label, cpu_s);
+        if (sig == SIGKILL)
+            return mr_error(MR_EFORMAT,
+                            "%s: the process reading the file was killed (signal 9: out of memory, or over its %u s "
+                            "of CPU time); damaged or hostile file refused",
+                            label, cpu_s);
+        return mr_error(MR_EFORMAT, "%s: HDF5 crashed reading the file (signal %d, %s); damaged or hostile file refused",
+                        label, sig, strsignal(sig));
+    }
+    return mr_error(MR_EFORMAT, "%s: the process reading the file failed (exit status %d); damaged or hostile file refused",
+                    label, WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+}
+
+mr_status mr_h5_read_in_child(int fd, const char *label, const mr_h5_isolated *how, void *ctx)
+{
+    struct stat sb;
+    const uint64_t size = fstat(fd, &sb) == 0 && sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
+    /* CPU time for the child: generous for a healthy file, finite for a looping libhdf5; memory: what
+     * libhdf5 needs for itself and twice the file, plus what the reader allows for the arrays it has
+     * checked (mr_child_memory_allow), so that libhdf5 cannot be made to allocate what a hostile size in
+     * the file says */
+    const mr_child_limits lim = {(unsigned)(120 + 60 * (double)size / (double)(1 << 30)),
+                                 MR_H5_CHILD_MEMORY + 2 * size};
+    isolated_job job = {fd, label, how, ctx, 0};
+    int ws = 0, ran = 0;
+    mr_status st = mr_run_in_child_stream(isolated_child, &job, isolated_parent, &job, &lim, &ws, &ran);
+    if (!ran) { /* no child (no pipe, no fork): read here */
+        hid_t file;
+        if ((st = mr_h5_open_fd(fd, label, &file)) == MR_OK) {
+            st = how->read(file, label, ctx);
+            mr_h5_close(&file);
+        }
+        return st;
+    }
+    if (!job.complete && (WIFSIGNALED(ws) || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || st == MR_EIO))
+        return child_failed(label, ws, lim.cpu_seconds);
     return st;
 }
 
-mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
+mr_status mr_h5_read_path_in_child(const char *path, const mr_h5_isolated *how, void *ctx)
 {
-    mr_status st = mr_h5_check_isolated(path, reader, ctx);
-    return st == MR_OK ? mr_h5_read_checked(path, reader, ctx) : st;
+    int fd;
+    mr_status st = mr_file_open_private(path, &fd);
+    if (st != MR_OK)
+        return st;
+    st = mr_h5_read_in_child(fd, path, how, ctx);
+    close(fd);
+    return st;
 }
 
-typedef struct {
-    const char *path;
-    mr_h5_reader reader;
-    void *ctx;
-} isolated_read;
-
-/* In the child: read, and report the outcome (the parent reads the file again and says what there is
- * to say about it, so the child logs errors only). */
-static void isolated_child(void *ctx, void *out)
-{
-    const isolated_read *r = ctx;
-    child_report *rep = out;
-    mr_log_set_level(MR_LOG_ERROR);
-    memset(rep, 0, sizeof *rep);
-    rep->status = (int)mr_h5_read_checked(r->path, r->reader, r->ctx);
-    snprintf(rep->message, sizeof rep->message, "%s", mr_last_error());
-}
-
-mr_status mr_h5_check_isolated(const char *path, mr_h5_reader reader, void *ctx)
-{
-    struct stat sb;
-    /* CPU time for the child: generous for a healthy file, finite for a looping libhdf5 */
-    const double gib = stat(path, &sb) == 0 ? (double)sb.st_size / (double)(1 << 30) : 0;
-    const mr_child_limits lim = {(unsigned)(120 + 60 * gib)};
-    const unsigned long long cpu_s = lim.cpu_seconds;
-    isolated_read job = {path, reader, ctx};
-    child_report rep;
-    int ws = 0;
-    const long got = mr_run_in_child(isolated_child, &job, &rep, sizeof rep, &lim, &ws);
-    if (got < 0)
-        return MR_OK; /* no child: the caller reads in this process only */
-    if (WIFSIGNALED(ws)) {
-        int sig = WTERMSIG(ws);
-        if (sig == SIGXCPU)
-            return mr_error(MR_EFORMAT,
-                            "%s: HDF5 did not finish reading the file within %llu s of CPU time; damaged or hostile "
-                            "file refused",
-                            path, cpu_s);
-        if (sig == SIGKILL)
-            return mr_error(MR_EFORMAT,
-                            "%s: the process reading the file was killed (signal 9: out of memory, or over its %llu s "
-                            "of CPU time); damaged or hostile file refused",
-                            path, cpu_s);
-        return mr_error(MR_EFORMAT, "%s: HDF5 crashed reading the file (signal %d, %s); damaged or hostile file refused",
-                        path, sig, strsignal(sig));
-    }
-    if (got != (long)sizeof rep || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
-        return mr_error(MR_EFORMAT, "%s: the process reading the file failed (exit status %d); damaged or hostile file refused",
-                        path, WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
-    rep.message[sizeof rep.message - 1] = '\0';
-    if (rep.status != MR_OK)
-        return mr_error(rep.status > 0 && rep.status < MR_STATUS_COUNT ? (mr_status)rep.status : MR_EFORMAT, "%s",
-                        rep.message);
-    return MR_OK;
-}
 /* Files are built in memory (HDF5's core driver without a backing store) and written out by
  * mr_h5_close_commit with plain stdio: HDF5 itself never writes to the disk. A write that fails on
  * disk (full disk, quota, file-size limit) is then an ordinary fwrite/fsync error with its errno,
@@ -857,6 +971,9 @@ static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const c
     }
     chunk_ctx c = {path, name, chunk_bytes, ""};
     hsize_t origin[MR_H5_MAX_RANK] = {0};
+    /* the file's type is the memory's (float32 little-endian on this machine): no conversion, the
+       decoded chunk goes straight into place */
+    const int same_type = H5Tequal(ftype, memtype) > 0;
     for (uint64_t k = 0; k < info->nchunks; k++) {
         hsize_t stored = 0;
         if ((st = chunk_size(ds, info, path, name, origin, &stored, c.at)) != MR_OK)
@@ -890,6 +1007,11 @@ static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const c
             st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s decodes to %zu bytes, expected %zu", path, name, c.at, len,
                           chunk_bytes);
             goto done;
+        }
+        if (same_type) {
+            scatter_chunk(info, origin, cur, msize, buf);
+            next_chunk(info, origin);
+            continue;
         }
         /* convert in place, in a work buffer big enough for the memory type */
         unsigned char *out = cur == w[1] ? w[1] : w[0];

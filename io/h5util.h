@@ -47,6 +47,11 @@ void mr_h5_quiet(void);
  * (MR_EFORMAT), and that HDF5 can open it (MR_EIO, e.g. a truncated file). */
 mr_status mr_h5_open_read(const char *path, hid_t *file);
 
+/* The same for a file open as fd (io/fsutil.h mr_file_open_private; `label` names it in messages):
+ * HDF5 opens that very file (through /proc/self/fd; without /proc by the label, after checking that it
+ * still names the same file), whatever became of its path. fd stays the caller's. */
+mr_status mr_h5_open_fd(int fd, const char *label, hid_t *file);
+
 /* Open the HDF5 file image buf[size] read-only through HDF5's core (in-memory) driver; HDF5 copies
  * the bytes, so buf is borrowed for the call only. `name` names the image in messages (it is not
  * opened). The same checks as mr_h5_open_read after the file-system ones: an HDF5 signature
@@ -57,28 +62,34 @@ mr_status mr_h5_open_memory(const void *buf, size_t size, const char *name, hid_
 /* A reader of an open HDF5 file (e.g. mr_kspace_read_file): fills what ctx points to. */
 typedef mr_status (*mr_h5_reader)(hid_t file, const char *path, void *ctx);
 
-/* Open `path` (mr_h5_open_read) and run reader(file, path, ctx) first in a child process (fork), and
- * only when the child accepted the file again here. libhdf5 decodes a file's own structures
- * (superblock, object headers, heaps, B-trees) before any check of ours can run, and some damaged
- * ones crash or hang it (docs/FUZZING.md); the child takes that crash instead of the program:
- * a child killed by a signal, or by its CPU-time limit (120 s + 60 s per GiB of file: libhdf5
- * looping on a damaged structure), gives MR_EFORMAT naming the file and the signal. A refusal by
- * the child is returned with the child's status and message; the file is then not opened here at
- * all. The price: a file that is accepted is read twice. When fork fails, reads here only. */
-mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx);
+/* How a reader's result crosses from the child that reads the file to this process
+ * (mr_h5_read_in_child): read fills ctx in the child; send writes ctx's result to the pipe fd there
+ * (it may free it as it goes); recv reads it here into ctx, checking it again (sizes, values), and
+ * keeps nothing when it fails. ctx means the same to read and recv (e.g. mr_kspace **). */
+typedef struct {
+    mr_h5_reader read;
+    mr_status (*send)(void *ctx, int fd);
+    mr_status (*recv)(void *ctx, int fd, const char *label);
+} mr_h5_isolated;
 
-/* The first half of that: run reader(file, path, ctx) in the child only and return its verdict
- * (MR_OK: the child accepted the file; otherwise its status and message, or MR_EFORMAT naming the
- * signal), for a reader whose result cannot cross a process boundary (a handle that keeps the
- * file open: io/input.c's check of an ISMRMRD file): the caller then reads in this process. What the reader writes to
- * ctx stays in the child. When pipe or fork fails: MR_OK (nothing checked). The reader must not
- * start OpenMP threads: a pool the parent already started does not exist in the child. */
-mr_status mr_h5_check_isolated(const char *path, mr_h5_reader reader, void *ctx);
+/* The memory a reading child may use besides twice the file and the arrays its reader allows. */
+#define MR_H5_CHILD_MEMORY ((uint64_t)64 << 20)
 
-/* The second half: open `path` (mr_h5_open_read) and run reader(file, path, ctx) here, with no child:
- * for a file a child has read already (mr_h5_check_isolated with a reader that decodes at least as
- * much), e.g. io/input.c's check at open and its read of the scan later. */
-mr_status mr_h5_read_checked(const char *path, mr_h5_reader reader, void *ctx);
+/* Read the file open as fd (io/fsutil.h mr_file_open_private) in a child process (fork): the child opens
+ * it (mr_h5_open_fd), runs how->read and streams the result back (how->send / how->recv), so the file is
+ * read once, and only there. libhdf5 decodes a file's own structures (superblock, object headers, heaps,
+ * B-trees) before any check of ours can run, and some damaged ones crash, hang or make it allocate what
+ * a hostile size says (docs/FUZZING.md); the child takes that instead of this process: it runs under a
+ * CPU-time limit (120 s + 60 s per GiB of file: libhdf5 looping) and a memory limit (RLIMIT_AS:
+ * MR_H5_CHILD_MEMORY + twice the file + what the reader allows for arrays it has checked,
+ * base/child.h mr_child_memory_allow), and a child killed by a signal or its limits gives MR_EFORMAT
+ * naming the file and why. A refusal by the reader comes back with its status and message. This
+ * process never runs libhdf5 on the file. `label` names the file in messages. When no child can be
+ * made (no pipe, no fork) the file is read here instead. */
+mr_status mr_h5_read_in_child(int fd, const char *label, const mr_h5_isolated *how, void *ctx);
+
+/* The same for a path, opened here first (mr_file_open_private: its errors). */
+mr_status mr_h5_read_path_in_child(const char *path, const mr_h5_isolated *how, void *ctx);
 
 /* Create the file that will become `path`: built in memory (HDF5 core driver, no backing store),
  * tmp receives the temporary name it is written under at commit (io/fsutil.h mr_tmp_name). Nothing

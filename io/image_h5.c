@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/child.h"
+#include "../base/memory.h"
 #include "h5util.h"
 #include "kspace.h"
 
@@ -90,11 +92,52 @@ static mr_status read_image(hid_t file, const char *path, void *ctx)
     return mr_image_h5_read_file(file, path, o->img, o->matrix);
 }
 
+static mr_status send_image(void *ctx, int fd)
+{
+    image_out *o = ctx;
+    mr_status st = mr_pipe_put(fd, o->matrix, 3 * sizeof *o->matrix);
+    if (st == MR_OK)
+        st = mr_pipe_put(fd, *o->img, (size_t)(o->matrix[0] * o->matrix[1] * o->matrix[2]) * 2 * sizeof(float));
+    free(*o->img);
+    *o->img = NULL;
+    return st;
+}
+
+static mr_status recv_image(void *ctx, int fd, const char *label)
+{
+    image_out *o = ctx;
+    int64_t m[3];
+    mr_status st = mr_pipe_get(fd, m, sizeof m);
+    char what[96];
+    snprintf(what, sizeof what, "the image of %s", label[0] ? "the file" : "?");
+    if (st != MR_OK || (st = mr_matrix_check(m, what)) != MR_OK)
+        return st;
+    const size_t n = (size_t)(m[0] * m[1] * m[2]) * 2;
+    if ((st = mr_mem_check(n * sizeof(float), what)) != MR_OK)
+        return st;
+    float *buf = malloc(n * sizeof(float));
+    if (!buf)
+        return mr_error(MR_ENOMEM, "%s: out of memory for the image", label);
+    st = mr_pipe_get(fd, buf, n * sizeof(float));
+    for (size_t i = 0; st == MR_OK && i < n; i++)
+        if (!isfinite(buf[i]))
+            st = mr_error(MR_EINTERNAL, "%s: the reading process sent a non-finite value", label);
+    if (st != MR_OK) {
+        free(buf);
+        return st;
+    }
+    memcpy(o->matrix, m, sizeof m);
+    *o->img = buf;
+    return MR_OK;
+}
+
+static const mr_h5_isolated image_isolated = {read_image, send_image, recv_image};
+
 mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3])
 {
     *img = NULL;
     image_out o = {img, matrix};
-    return mr_h5_read_isolated(path, read_image, &o);
+    return mr_h5_read_path_in_child(path, &image_isolated, &o);
 }
 
 mr_status mr_image_h5_read_file(hid_t file, const char *path, float **img, int64_t matrix[3])
@@ -123,7 +166,11 @@ mr_status mr_image_h5_read_file(hid_t file, const char *path, float **img, int64
                       (long long)m[2]);
         goto done;
     }
-    buf = malloc((size_t)(m[0] * m[1] * m[2]) * 2 * sizeof(float));
+    const uint64_t bytes = (uint64_t)(m[0] * m[1] * m[2]) * 2 * sizeof(float);
+    if ((st = mr_mem_check(bytes, "the image")) != MR_OK)
+        goto done;
+    mr_child_memory_allow((int64_t)bytes); /* checked against the dataset's storage */
+    buf = malloc((size_t)bytes);
     if (!buf) {
         st = mr_error(MR_ENOMEM, "%s: out of memory for the image", path);
         goto done;

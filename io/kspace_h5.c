@@ -115,11 +115,15 @@ static mr_status read_meta(hid_t grp, const char *path, mr_kspace *ks)
 }
 
 static mr_status read_scan(hid_t file, const char *path, void *out) { return mr_kspace_read_file(file, path, out); }
+static mr_status send_scan(void *ctx, int fd) { return mr_kspace_send(fd, *(mr_kspace **)ctx); }
+static mr_status recv_scan(void *ctx, int fd, const char *label) { return mr_kspace_recv(fd, label, ctx); }
+
+const mr_h5_isolated mr_kspace_h5_isolated = {read_scan, send_scan, recv_scan};
 
 mr_status mr_kspace_read(const char *path, mr_kspace **out)
 {
     *out = NULL;
-    return mr_h5_read_isolated(path, read_scan, out);
+    return mr_h5_read_path_in_child(path, &mr_kspace_h5_isolated, out);
 }
 
 mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
