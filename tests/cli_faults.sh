@@ -78,6 +78,16 @@ else
 fi
 chmod 0755 "$pub/ro"
 
+# a legal but huge matrix (2048x2048x64: its Toeplitz grid alone is 16 GiB) is refused before the memory is
+# taken, with the number needed (a 6 GB address-space limit stands for a machine without that memory)
+expect 0 "phantom (small)" -- "$bin" phantom -o "$dir/small.h5" --matrix 32 --spokes 8 --readout 32 -q
+expect 0 "convert to BART" -- "$bin" convert "$dir/small.h5" "$dir/huge" -q
+sed -i 's/^matrix 32 32 1$/matrix 2048 2048 64/' "$dir/huge_traj.hdr" "$dir/huge_ksp.hdr"
+expect 1 "recon of a 2048x2048x64 matrix without the memory" -- \
+  bash -c 'ulimit -v 6000000; exec "$0" recon "$1" -o "$2" --q-cache off -q' "$bin" "$dir/huge_ksp.hdr" "$dir/huge-out"
+check "the message says how much memory it needs" grep -q "needs 16 GiB of memory; .* available" "$dir/err"
+check "no output folder" test ! -e "$dir/huge-out"
+
 # batch: a failed scan's summary carries the end of its log
 expect 1 "batch with a missing scan" -- "$bin" batch "$dir/scan.h5" "$dir/missing.h5" -o "$dir/batch" --iters 3 -q
 check "summary.md has the log of the failed scan" grep -q "^### missing: the last 20 lines of .logs/missing.log" "$dir/batch/summary.md"
