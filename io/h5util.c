@@ -1320,6 +1320,28 @@ done:
 
 /* Offset of the first byte of s[len] that is not part of valid UTF-8 text without control
  * characters (C0, DEL), or -1 when all is well. ASCII is a subset. */
+static long bad_text_at(const unsigned char *s, size_t len);
+
+long mr_h5_text_bad_at(const char *s, size_t len) { return bad_text_at((const unsigned char *)s, len); }
+
+void mr_h5_text_clean(char *s)
+{
+    size_t len = strlen(s);
+    long bad;
+    while ((bad = bad_text_at((const unsigned char *)s, len)) >= 0) {
+        /* a control character or a byte that starts no character becomes '?'; a character cut off at the
+           end (a truncated name) is dropped */
+        const unsigned char c = (unsigned char)s[bad];
+        size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        if (n && (size_t)bad + n > len) {
+            s[bad] = '\0';
+            len = (size_t)bad;
+        } else {
+            s[bad] = '?';
+        }
+    }
+}
+
 static long bad_text_at(const unsigned char *s, size_t len)
 {
     size_t i = 0;

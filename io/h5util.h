@@ -208,6 +208,13 @@ mr_status mr_h5_attr_read(hid_t obj, const char *path, const char *objname, cons
 mr_status mr_h5_attr_read_string(hid_t obj, const char *path, const char *objname, const char *attr, char *buf,
                                  size_t size, int *present);
 
+/* Text as mr_h5_attr_read_string accepts it: the offset of the first byte of s[len] that is not valid
+ * UTF-8 without control characters, or -1. mr_h5_text_clean makes a NUL-terminated string such text
+ * in place (control characters and stray bytes become '?', a character cut off at the end is dropped):
+ * for names taken from other formats (an ISMRMRD trajectory, a BART header) that our files store. */
+long mr_h5_text_bad_at(const char *s, size_t len);
+void mr_h5_text_clean(char *s);
+
 /* Write a numeric attribute: n elements (n == 0: a scalar) stored as filetype from memtype. */
 mr_status mr_h5_attr_write(hid_t obj, const char *path, const char *attr, hid_t filetype, hid_t memtype,
                            const void *buf, int n);

@@ -52,7 +52,9 @@ static int is_regular(const char *path)
 }
 
 /* A BART input named by `path`: NAME.hdr / NAME.cfl / NAME of either array of the pair, or the
- * prefix. 1 with the pair's names filled when both headers exist and look like BART headers. */
+ * prefix. 1 with the pair's names filled when both headers exist (a header that is not one is then
+ * refused by the reader with its reason, not taken for another format); -1 (message recorded) when
+ * `path` names one array of a pair whose other header is missing; 0 when it is no BART input. */
 static int find_bart(const char *path, char *traj, char *ksp, size_t size)
 {
     char hdr[4200];
@@ -71,13 +73,15 @@ static int find_bart(const char *path, char *traj, char *ksp, size_t size)
     char th[4200], kh[4200];
     snprintf(th, sizeof th, "%s.hdr", traj);
     snprintf(kh, sizeof kh, "%s.hdr", ksp);
-    int pair = mr_cfl_is_header(th) && mr_cfl_is_header(kh);
-    if (named && !pair) {
+    const int have_t = is_regular(th), have_k = is_regular(kh);
+    if (have_t && have_k)
+        return 1;
+    if (named || have_t || have_k) {
         mr_error(MR_EFORMAT, "%s: a BART header, but its partner is missing: BART input is a pair %s + %s (.hdr/.cfl)",
                  path, traj, ksp);
         return -1;
     }
-    return pair;
+    return 0;
 }
 
 static mr_status check_units_apply(const mr_input *in)

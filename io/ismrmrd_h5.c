@@ -1697,6 +1697,7 @@ mr_status mr_ismrmrd_read_volume(mr_ismrmrd *r, int index, mr_kspace **out)
     const char *kind = kind_for(en->trajectory, ks->matrix[2] > 1, s->stack);
     snprintf(ks->traj_kind, sizeof ks->traj_kind, "%s%s", kind ? "" : "ismrmrd-",
              kind ? kind : (en->trajectory[0] ? en->trajectory : "unknown"));
+    mr_h5_text_clean(ks->traj_kind); /* the header's text, whatever it holds, as our files store names */
     if (s->noise_cov) {
         /* noise power per complex sample, scaled from the noise scans' to the imaging bandwidth */
         double tr = 0;

@@ -275,6 +275,11 @@ static mr_status check_scan(const char *path, const mr_kspace *ks, const hsize_t
                         ks->snr_db);
     if (!memchr(ks->traj_kind, 0, sizeof ks->traj_kind) || !memchr(ks->phantom, 0, sizeof ks->phantom))
         return mr_error(MR_EINVAL, "%s: refusing to write an unterminated trajectory or phantom name", path);
+    if (mr_h5_text_bad_at(ks->traj_kind, strlen(ks->traj_kind)) >= 0 ||
+        mr_h5_text_bad_at(ks->phantom, strlen(ks->phantom)) >= 0)
+        return mr_error(MR_EINVAL, "%s: refusing to write a trajectory or phantom name that is not text (control "
+                                   "characters or invalid UTF-8): the reader would refuse it",
+                        path);
     const hsize_t wdims[1] = {(hsize_t)ks->nsamples};
     if ((st = check_finite(path, DS_TRAJ, ks->traj, 2, tdims)) != MR_OK ||
         (st = check_finite(path, DS_DATA, ks->data, 3, ddims)) != MR_OK ||
