@@ -225,6 +225,28 @@ void mr_child_memory_allow(int64_t bytes)
     apply_memory_limit();
 }
 
+static struct rlimit budget_saved; /* the limit before mr_memory_budget */
+
+void mr_memory_budget(uint64_t bytes)
+{
+    if (bytes == 0) {
+        if (mem_budget > 0)
+            setrlimit(RLIMIT_AS, &budget_saved);
+        mem_base = mem_budget = 0;
+        mem_allowed = 0;
+        return;
+    }
+    if (mem_budget == 0 && getrlimit(RLIMIT_AS, &budget_saved) != 0)
+        return;
+    const uint64_t base = mr_mem_mapped();
+    if (base == 0)
+        return;
+    mem_base = base;
+    mem_budget = bytes;
+    mem_allowed = 0;
+    apply_memory_limit();
+}
+
 /* In the child: the limits of a process expected to be sacrificed. */
 static void limit_child(const mr_child_limits *l)
 {

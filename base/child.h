@@ -58,6 +58,11 @@ mr_status mr_run_in_child_stream(void (*produce)(void *pctx, int fd), void *pctx
  * any other process. */
 void mr_child_memory_allow(int64_t bytes);
 
+/* Give this process the memory budget a reading child has (mr_child_limits.memory_bytes): RLIMIT_AS at
+ * what it maps now + bytes, then mr_child_memory_allow as in a child; 0 ends it (the limit as before).
+ * For a process that runs a reader in-process on purpose, e.g. the fuzz targets' replay. */
+void mr_memory_budget(uint64_t bytes);
+
 /* ---- background work, never alive across a fork ------------------------------------------------
  * A fork while another thread holds a lock (the dynamic loader's, a library's, the CUDA driver's)
  * gives a child that deadlocks on it, and a half-made CUDA context does not survive a fork. So the

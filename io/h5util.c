@@ -84,6 +84,13 @@ static const char *h5_why(h5_reason *r)
     return r->text;
 }
 
+const char *mr_h5_why(char *buf, size_t size)
+{
+    h5_reason r;
+    snprintf(buf, size, "%s", h5_why(&r));
+    return buf;
+}
+
 /* ---- files -------------------------------------------------------------------------------- */
 
 /* HDF5 looks for the superblock at offset 0, 512, 1024, 2048, ... : 1 when the file at fd has it */

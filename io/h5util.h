@@ -42,6 +42,9 @@ extern "C" {
 /* Turn off HDF5's automatic error-stack printing, so users see only our messages. */
 void mr_h5_quiet(void);
 
+/* " (HDF5: <why the last HDF5 call failed, innermost>)" into buf, or "" when HDF5 said nothing. */
+const char *mr_h5_why(char *buf, size_t size);
+
 /* Open an existing file read-only after checking, in this order, that it can be opened at all
  * (MR_EIO with strerror), is a regular non-empty file and carries the HDF5 signature
  * (MR_EFORMAT), and that HDF5 can open it (MR_EIO, e.g. a truncated file). */

@@ -543,13 +543,20 @@ static mr_status read_records(mr_ismrmrd *r, hid_t type, const hsize_t *idx, int
     memset(buf, 0, (size_t)n * H5Tget_size(type));
     if (fs < 0 || ms < 0 || dxpl < 0 || H5Sselect_elements(fs, H5S_SELECT_SET, (size_t)n, idx) < 0)
         st = mr_error(MR_EIO, "%s: %s/data: cannot select acquisitions", r->label, r->sum.group);
-    else if (H5Dread(r->dset, type, ms, fs, dxpl, buf) < 0)
+    else if (H5Dread(r->dset, type, ms, fs, dxpl, buf) < 0) {
+        /* a stored length that disagrees with the headers: refused by the budget when it is within reach,
+           else libhdf5 failed on its own (e.g. a length it cannot allocate for within the reading process's
+           memory: an 8 GiB request for a 0x7fffffff data length) */
+        char why[300];
         st = b->refused ? mr_error(MR_EFORMAT,
                                    "%s: %s/data: acquisitions %lld..%lld store more %s values than their headers "
                                    "announce (%zu bytes)",
                                    r->label, r->sum.group, (long long)idx[0], (long long)idx[n - 1], what, budget)
-                        : mr_error(MR_EIO, "%s: %s/data: cannot read the %s of acquisitions %lld..%lld", r->label,
-                                   r->sum.group, what, (long long)idx[0], (long long)idx[n - 1]);
+                        : mr_error(MR_EFORMAT, "%s: %s/data: cannot read the %s of acquisitions %lld..%lld (stored "
+                                               "lengths the headers do not announce?)%s",
+                                   r->label, r->sum.group, what, (long long)idx[0], (long long)idx[n - 1],
+                                   mr_h5_why(why, sizeof why));
+    }
     mr_h5_close(&fs);
     if (st != MR_OK) {
         /* HDF5 keeps what it allocated before a read failed: free it (the rest of buf is zero) */
@@ -740,6 +747,13 @@ static mr_status pass_headers(mr_ismrmrd *r)
                 }
             if (st != MR_OK)
                 break;
+            /* a dwell time (it scales the noise level: lambda); 0 when the writer did not know it */
+            if (h->sample_time_us != 0 && !(h->sample_time_us >= 1e-3f && h->sample_time_us <= 1e6f)) {
+                st = mr_error(MR_EFORMAT, "%s: acquisition %lld (%s): sample_time_us %g is not a dwell time (0 when "
+                                          "unknown, else 0.001 to 1e6 microseconds)",
+                              r->label, (long long)acq, mr_acq_kind_name(kind), (double)h->sample_time_us);
+                break;
+            }
             if (h->number_of_samples == 0) {
                 st = mr_error(MR_EFORMAT, "%s: acquisition %lld (%s) has number_of_samples 0", r->label,
                               (long long)acq, mr_acq_kind_name(kind));
