@@ -16,6 +16,21 @@
 #include "log.h"
 #include "memory.h"
 
+/* In a build with AddressSanitizer: an allocation the sanitizer's allocator cannot serve returns NULL, as
+ * glibc's malloc does (it aborts by default), so that a reader running with a memory budget
+ * (mr_child_limits.memory_bytes, mr_memory_budget) refuses a hostile size the same way in every build. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MR_ASAN 1
+#endif
+#endif
+#ifdef MR_ASAN
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+#endif
+
 /* ---- background work ------------------------------------------------------------------------------ */
 
 typedef struct {
