@@ -378,14 +378,9 @@ mr_status mr_run_in_child_stream(void (*produce)(void *pctx, int fd), void *pctx
         _exit(0);
     }
     const mr_status st = consume(cctx, pfd);
+    /* a child that still writes finds the pipe closed (EPIPE) and ends; one that closed it is ending */
     close(pfd);
-    /* a child still there has nothing more to say that counts: consume took what it needed, or
-       refused the stream */
-    int ws = 0;
-    if (waitpid(pid, &ws, WNOHANG) != pid) {
-        kill(pid, SIGKILL);
-        ws = reap(pid);
-    }
+    const int ws = reap(pid);
     if (wait_status)
         *wait_status = ws;
     if (ran)

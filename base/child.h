@@ -45,10 +45,9 @@ long mr_run_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, siz
 /* The same with a stream: the child runs produce(pctx, fd), writing its result to the pipe fd as it
  * goes (SIGPIPE ignored there: a write to a parent that stopped reading fails with EPIPE), then
  * _exits; meanwhile the parent runs consume(cctx, fd), reading it. When consume returns, the parent
- * closes its end, kills the child if it is still there (SIGKILL: consume took what it needed, or
- * refused the stream) and reaps it. Returns consume's status; *ran (may be NULL) = 1, or 0 when no
- * child could be made (no pipe, no fork: then nothing ran, MR_OK is returned). *wait_status as
- * above (a child killed here shows SIGKILL). Background tasks start at the fork as above. */
+ * closes its end (a child still writing gets EPIPE and ends) and reaps the child. Returns consume's
+ * status; *ran (may be NULL) = 1, or 0 when no child could be made (no pipe, no fork: then nothing
+ * ran, MR_OK is returned). *wait_status as above. Background tasks start at the fork as above. */
 mr_status mr_run_in_child_stream(void (*produce)(void *pctx, int fd), void *pctx,
                                  mr_status (*consume)(void *cctx, int fd), void *cctx,
                                  const mr_child_limits *limits, int *wait_status, int *ran);

@@ -68,12 +68,29 @@ typedef mr_status (*mr_h5_reader)(hid_t file, const char *path, void *ctx);
 /* How a reader's result crosses from the child that reads the file to this process
  * (mr_h5_read_in_child): read fills ctx in the child; send writes ctx's result to the pipe fd there
  * (it may free it as it goes); recv reads it here into ctx, checking it again (sizes, values), and
- * keeps nothing when it fails. ctx means the same to read and recv (e.g. mr_kspace **). */
+ * keeps nothing when it fails; file_fd is this process's descriptor of the file (for deferred reads).
+ * ctx means the same to read and recv (e.g. mr_kspace **). */
 typedef struct {
     mr_h5_reader read;
     mr_status (*send)(void *ctx, int fd);
-    mr_status (*recv)(void *ctx, int fd, const char *label);
+    mr_status (*recv)(void *ctx, int fd, int file_fd, const char *label);
+    int deferrable; /* send passes float32 datasets on as plans (mr_h5_send_plan) that recv executes on
+                       file_fd (mr_h5_recv_plan): the child need not read their values at all */
 } mr_h5_isolated;
+
+/* Deferred reads, for a reader whose send knows them (mr_h5_isolated.deferrable): in the reading child,
+ * mr_h5_defer(1) makes mr_h5_dataset_read of a float32 dataset (contiguous, or chunked in at most 4096
+ * chunks, any of our filters, either byte order) record where its bytes are instead of reading them;
+ * mr_h5_read_f32 then leaves its values unchecked. mr_h5_deferred(buf): 1 for such a buffer (whose
+ * values are not there); mr_h5_send_plan writes its plan to the pipe. In the parent, mr_h5_recv_plan
+ * reads the plan and then the values through file_fd, decoding them with our own code (fletcher32
+ * verified, deflate capped at the chunk size, shuffle, byte order) and checking every value is finite
+ * (the message names the dataset `name` and the index): the bytes are read once, by the process that
+ * keeps them, and no libhdf5 runs there. buf holds n floats. */
+void mr_h5_defer(int on);
+int mr_h5_deferred(const void *buf);
+mr_status mr_h5_send_plan(int fd, const void *buf);
+mr_status mr_h5_recv_plan(int fd, int file_fd, const char *label, const char *name, float *buf, size_t n);
 
 /* The memory a reading child may use besides twice the file and the arrays its reader allows. */
 #define MR_H5_CHILD_MEMORY ((uint64_t)64 << 20)

@@ -103,8 +103,9 @@ static mr_status send_image(void *ctx, int fd)
     return st;
 }
 
-static mr_status recv_image(void *ctx, int fd, const char *label)
+static mr_status recv_image(void *ctx, int fd, int file_fd, const char *label)
 {
+    (void)file_fd;
     image_out *o = ctx;
     int64_t m[3];
     mr_status st = mr_pipe_get(fd, m, sizeof m);
@@ -131,7 +132,7 @@ static mr_status recv_image(void *ctx, int fd, const char *label)
     return MR_OK;
 }
 
-static const mr_h5_isolated image_isolated = {read_image, send_image, recv_image};
+static const mr_h5_isolated image_isolated = {read_image, send_image, recv_image, 0};
 
 mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3])
 {

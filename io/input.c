@@ -158,7 +158,7 @@ static mr_status open_send(void *ctx, int fd)
     return st;
 }
 
-static mr_status open_recv(void *ctx, int fd, const char *label)
+static mr_status open_recv(void *ctx, int fd, int file_fd, const char *label)
 {
     open_job *j = ctx;
     int32_t format = 0;
@@ -168,7 +168,7 @@ static mr_status open_recv(void *ctx, int fd, const char *label)
     if (format == MR_INPUT_ISMRMRD)
         st = mr_ismrmrd_recv_index(fd, label, j->opts, &j->index);
     else if (format == MR_INPUT_MRIRECON)
-        st = mr_kspace_recv(fd, label, &j->scan);
+        st = mr_kspace_recv(fd, file_fd, label, &j->scan);
     else
         st = mr_error(MR_EINTERNAL, "%s: the reading process sent a damaged answer", label);
     if (st == MR_OK)
@@ -176,7 +176,7 @@ static mr_status open_recv(void *ctx, int fd, const char *label)
     return st;
 }
 
-static const mr_h5_isolated open_isolated = {open_read, open_send, open_recv};
+static const mr_h5_isolated open_isolated = {open_read, open_send, open_recv, 1};
 
 /* An ISMRMRD volume in a child: the index attached to the file again, the volume read. */
 typedef struct {
@@ -204,12 +204,13 @@ static mr_status volume_send(void *ctx, int fd)
     return st;
 }
 
-static mr_status volume_recv(void *ctx, int fd, const char *label)
+static mr_status volume_recv(void *ctx, int fd, int file_fd, const char *label)
 {
-    return mr_kspace_recv(fd, label, &((volume_job *)ctx)->ks);
+    (void)file_fd; /* the variable-length data of ISMRMRD travel as values */
+    return mr_kspace_recv(fd, -1, label, &((volume_job *)ctx)->ks);
 }
 
-static const mr_h5_isolated volume_isolated = {volume_read, volume_send, volume_recv};
+static const mr_h5_isolated volume_isolated = {volume_read, volume_send, volume_recv, 0};
 
 mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **out)
 {

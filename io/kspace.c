@@ -7,6 +7,7 @@
 
 #include "../base/child.h"
 #include "../base/memory.h"
+#include "h5util.h"
 
 static void *zalloc(size_t n, size_t size)
 {
@@ -149,19 +150,22 @@ typedef struct {
     float **p;
     size_t n;
     unsigned bit;
-    const char *name;
+    const char *name; /* the dataset of a mrirecon k-space file (io/kspace_h5.c) */
 } wire_array;
 
 static int wire_arrays(mr_kspace *ks, wire_array a[6])
 {
     const size_t m = (size_t)ks->nsamples, c = (size_t)ks->ncoils, v = (size_t)mr_kspace_voxels(ks);
-    const wire_array all[6] = {{&ks->traj, 3 * m, 0, "trajectory"},          {&ks->data, 2 * m * c, 0, "data"},
-                               {&ks->weights, m, HAVE_WEIGHTS, "weights"},   {&ks->truth, v, HAVE_TRUTH, "truth"},
-                               {&ks->truth_bl, v, HAVE_TRUTH_BL, "band-limited truth"},
-                               {&ks->sens, 2 * c * v, HAVE_SENS, "coil maps"}};
+    const wire_array all[6] = {{&ks->traj, 3 * m, 0, "/kspace/traj"},          {&ks->data, 2 * m * c, 0, "/kspace/data"},
+                               {&ks->weights, m, HAVE_WEIGHTS, "/kspace/weights"}, {&ks->truth, v, HAVE_TRUTH, "/truth/image"},
+                               {&ks->truth_bl, v, HAVE_TRUTH_BL, "/truth/bandlimited"},
+                               {&ks->sens, 2 * c * v, HAVE_SENS, "/kspace/sens"}};
     memcpy(a, all, sizeof all);
     return 6;
 }
+
+/* Before each array: its values follow, or the plan to read them from the file (io/h5util.h). */
+enum { ARRAY_VALUES = 1, ARRAY_PLAN = 2 };
 
 mr_status mr_kspace_send(int fd, mr_kspace *ks)
 {
@@ -183,8 +187,12 @@ mr_status mr_kspace_send(int fd, mr_kspace *ks)
     wire_array a[6];
     const int n = wire_arrays(ks, a);
     for (int i = 0; i < n; i++) {
-        if (st == MR_OK && *a[i].p)
-            st = mr_pipe_put(fd, *a[i].p, a[i].n * sizeof(float));
+        if (st == MR_OK && *a[i].p) {
+            const int32_t tag = mr_h5_deferred(*a[i].p) ? ARRAY_PLAN : ARRAY_VALUES;
+            st = mr_pipe_put(fd, &tag, sizeof tag);
+            if (st == MR_OK)
+                st = tag == ARRAY_PLAN ? mr_h5_send_plan(fd, *a[i].p) : mr_pipe_put(fd, *a[i].p, a[i].n * sizeof(float));
+        }
         free(*a[i].p); /* sent: this process no longer holds it while the other one fills its copy */
         *a[i].p = NULL;
     }
@@ -200,7 +208,7 @@ static int64_t first_nonfinite(const float *v, size_t n)
     return -1;
 }
 
-mr_status mr_kspace_recv(int fd, const char *label, mr_kspace **out)
+mr_status mr_kspace_recv(int fd, int file_fd, const char *label, mr_kspace **out)
 {
     *out = NULL;
     wire_head h;
@@ -229,10 +237,16 @@ mr_status mr_kspace_recv(int fd, const char *label, mr_kspace **out)
             st = *a[i].p ? MR_OK : mr_kspace_alloc_truth(ks);
         else if (a[i].bit == HAVE_SENS)
             st = mr_kspace_alloc_sens(ks);
-        if (st == MR_OK)
+        int32_t tag = 0;
+        if (st == MR_OK && (st = mr_pipe_get(fd, &tag, sizeof tag)) == MR_OK && tag != ARRAY_VALUES &&
+            (tag != ARRAY_PLAN || file_fd < 0))
+            st = mr_error(MR_EINTERNAL, "%s: the reading process sent a damaged scan", label);
+        if (st == MR_OK && tag == ARRAY_PLAN) /* read here, through this process's descriptor, and checked */
+            st = mr_h5_recv_plan(fd, file_fd, label, a[i].name, *a[i].p, a[i].n);
+        else if (st == MR_OK)
             st = mr_pipe_get(fd, *a[i].p, a[i].n * sizeof(float));
         /* the reader's promise, checked again on this side: every value finite, weights >= 0 */
-        const int64_t bad = st == MR_OK ? first_nonfinite(*a[i].p, a[i].n) : -1;
+        const int64_t bad = st == MR_OK && tag == ARRAY_VALUES ? first_nonfinite(*a[i].p, a[i].n) : -1;
         if (bad >= 0)
             st = mr_error(MR_EINTERNAL, "%s: the reading process sent a non-finite %s value at %lld", label, a[i].name,
                           (long long)bad);
@@ -247,7 +261,8 @@ mr_status mr_kspace_recv(int fd, const char *label, mr_kspace **out)
     }
     for (int64_t i = 0; st == MR_OK && ks->weights && i < ks->nsamples; i++)
         if (ks->weights[i] < 0)
-            st = mr_error(MR_EINTERNAL, "%s: the reading process sent a negative weight at %lld", label, (long long)i);
+            st = mr_error(MR_EFORMAT, "%s: /kspace/weights: negative weight %g at [%lld]", label, (double)ks->weights[i],
+                          (long long)i);
     if (st != MR_OK) {
         mr_kspace_free(ks);
         return st;

@@ -83,9 +83,11 @@ int64_t mr_kspace_count_outside(const mr_kspace *ks, double *worst);
  * mr_h5_read_in_child). mr_kspace_send takes ks: each array is freed as soon as it is written (so the
  * two processes do not both hold the whole scan), ks itself at the end, also on failure. mr_kspace_recv
  * allocates and checks on its side what the reader promises (sizes within the limits, every value
- * finite, weights >= 0): *out owned by the caller; MR_EIO when the stream ends early. */
+ * finite, weights >= 0): *out owned by the caller; MR_EIO when the stream ends early. An array the
+ * reading child deferred (io/h5util.h mr_h5_deferred) travels as its plan and is read here from file_fd
+ * (-1: none accepted). */
 mr_status mr_kspace_send(int fd, mr_kspace *ks);
-mr_status mr_kspace_recv(int fd, const char *label, mr_kspace **out);
+mr_status mr_kspace_recv(int fd, int file_fd, const char *label, mr_kspace **out);
 
 #ifdef __cplusplus
 }

@@ -116,9 +116,12 @@ static mr_status read_meta(hid_t grp, const char *path, mr_kspace *ks)
 
 static mr_status read_scan(hid_t file, const char *path, void *out) { return mr_kspace_read_file(file, path, out); }
 static mr_status send_scan(void *ctx, int fd) { return mr_kspace_send(fd, *(mr_kspace **)ctx); }
-static mr_status recv_scan(void *ctx, int fd, const char *label) { return mr_kspace_recv(fd, label, ctx); }
+static mr_status recv_scan(void *ctx, int fd, int file_fd, const char *label)
+{
+    return mr_kspace_recv(fd, file_fd, label, ctx);
+}
 
-const mr_h5_isolated mr_kspace_h5_isolated = {read_scan, send_scan, recv_scan};
+const mr_h5_isolated mr_kspace_h5_isolated = {read_scan, send_scan, recv_scan, 1};
 
 mr_status mr_kspace_read(const char *path, mr_kspace **out)
 {
@@ -212,7 +215,7 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
         (have_bl && (st = mr_h5_read_f32(dbl, path, DS_TRUTH_BL, 3, vdims, ks->truth_bl)) != MR_OK) ||
         (have_s && (st = mr_h5_read_f32(dsens, path, DS_SENS, 5, sdims, ks->sens)) != MR_OK))
         goto done;
-    if (have_w) {
+    if (have_w && !mr_h5_deferred(ks->weights)) { /* deferred: the process that reads them checks them */
         int64_t neg = first_negative(ks->weights, ks->nsamples);
         if (neg >= 0) {
             st = mr_error(MR_EFORMAT, "%s: %s: negative weight %g at [%lld]", path, DS_WEIGHTS,

@@ -70,8 +70,9 @@ static mr_status send_maps(void *ctx, int fd)
     return st;
 }
 
-static mr_status recv_maps(void *ctx, int fd, const char *label)
+static mr_status recv_maps(void *ctx, int fd, int file_fd, const char *label)
 {
+    (void)file_fd;
     sens_job *j = ctx;
     const size_t n = sens_floats(j);
     mr_status st = mr_mem_check(n * sizeof(float), "the coil maps");
@@ -91,7 +92,7 @@ static mr_status recv_maps(void *ctx, int fd, const char *label)
     return MR_OK;
 }
 
-static const mr_h5_isolated sens_isolated = {read_maps, send_maps, recv_maps};
+static const mr_h5_isolated sens_isolated = {read_maps, send_maps, recv_maps, 0};
 
 mr_status mr_sens_read(const char *path, const int64_t matrix[3], int64_t ncoils, float **maps)
 {

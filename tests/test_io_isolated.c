@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/child.h"
@@ -107,15 +108,15 @@ static mr_status read_allowed(hid_t file, const char *path, void *ctx)
 }
 
 static mr_status send_probe(void *ctx, int fd) { return mr_pipe_put(fd, ctx, sizeof(probe)); }
-static mr_status recv_probe(void *ctx, int fd, const char *label)
+static mr_status recv_probe(void *ctx, int fd, int file_fd, const char *label)
 {
-    (void)label;
+    (void)label, (void)file_fd;
     return mr_pipe_get(fd, ctx, sizeof(probe));
 }
 
 static mr_status read_path(const char *path, mr_h5_reader reader, probe *p)
 {
-    const mr_h5_isolated how = {reader, send_probe, recv_probe};
+    const mr_h5_isolated how = {reader, send_probe, recv_probe, 0};
     return mr_h5_read_path_in_child(path, &how, p);
 }
 
@@ -203,6 +204,62 @@ int main(void)
     CHECK(st == MR_OK && back && back->matrix[0] == 9 && back->ncoils == 2);
     mr_kspace_free(back);
     mr_input_close(in);
+
+    /* a large scan's values are read once, by this process, from its own descriptor (the child sends
+       where they are: io/h5util.h deferred reads): the reading child never holds them */
+    char large[1100];
+    snprintf(large, sizeof large, "%s/large.h5", dir);
+    const int64_t ml[3] = {64, 64, 1};
+    mr_kspace *big = NULL, *got = NULL, *here = NULL;
+    CHECK_OK(mr_kspace_create(&big, ml, (int64_t)1 << 21, 2)); /* 56 MiB of trajectory and data */
+    for (int64_t i = 0; big && i < 3 * big->nsamples; i++)
+        big->traj[i] = (float)((i * 7919) % 64 - 32);
+    for (int64_t i = 0; big && i < 4 * big->nsamples; i++)
+        big->data[i] = (float)((i * 104729) % 1000) * 1e-3f;
+    CHECK_OK(mr_kspace_write(large, big));
+    mr_kspace_free(big);
+    /* in a process of its own, so that its only child is the reading one: the child's peak resident set
+       against what it had at the fork (its parent's resident pages, shared, count there too) */
+    int res[2];
+    CHECK(pipe(res) == 0);
+    const pid_t helper = fork();
+    if (helper == 0) {
+        close(res[0]);
+        FILE *f = fopen("/proc/self/statm", "r");
+        unsigned long long size = 0, resident = 0;
+        if (f) {
+            if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+                resident = 0;
+            fclose(f);
+        }
+        mr_kspace *k = NULL;
+        double out[2] = {-1, (double)resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0};
+        if (mr_kspace_read(large, &k) == MR_OK) {
+            struct rusage kids;
+            getrusage(RUSAGE_CHILDREN, &kids);
+            out[0] = kids.ru_maxrss / 1024.0;
+        }
+        mr_kspace_free(k);
+        mr_write_full(res[1], out, sizeof out);
+        _exit(0);
+    }
+    close(res[1]);
+    double peak[2] = {-1, 0};
+    CHECK(mr_read_full(res[0], peak, sizeof peak) == sizeof peak);
+    close(res[0]);
+    waitpid(helper, NULL, 0);
+    CHECK_OK(mr_kspace_read(large, &got));
+    hid_t lf;
+    CHECK_OK(mr_h5_open_read(large, &lf));
+    CHECK_OK(mr_kspace_read_file(lf, large, &here)); /* the same file read in this process by libhdf5 */
+    H5Fclose(lf);
+    CHECK(got && here && io_test_scan_diff(got, here) == NULL);
+    printf("a 56 MiB scan through the isolated reader: %s; the reading child's peak %.1f MiB (%.1f at the fork)\n",
+           got && here && !io_test_scan_diff(got, here) ? "bit-identical" : "DIFFERENT", peak[0], peak[1]);
+    CHECK(peak[0] > 0);
+    CHECK_LE("the reading child's peak resident memory beyond what it had at the fork, MiB", peak[0] - peak[1], 24);
+    mr_kspace_free(got);
+    mr_kspace_free(here);
 
     io_test_rmdir(dir);
     return test_finish("test_io_isolated");
