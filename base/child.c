@@ -1,15 +1,35 @@
 /* Work in a forked child, and background work that never runs across a fork (see child.h). */
+#define _GNU_SOURCE /* F_SETPIPE_SZ */
 #include "child.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "memory.h"
+
+/* In a build with AddressSanitizer: an allocation the sanitizer's allocator cannot serve returns NULL, as
+ * glibc's malloc does (it aborts by default), so that a reader running with a memory budget
+ * (mr_child_limits.memory_bytes, mr_memory_budget) refuses a hostile size the same way in every build. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MR_ASAN 1
+#endif
+#endif
+#ifdef MR_ASAN
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+#endif
 
 /* ---- background work ------------------------------------------------------------------------------ */
 
@@ -158,6 +178,27 @@ void mr_write_full(int fd, const void *buf, size_t n)
     }
 }
 
+mr_status mr_pipe_put(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(fd, p + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return mr_error(MR_EIO, "the stream to the other process ended after %zu of %zu bytes (%s)", done, n,
+                            w < 0 ? strerror(errno) : "no progress");
+        done += (size_t)w;
+    }
+    return MR_OK;
+}
+
+mr_status mr_pipe_get(int fd, void *buf, size_t n)
+{
+    const size_t got = mr_read_full(fd, buf, n);
+    return got == n ? MR_OK : mr_error(MR_EIO, "the stream from the other process ended after %zu of %zu bytes", got, n);
+}
+
 size_t mr_read_full(int fd, void *buf, size_t n)
 {
     size_t got = 0;
@@ -172,10 +213,70 @@ size_t mr_read_full(int fd, void *buf, size_t n)
     return got;
 }
 
+/* The memory budget of this process when it is a child made with one (mr_child_limits.memory_bytes):
+ * the address space it had at the fork, the budget and what was allowed since. Only the child's single
+ * thread touches these. */
+static uint64_t mem_base, mem_budget;
+static int64_t mem_allowed;
+
+static void apply_memory_limit(void)
+{
+    struct rlimit as;
+    if (getrlimit(RLIMIT_AS, &as) != 0)
+        return;
+    const int64_t want = (int64_t)(mem_base + mem_budget) + mem_allowed;
+    rlim_t soft = want > 0 ? (rlim_t)want : 0;
+    if (as.rlim_max != RLIM_INFINITY && soft > as.rlim_max)
+        soft = as.rlim_max;
+    as.rlim_cur = soft;
+    setrlimit(RLIMIT_AS, &as);
+}
+
+void mr_child_memory_allow(int64_t bytes)
+{
+    if (mem_budget == 0)
+        return;
+    mem_allowed += bytes;
+    apply_memory_limit();
+}
+
+static struct rlimit budget_saved; /* the limit before mr_memory_budget */
+
+void mr_memory_budget(uint64_t bytes)
+{
+    if (bytes == 0) {
+        if (mem_budget > 0)
+            setrlimit(RLIMIT_AS, &budget_saved);
+        mem_base = mem_budget = 0;
+        mem_allowed = 0;
+        return;
+    }
+    if (mem_budget == 0 && getrlimit(RLIMIT_AS, &budget_saved) != 0)
+        return;
+    const uint64_t base = mr_mem_mapped();
+    if (base == 0)
+        return;
+    mem_base = base;
+    mem_budget = bytes;
+    mem_allowed = 0;
+    apply_memory_limit();
+}
+
 /* In the child: the limits of a process expected to be sacrificed. */
 static void limit_child(const mr_child_limits *l)
 {
-    if (!l || l->cpu_seconds == 0)
+    if (!l)
+        return;
+    if (l->memory_bytes > 0) {
+        const uint64_t base = mr_mem_mapped();
+        if (base > 0) {
+            mem_base = base;
+            mem_budget = l->memory_bytes;
+            mem_allowed = 0;
+            apply_memory_limit();
+        }
+    }
+    if (l->cpu_seconds == 0)
         return;
     struct rlimit cpu = {l->cpu_seconds, l->cpu_seconds + 5}, core = {0, 0};
     setrlimit(RLIMIT_CPU, &cpu);
@@ -187,8 +288,10 @@ static void limit_child(const mr_child_limits *l)
     }
 }
 
-long mr_run_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t n,
-                     const mr_child_limits *limits, int *wait_status)
+/* Fork with a pipe: the child end in *child_fd (the child only), the parent's in *parent_fd. Joins the
+ * background tasks first and starts the queued ones on the parent's side. Returns fork's pid (0 in the
+ * child), -1 when no pipe or no child could be made. */
+static pid_t fork_with_pipe(int *parent_fd, int *child_fd)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -199,34 +302,88 @@ long mr_run_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, siz
     pthread_mutex_lock(&bg_mu);
     bg_join_for_fork_locked();
     pthread_mutex_unlock(&bg_mu);
+#ifdef F_SETPIPE_SZ
+    /* results of megabytes: a larger pipe moves them with fewer switches between the two processes */
+    (void)fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+#endif
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
         return -1;
     }
-    if (pid > 0) { /* the queued background work runs while the child does */
-        pthread_mutex_lock(&bg_mu);
-        bg_stats.forks++;
-        bg_start_locked(1);
-        pthread_mutex_unlock(&bg_mu);
-    }
     if (pid == 0) {
         close(fds[0]);
-        limit_child(limits);
-        fn(ctx, out);
-        mr_write_full(fds[1], out, n);
-        close(fds[1]);
-        _exit(0);
+        *child_fd = fds[1];
+        return 0;
     }
+    /* the queued background work runs while the child does */
+    pthread_mutex_lock(&bg_mu);
+    bg_stats.forks++;
+    bg_start_locked(1);
+    pthread_mutex_unlock(&bg_mu);
     close(fds[1]);
-    const size_t got = mr_read_full(fds[0], out, n);
-    close(fds[0]);
+    *parent_fd = fds[0];
+    return pid;
+}
+
+static int reap(pid_t pid)
+{
     int ws = 0;
     pid_t w;
     while ((w = waitpid(pid, &ws, 0)) < 0 && errno == EINTR)
         ;
+    return w == pid ? ws : 0;
+}
+
+long mr_run_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t n,
+                     const mr_child_limits *limits, int *wait_status)
+{
+    int pfd = -1, cfd = -1;
+    const pid_t pid = fork_with_pipe(&pfd, &cfd);
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        limit_child(limits);
+        fn(ctx, out);
+        mr_write_full(cfd, out, n);
+        close(cfd);
+        _exit(0);
+    }
+    const size_t got = mr_read_full(pfd, out, n);
+    close(pfd);
+    const int ws = reap(pid);
     if (wait_status)
-        *wait_status = w == pid ? ws : 0;
+        *wait_status = ws;
     return (long)got;
+}
+
+mr_status mr_run_in_child_stream(void (*produce)(void *pctx, int fd), void *pctx,
+                                 mr_status (*consume)(void *cctx, int fd), void *cctx,
+                                 const mr_child_limits *limits, int *wait_status, int *ran)
+{
+    int pfd = -1, cfd = -1;
+    if (ran)
+        *ran = 0;
+    if (wait_status)
+        *wait_status = 0;
+    const pid_t pid = fork_with_pipe(&pfd, &cfd);
+    if (pid < 0)
+        return MR_OK;
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        limit_child(limits);
+        produce(pctx, cfd);
+        close(cfd);
+        _exit(0);
+    }
+    const mr_status st = consume(cctx, pfd);
+    /* a child that still writes finds the pipe closed (EPIPE) and ends; one that closed it is ending */
+    close(pfd);
+    const int ws = reap(pid);
+    if (wait_status)
+        *wait_status = ws;
+    if (ran)
+        *ran = 1;
+    return st;
 }

@@ -9,6 +9,9 @@
 #define MR_CHILD_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,9 +22,17 @@ extern "C" {
 void mr_write_full(int fd, const void *buf, size_t n);
 size_t mr_read_full(int fd, void *buf, size_t n);
 
+/* The same as a status, for streams between a child and its parent (mr_run_in_child_stream): MR_EIO
+ * "the stream ended after X of N bytes" (a writer that died, or a reader that went away: EPIPE). */
+mr_status mr_pipe_put(int fd, const void *buf, size_t n);
+mr_status mr_pipe_get(int fd, void *buf, size_t n);
+
 typedef struct {
     unsigned cpu_seconds; /* > 0: the child's CPU-time limit (SIGXCPU, then SIGKILL 5 s later) and, since
                              a crash is then expected of it, no core dump and first pick of the OOM killer */
+    uint64_t memory_bytes; /* > 0: the child may map this many bytes beyond what it has at the fork
+                              (RLIMIT_AS), plus what it is allowed later (mr_child_memory_allow): an
+                              allocation a hostile file asks for fails (NULL) instead of taking the memory */
 } mr_child_limits;
 
 /* Fork; the child runs fn(ctx, out), sends out[0..n) to the parent and _exits (no atexit handlers, no
@@ -30,6 +41,26 @@ typedef struct {
  * must be run). *wait_status (may be NULL) receives waitpid's status. limits NULL: none. */
 long mr_run_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t n,
                      const mr_child_limits *limits, int *wait_status);
+
+/* The same with a stream: the child runs produce(pctx, fd), writing its result to the pipe fd as it
+ * goes (SIGPIPE ignored there: a write to a parent that stopped reading fails with EPIPE), then
+ * _exits; meanwhile the parent runs consume(cctx, fd), reading it. When consume returns, the parent
+ * closes its end (a child still writing gets EPIPE and ends) and reaps the child. Returns consume's
+ * status; *ran (may be NULL) = 1, or 0 when no child could be made (no pipe, no fork: then nothing
+ * ran, MR_OK is returned). *wait_status as above. Background tasks start at the fork as above. */
+mr_status mr_run_in_child_stream(void (*produce)(void *pctx, int fd), void *pctx,
+                                 mr_status (*consume)(void *cctx, int fd), void *cctx,
+                                 const mr_child_limits *limits, int *wait_status, int *ran);
+
+/* In a child made with limits->memory_bytes: allow `bytes` more (e.g. arrays whose sizes the data
+ * justify, checked before they are allocated), or take back what was allowed (bytes < 0). A no-op in
+ * any other process. */
+void mr_child_memory_allow(int64_t bytes);
+
+/* Give this process the memory budget a reading child has (mr_child_limits.memory_bytes): RLIMIT_AS at
+ * what it maps now + bytes, then mr_child_memory_allow as in a child; 0 ends it (the limit as before).
+ * For a process that runs a reader in-process on purpose, e.g. the fuzz targets' replay. */
+void mr_memory_budget(uint64_t bytes);
 
 /* ---- background work, never alive across a fork ------------------------------------------------
  * A fork while another thread holds a lock (the dynamic loader's, a library's, the CUDA driver's)

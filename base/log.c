@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "status.h"
+
 static mr_log_level current_level = MR_LOG_INFO;
 static void (*before_line)(void *ctx);
 static void *before_line_ctx;
@@ -23,13 +25,13 @@ void mr_log(mr_log_level level, const char *fmt, ...)
     static const char *const names[] = {"error", "warning", "info", "debug"};
     if (level > current_level)
         return;
-    char line[2048];
+    char line[MR_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     /* one fputs per line so lines from worker threads or processes do not interleave */
-    char out[2100];
+    char out[MR_ERROR_MAX + 64];
     snprintf(out, sizeof out, "mrirecon: %s: %s\n", names[level], line);
     if (before_line)
         before_line(before_line_ctx);

@@ -32,12 +32,17 @@ typedef enum {
     MR_STATUS_COUNT
 } mr_status;
 
+/* The longest message mr_last_error() returns, with its NUL: room for two paths of PATH_MAX and the
+ * reason. Buffers that keep a copy of a message should be this large. */
+#define MR_ERROR_MAX 16384
+
 /* Static text for a status ("invalid argument"); never NULL. */
 const char *mr_strerror(mr_status s);
 
 /* Record a printf-style message for the current thread and return s unchanged, so that
  * `return mr_error(MR_EFORMAT, "%s: /kspace/traj has rank %d, expected 2", path, rank);`
- * is the one way to fail. The message is truncated at 1023 characters. */
+ * is the one way to fail. A message longer than MR_ERROR_MAX - 1 bytes keeps its beginning and its end
+ * (where the reason is) with " ... " for the middle. */
 mr_status mr_error(mr_status s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

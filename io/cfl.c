@@ -358,16 +358,20 @@ static const char *dim_label(int i)
     return (i >= 0 && i < MR_CFL_DIMS) ? names[i] : "?";
 }
 
-/* The maps that go with PREFIX_ksp: PREFIX_sens, when its header exists (1, name filled). */
+/* The maps that go with PREFIX_ksp: PREFIX_sens, when its header or its data file exists (1, name
+ * filled). A broken or half pair is then read and refused with its reason, never passed over: the maps
+ * change the model (estimated maps instead of the file's). */
 static int sens_of(const char *ksp_name, char *name, size_t size)
 {
     size_t n = strlen(ksp_name);
     if (!ends_with(ksp_name, "_ksp") || n + 2 >= size)
         return 0;
     snprintf(name, size, "%.*s_sens", (int)(n - 4), ksp_name);
-    char hdr[4200];
+    char hdr[4200], cfl[4200];
+    struct stat sb;
     snprintf(hdr, sizeof hdr, "%s.hdr", name);
-    return mr_cfl_is_header(hdr);
+    snprintf(cfl, sizeof cfl, "%s.cfl", name);
+    return lstat(hdr, &sb) == 0 || lstat(cfl, &sb) == 0;
 }
 
 /* BART coil maps: [X, Y, Z, COIL] with the scan's coils, every other dimension 1 (one set of maps). */
@@ -446,6 +450,12 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
             }
             kmax[a] = fabs(c[0]) > kmax[a] ? fabs(c[0]) : kmax[a];
         }
+    if (kmax[0] == 0 && kmax[1] == 0 && kmax[2] == 0) {
+        st = mr_error(MR_EFORMAT, "%s.cfl: every trajectory value is 0 (all %lld samples at the k-space centre): "
+                                  "nothing to reconstruct an image from",
+                      traj_name, (long long)M);
+        goto done;
+    }
     int64_t matrix[3];
     float fov[3] = {0, 0, 0};
     const mr_cfl_extra *x = tx.present ? &tx : (kx.present ? &kx : NULL);
@@ -456,7 +466,13 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
             matrix[a] = x->matrix[a];
         else if (have_sens)
             matrix[a] = sd[a]; /* as BART's pics: the image is the maps' grid */
-        else
+        else if (kmax[a] > 0.5 * MR_MAX_MATRIX_EDGE) { /* before converting: 2 ceil(1e30) overflows */
+            st = mr_error(MR_EFORMAT, "%s.cfl: the trajectory reaches |k| = %g cycles/FOV on axis %c; the matrix "
+                                      "estimated from it as BART does (2 ceil(max |k|)) would exceed %d: the matrix "
+                                      "must be given (the header's '# mrirecon' section, or the read options)",
+                          traj_name, kmax[a], "xyz"[a], MR_MAX_MATRIX_EDGE);
+            goto done;
+        } else
             matrix[a] = kmax[a] == 0 ? 1 : 2 * (int64_t)ceil(kmax[a]); /* BART's estimate_im_dims */
         if (opts && opts->fov_mm[a] > 0)
             fov[a] = opts->fov_mm[a];
@@ -503,6 +519,7 @@ mr_status mr_cfl_read_scan(const char *traj_name, const char *ksp_name, const mr
     }
     memcpy(ks->fov_mm, fov, sizeof fov);
     snprintf(ks->traj_kind, sizeof ks->traj_kind, "%s", x && x->trajectory[0] ? x->trajectory : "bart");
+    mr_h5_text_clean(ks->traj_kind);
     int64_t outside = mr_kspace_count_outside(ks, NULL);
     if (outside > 0)
         mr_log(MR_LOG_WARN, "%s: %lld samples lie outside the Nyquist box of the %lldx%lldx%lld matrix", traj_name,

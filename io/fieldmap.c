@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../base/child.h"
 #include "../base/log.h"
+#include "../base/memory.h"
 #include "h5util.h"
 
 #define TWO_PI 6.283185307179586476925286766559
@@ -133,6 +135,62 @@ static mr_status read_h5(hid_t file, const char *path, void *ctx)
     mr_h5_close(&ds);
     return st;
 }
+
+/* The child's result to this process: the matrix, the extent, the source and the values (Hz). */
+static mr_status send_h5(void *ctx, int fd)
+{
+    mr_fieldmap *f = ((h5_job *)ctx)->out;
+    const size_t n = (size_t)(f->matrix[0] * f->matrix[1] * f->matrix[2]);
+    mr_status st = mr_pipe_put(fd, f->matrix, sizeof f->matrix);
+    if (st == MR_OK)
+        st = mr_pipe_put(fd, f->fov_mm, sizeof f->fov_mm);
+    if (st == MR_OK)
+        st = mr_pipe_put(fd, f->source, sizeof f->source);
+    if (st == MR_OK)
+        st = mr_pipe_put(fd, f->hz, n * sizeof(float));
+    free(f->hz);
+    f->hz = NULL;
+    return st;
+}
+
+static mr_status recv_h5(void *ctx, int fd, int file_fd, const char *label)
+{
+    (void)file_fd;
+    mr_fieldmap *f = ((h5_job *)ctx)->out;
+    mr_fieldmap got;
+    memset(&got, 0, sizeof got);
+    char what[1200];
+    snprintf(what, sizeof what, "%s: the field map", label);
+    mr_status st = mr_pipe_get(fd, got.matrix, sizeof got.matrix);
+    if (st == MR_OK)
+        st = mr_pipe_get(fd, got.fov_mm, sizeof got.fov_mm);
+    if (st == MR_OK)
+        st = mr_pipe_get(fd, got.source, sizeof got.source);
+    if (st == MR_OK && (st = mr_matrix_check(got.matrix, what)) == MR_OK) {
+        for (int a = 0; a < 3 && st == MR_OK; a++)
+            if (!isfinite(got.fov_mm[a]) || got.fov_mm[a] < 0)
+                st = mr_error(MR_EINTERNAL, "%s: the reading process sent an invalid extent", label);
+        if (st == MR_OK && memchr(got.source, '\0', sizeof got.source) == NULL)
+            st = mr_error(MR_EINTERNAL, "%s: the reading process sent an unterminated name", label);
+    }
+    const size_t n = st == MR_OK ? (size_t)(got.matrix[0] * got.matrix[1] * got.matrix[2]) : 0;
+    if (st == MR_OK && (st = mr_mem_check(n * sizeof(float), what)) == MR_OK && !(got.hz = malloc(n * sizeof(float))))
+        st = mr_error(MR_ENOMEM, "%s: out of memory for %zu voxels", what, n);
+    if (st == MR_OK)
+        st = mr_pipe_get(fd, got.hz, n * sizeof(float));
+    for (size_t v = 0; st == MR_OK && v < n; v++)
+        if (!isfinite(got.hz[v]))
+            st = mr_error(MR_EINTERNAL, "%s: the reading process sent a non-finite value", label);
+    if (st != MR_OK) {
+        free(got.hz);
+        return st;
+    }
+    free(f->hz);
+    *f = got;
+    return MR_OK;
+}
+
+static const mr_h5_isolated h5_isolated = {read_h5, send_h5, recv_h5, 0};
 
 /* ---- NIfTI-1 --------------------------------------------------------------------------------------- */
 
@@ -280,7 +338,7 @@ mr_status mr_fieldmap_read(const char *path, mr_field_units units, mr_fieldmap *
         fclose(fp);
         fp = NULL;
         h5_job job = {units, f};
-        st = mr_h5_read_isolated(path, read_h5, &job);
+        st = mr_h5_read_path_in_child(path, &h5_isolated, &job);
     } else if (got >= 348 && (rd32(h, 0) == 348 || rd32(h, 1) == 348) && !memcmp(h + 344, "n+1", 4)) {
         st = read_nifti(path, h, fp, (long long)sb.st_size, units, f);
     } else if (got >= 2 && h[0] == 0x1f && h[1] == 0x8b) {

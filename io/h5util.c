@@ -11,10 +11,12 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
-#include "../base/log.h"
 #include "../base/child.h"
+#include "../base/log.h"
+#include "../base/memory.h"
 #include "fsutil.h"
 
 void mr_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
@@ -82,34 +84,101 @@ static const char *h5_why(h5_reason *r)
     return r->text;
 }
 
+const char *mr_h5_why(char *buf, size_t size)
+{
+    h5_reason r;
+    snprintf(buf, size, "%s", h5_why(&r));
+    return buf;
+}
+
 /* ---- files -------------------------------------------------------------------------------- */
+
+/* HDF5 looks for the superblock at offset 0, 512, 1024, 2048, ... : 1 when the file at fd has it */
+static int fd_has_signature(int fd, uint64_t size)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char b[8];
+    for (uint64_t at = 0; at + 8 <= size; at = at ? 2 * at : 512)
+        if (pread(fd, b, 8, (off_t)at) == 8 && memcmp(b, sig, 8) == 0)
+            return 1;
+    return 0;
+}
+
+static mr_status open_unlinked(int fd, const char *label, uint64_t size, hid_t *file)
+{
+    if (size > SIZE_MAX / 2)
+        return mr_error(MR_ENOMEM, "%s: too large to read into memory", label);
+    unsigned char *buf = malloc((size_t)size);
+    if (!buf)
+        return mr_error(MR_ENOMEM, "%s: out of memory for the %llu-byte file (removed from its folder, so read into "
+                                   "memory)",
+                        label, (unsigned long long)size);
+    size_t got = 0;
+    while (got < size) {
+        const ssize_t r = pread(fd, buf + got, (size_t)size - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    mr_status st = got == size ? mr_h5_open_memory(buf, (size_t)size, label, file)
+                               : mr_error(MR_EIO, "%s: read failed: %s", label, errno ? strerror(errno) : "short read");
+    free(buf); /* libhdf5 has its own copy */
+    return st;
+}
+
+mr_status mr_h5_open_fd(int fd, const char *label, hid_t *file)
+{
+    *file = H5I_INVALID_HID;
+    harden();
+    struct stat sb;
+    if (fstat(fd, &sb) != 0)
+        return mr_error(MR_EIO, "%s: cannot open: %s", label, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return mr_error(MR_EIO, "%s: not a regular file", label);
+    if (sb.st_size == 0)
+        return mr_error(MR_EFORMAT, "%s: empty file (0 bytes), not an HDF5 file", label);
+    if (!fd_has_signature(fd, (uint64_t)sb.st_size))
+        return mr_error(MR_EFORMAT, "%s: not an HDF5 file (no HDF5 signature)", label);
+    /* libhdf5 opens by name, and resolves the name (realpath) first: the descriptor's own name
+     * (/proc/self/fd/N), which is this very file whatever became of its path since. A file whose name
+     * is gone (renamed over, removed) cannot be resolved: libhdf5 gets its bytes instead (read through
+     * the descriptor, opened in memory). Without /proc: the path, after checking it names the file. */
+    char name[64], *real = NULL;
+    snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    struct stat byname;
+    const char *open_as = name;
+    if (stat(name, &byname) == 0 && byname.st_ino == sb.st_ino && byname.st_dev == sb.st_dev) {
+        real = realpath(name, NULL);
+        const int resolves = real && stat(real, &byname) == 0 && byname.st_ino == sb.st_ino && byname.st_dev == sb.st_dev;
+        free(real);
+        if (!resolves)
+            return open_unlinked(fd, label, (uint64_t)sb.st_size, file);
+    } else {
+        if (stat(label, &byname) != 0 || byname.st_ino != sb.st_ino || byname.st_dev != sb.st_dev)
+            return mr_error(MR_EIO, "%s: the file was replaced while it was being opened", label);
+        open_as = label;
+    }
+    hid_t id = H5Fopen(open_as, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (id < 0) {
+        h5_reason r;
+        return mr_error(MR_EIO, "%s: HDF5 cannot open the file, damaged or truncated?%s", label, h5_why(&r));
+    }
+    *file = id;
+    return MR_OK;
+}
 
 mr_status mr_h5_open_read(const char *path, hid_t *file)
 {
     *file = H5I_INVALID_HID;
-    harden();
-    /* stat before opening: opening a FIFO or a device could block */
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        return mr_error(MR_EIO, "%s: cannot open: %s", path, strerror(errno));
-    if (!S_ISREG(sb.st_mode))
-        return mr_error(MR_EIO, "%s: not a regular file", path);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return mr_error(MR_EIO, "%s: cannot open: %s", path, strerror(errno));
-    fclose(f);
-    if (sb.st_size == 0)
-        return mr_error(MR_EFORMAT, "%s: empty file (0 bytes), not an HDF5 file", path);
-    htri_t is = H5Fis_hdf5(path);
-    if (is <= 0)
-        return mr_error(MR_EFORMAT, "%s: not an HDF5 file (no HDF5 signature)", path);
-    hid_t id = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (id < 0) {
-        h5_reason r;
-        return mr_error(MR_EIO, "%s: HDF5 cannot open the file, damaged or truncated?%s", path, h5_why(&r));
-    }
-    *file = id;
-    return MR_OK;
+    int fd;
+    mr_status st = mr_file_open_private(path, &fd);
+    if (st != MR_OK)
+        return st;
+    st = mr_h5_open_fd(fd, path, file);
+    close(fd); /* libhdf5 has its own descriptor of the same file */
+    return st;
 }
 
 /* HDF5 looks for the superblock at offset 0, 512, 1024, 2048, ... */
@@ -148,85 +217,174 @@ mr_status mr_h5_open_memory(const void *buf, size_t size, const char *name, hid_
     return MR_OK;
 }
 
-/* ---- reading in a child first ------------------------------------------------------------- */
+/* ---- reading in a child, the result streamed back ------------------------------------------ */
+
+/* What the child says first: a result follows (the reader's own stream, mr_h5_isolated.send), or the
+ * end with the reader's status and message. */
+#define FRAME_MAGIC 0x3548524du /* "MRH5" */
+enum { FRAME_RESULT = 1, FRAME_END = 2 };
+typedef struct {
+    uint32_t magic, kind;
+    int32_t status;
+    uint32_t message_bytes; /* FRAME_END: the message follows */
+} frame;
 
 typedef struct {
-    int status;
-    char message[1024];
-} child_report;
+    int fd;
+    const char *label;
+    const mr_h5_isolated *how;
+    void *ctx;
+    int complete; /* the parent got a whole answer (a result, or the end) */
+} isolated_job;
 
-mr_status mr_h5_read_checked(const char *path, mr_h5_reader reader, void *ctx)
+/* In the child: open, read, and stream the result (or the refusal) to the parent. */
+static void isolated_child(void *arg, int out)
 {
+    isolated_job *j = arg;
     hid_t file;
-    mr_status st = mr_h5_open_read(path, &file);
+    mr_h5_defer(j->how->deferrable);
+    mr_status st = mr_h5_open_fd(j->fd, j->label, &file);
+    if (st == MR_OK) {
+        st = j->how->read(file, j->label, j->ctx);
+        mr_h5_close(&file);
+    }
+    frame f = {FRAME_MAGIC, st == MR_OK ? FRAME_RESULT : FRAME_END, (int32_t)st, 0};
+    if (st == MR_OK) {
+        if (mr_pipe_put(out, &f, sizeof f) == MR_OK)
+            j->how->send(j->ctx, out);
+        return;
+    }
+    const char *msg = mr_last_error()[0] ? mr_last_error() : mr_strerror(st);
+    f.message_bytes = (uint32_t)strlen(msg);
+    if (mr_pipe_put(out, &f, sizeof f) == MR_OK)
+        mr_pipe_put(out, msg, f.message_bytes);
+}
+
+/* Here: the child's answer. A stream that ends early leaves j->complete 0 (the caller looks at how the
+ * child ended). */
+static mr_status isolated_parent(void *arg, int in)
+{
+    isolated_job *j = arg;
+    frame f;
+    mr_status st = mr_pipe_get(in, &f, sizeof f);
     if (st != MR_OK)
         return st;
-    st = reader(file, path, ctx);
-    mr_h5_close(&file);
+    if (f.magic != FRAME_MAGIC || (f.kind != FRAME_RESULT && f.kind != FRAME_END))
+        return mr_error(MR_EINTERNAL, "%s: the reading process sent a damaged answer", j->label);
+    if (f.kind == FRAME_RESULT) {
+        st = j->how->recv(j->ctx, in, j->fd, j->label);
+        j->complete = st == MR_OK;
+        return st;
+    }
+    char *msg = malloc(MR_ERROR_MAX);
+    const size_t n = f.message_bytes < MR_ERROR_MAX ? f.message_bytes : MR_ERROR_MAX - 1;
+    if (!msg || mr_pipe_get(in, msg, n) != MR_OK) {
+        free(msg);
+        return mr_error(MR_EINTERNAL, "%s: the reading process sent a damaged answer", j->label);
+    }
+    msg[n] = '\0';
+    j->complete = 1;
+    const mr_status code = f.status > 0 && f.status < MR_STATUS_COUNT ? (mr_status)f.status : MR_EFORMAT;
+    mr_error(code, "%s", msg);
+    free(msg);
+    return code;
+}
+
+/* The refusal for a child that ended without a whole answer. */
+static mr_status child_failed(const char *label, int ws, unsigned cpu_s)
+{
+    if (WIFSIGNALED(ws)) {
+        const int sig = WTERMSIG(ws);
+        if (sig == SIGXCPU)
+            return mr_error(MR_EFORMAT,
+                            "%s: HDF5 did not finish reading the file within %u s of CPU time; damaged or hostile "
+                            "file refused",
+                            label, cpu_s);
+        if (sig == SIGKILL)
+            return mr_error(MR_EFORMAT,
+                            "%s: the process reading the file was killed (signal 9: out of memory, or over its %u s "
+                            "of CPU time); damaged or hostile file refused",
+                            label, cpu_s);
+        return mr_error(MR_EFORMAT, "%s: HDF5 crashed reading the file (signal %d, %s); damaged or hostile file refused",
+                        label, sig, strsignal(sig));
+    }
+    return mr_error(MR_EFORMAT, "%s: the process reading the file failed (exit status %d); damaged or hostile file refused",
+                    label, WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+}
+
+mr_status mr_h5_read_in_child(int fd, const char *label, const mr_h5_isolated *how, void *ctx)
+{
+    struct stat sb;
+    const uint64_t size = fstat(fd, &sb) == 0 && sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
+    /* CPU time for the child: generous for a healthy file, finite for a looping libhdf5; memory: what
+     * libhdf5 needs for itself and twice the file, plus what the reader allows for the arrays it has
+     * checked (mr_child_memory_allow), so that libhdf5 cannot be made to allocate what a hostile size in
+     * the file says */
+    const mr_child_limits lim = {(unsigned)(120 + 60 * (double)size / (double)(1 << 30)),
+                                 MR_H5_CHILD_MEMORY + 2 * size};
+    isolated_job job = {fd, label, how, ctx, 0};
+    int ws = 0, ran = 0;
+    mr_status st = mr_run_in_child_stream(isolated_child, &job, isolated_parent, &job, &lim, &ws, &ran);
+    if (!ran) { /* no child (no pipe, no fork): read here */
+        hid_t file;
+        if ((st = mr_h5_open_fd(fd, label, &file)) == MR_OK) {
+            st = how->read(file, label, ctx);
+            mr_h5_close(&file);
+        }
+        return st;
+    }
+    /* an answer cut short by the child's end (a crash, a limit) is the child's failure; one this process
+       refused on its own (the values it read, a damaged stream), or a child that ended well, is not */
+    if (!job.complete && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0))
+        return child_failed(label, ws, lim.cpu_seconds);
     return st;
 }
 
-mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx)
+mr_status mr_h5_read_path_in_child(const char *path, const mr_h5_isolated *how, void *ctx)
 {
-    mr_status st = mr_h5_check_isolated(path, reader, ctx);
-    return st == MR_OK ? mr_h5_read_checked(path, reader, ctx) : st;
+    int fd;
+    mr_status st = mr_file_open_private(path, &fd);
+    if (st != MR_OK)
+        return st;
+    st = mr_h5_read_in_child(fd, path, how, ctx);
+    close(fd);
+    return st;
 }
 
+/* mr_h5_probe_in_child: the reader's fixed-size result crosses as bytes */
 typedef struct {
-    const char *path;
-    mr_h5_reader reader;
+    mr_h5_reader read;
     void *ctx;
-} isolated_read;
+    size_t size;
+} probe_job;
 
-/* In the child: read, and report the outcome (the parent reads the file again and says what there is
- * to say about it, so the child logs errors only). */
-static void isolated_child(void *ctx, void *out)
+static mr_status probe_read(hid_t file, const char *path, void *ctx)
 {
-    const isolated_read *r = ctx;
-    child_report *rep = out;
-    mr_log_set_level(MR_LOG_ERROR);
-    memset(rep, 0, sizeof *rep);
-    rep->status = (int)mr_h5_read_checked(r->path, r->reader, r->ctx);
-    snprintf(rep->message, sizeof rep->message, "%s", mr_last_error());
+    const probe_job *j = ctx;
+    return j->read(file, path, j->ctx);
 }
 
-mr_status mr_h5_check_isolated(const char *path, mr_h5_reader reader, void *ctx)
+static mr_status probe_send(void *ctx, int fd)
 {
-    struct stat sb;
-    /* CPU time for the child: generous for a healthy file, finite for a looping libhdf5 */
-    const double gib = stat(path, &sb) == 0 ? (double)sb.st_size / (double)(1 << 30) : 0;
-    const mr_child_limits lim = {(unsigned)(120 + 60 * gib)};
-    const unsigned long long cpu_s = lim.cpu_seconds;
-    isolated_read job = {path, reader, ctx};
-    child_report rep;
-    int ws = 0;
-    const long got = mr_run_in_child(isolated_child, &job, &rep, sizeof rep, &lim, &ws);
-    if (got < 0)
-        return MR_OK; /* no child: the caller reads in this process only */
-    if (WIFSIGNALED(ws)) {
-        int sig = WTERMSIG(ws);
-        if (sig == SIGXCPU)
-            return mr_error(MR_EFORMAT,
-                            "%s: HDF5 did not finish reading the file within %llu s of CPU time; damaged or hostile "
-                            "file refused",
-                            path, cpu_s);
-        if (sig == SIGKILL)
-            return mr_error(MR_EFORMAT,
-                            "%s: the process reading the file was killed (signal 9: out of memory, or over its %llu s "
-                            "of CPU time); damaged or hostile file refused",
-                            path, cpu_s);
-        return mr_error(MR_EFORMAT, "%s: HDF5 crashed reading the file (signal %d, %s); damaged or hostile file refused",
-                        path, sig, strsignal(sig));
-    }
-    if (got != (long)sizeof rep || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
-        return mr_error(MR_EFORMAT, "%s: the process reading the file failed (exit status %d); damaged or hostile file refused",
-                        path, WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
-    rep.message[sizeof rep.message - 1] = '\0';
-    if (rep.status != MR_OK)
-        return mr_error(rep.status > 0 && rep.status < MR_STATUS_COUNT ? (mr_status)rep.status : MR_EFORMAT, "%s",
-                        rep.message);
-    return MR_OK;
+    const probe_job *j = ctx;
+    return mr_pipe_put(fd, j->ctx, j->size);
 }
+
+static mr_status probe_recv(void *ctx, int fd, int file_fd, const char *label)
+{
+    (void)file_fd;
+    (void)label;
+    const probe_job *j = ctx;
+    return mr_pipe_get(fd, j->ctx, j->size);
+}
+
+mr_status mr_h5_probe_in_child(const char *path, mr_h5_reader read, void *ctx, size_t size)
+{
+    static const mr_h5_isolated how = {probe_read, probe_send, probe_recv, 0};
+    probe_job j = {read, ctx, size};
+    return mr_h5_read_path_in_child(path, &how, &j);
+}
+
 /* Files are built in memory (HDF5's core driver without a backing store) and written out by
  * mr_h5_close_commit with plain stdio: HDF5 itself never writes to the disk. A write that fails on
  * disk (full disk, quota, file-size limit) is then an ordinary fwrite/fsync error with its errno,
@@ -521,27 +679,22 @@ static int next_chunk(const mr_h5_dataset_info *info, hsize_t *origin)
     return i >= 0;
 }
 
-/* The stored size of the chunk at `origin` (its position "[0][64]" into at[96]): it must exist,
- * and the two ways libhdf5 looks a chunk up must agree on its size, since H5Dread_chunk writes
- * as many bytes as its own lookup says into a buffer sized from the other one. */
+/* The stored size of the chunk at `origin` (its position "[0][64]" into at[96]), from libhdf5's chunk
+ * lookup, the one H5Dread_chunk uses as well, so that a buffer of this size is what H5Dread_chunk writes
+ * into (a damaged index can give a chunk another size in libhdf5's other way to find it, the iteration
+ * over all chunks; that one is also linear per call: checking every chunk with it took time quadratic in
+ * the number of chunks). A chunk the index does not have is missing: libhdf5 would fill it in. For an
+ * unfiltered dataset the lookup gives the nominal size; libhdf5 reads such chunks at that size. */
 static mr_status chunk_size(hid_t ds, const mr_h5_dataset_info *info, const char *path, const char *name,
                             const hsize_t *origin, hsize_t *size, char *at)
 {
     format_list(at, 96, info->rank, origin, 1);
-    unsigned mask = 0;
-    haddr_t addr = HADDR_UNDEF;
-    hsize_t by_coord = 0, for_read = 0;
-    if (H5Dget_chunk_info_by_coord(ds, origin, &mask, &addr, &by_coord) < 0 ||
-        (addr != HADDR_UNDEF && H5Dget_chunk_storage_size(ds, origin, &for_read) < 0)) {
+    hsize_t n = 0;
+    if (H5Dget_chunk_storage_size(ds, origin, &n) < 0 || n == 0) {
         h5_reason r;
-        return mr_error(MR_EIO, "%s: %s: cannot look up the chunk at %s%s", path, name, at, h5_why(&r));
+        return mr_error(MR_EFORMAT, "%s: %s: the chunk at %s is missing%s", path, name, at, h5_why(&r));
     }
-    if (addr == HADDR_UNDEF || by_coord == 0)
-        return mr_error(MR_EFORMAT, "%s: %s: the chunk at %s is missing", path, name, at);
-    if (by_coord != for_read)
-        return mr_error(MR_EFORMAT, "%s: %s: the chunk index gives the chunk at %s two sizes (%llu and %llu bytes)",
-                        path, name, at, (unsigned long long)by_coord, (unsigned long long)for_read);
-    *size = by_coord;
+    *size = n;
     return MR_OK;
 }
 
@@ -576,7 +729,7 @@ static mr_status check_storage(hid_t ds, const char *path, const char *name, con
         if (stored < need)
             return mr_error(MR_EFORMAT, "%s: %s: declares %s elements in %llu chunks (%llu bytes) but the file stores %llu bytes",
                             path, name, d, (unsigned long long)info->nchunks, need, stored);
-        hsize_t origin[MR_H5_MAX_RANK] = {0}, size;
+        hsize_t origin[MR_H5_MAX_RANK] = {0}, size = 0;
         char at[96];
         do {
             mr_status st = chunk_size(ds, info, path, name, origin, &size, at);
@@ -862,6 +1015,9 @@ static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const c
     }
     chunk_ctx c = {path, name, chunk_bytes, ""};
     hsize_t origin[MR_H5_MAX_RANK] = {0};
+    /* the file's type is the memory's (float32 little-endian on this machine): no conversion, the
+       decoded chunk goes straight into place */
+    const int same_type = H5Tequal(ftype, memtype) > 0;
     for (uint64_t k = 0; k < info->nchunks; k++) {
         hsize_t stored = 0;
         if ((st = chunk_size(ds, info, path, name, origin, &stored, c.at)) != MR_OK)
@@ -896,6 +1052,11 @@ static mr_status read_filtered(hid_t ds, const mr_h5_dataset_info *info, const c
                           chunk_bytes);
             goto done;
         }
+        if (same_type) {
+            scatter_chunk(info, origin, cur, msize, buf);
+            next_chunk(info, origin);
+            continue;
+        }
         /* convert in place, in a work buffer big enough for the memory type */
         unsigned char *out = cur == w[1] ? w[1] : w[0];
         if (cur != out)
@@ -917,9 +1078,280 @@ done:
     return st;
 }
 
+/* ---- deferred reads: where the values are, for another process to read them ---------------------
+ * In a reading child (mr_h5_read_in_child, for a reader that streams float32 arrays), a dataset of
+ * float32 values need not be read there and copied through the pipe: the child records where its
+ * bytes are in the file (contiguous: one extent; chunked: each chunk's address, stored size and
+ * filter mask, from libhdf5's index) and the parent reads them through its own descriptor of the same
+ * file and decodes them with the code above (fletcher32, deflate capped at the chunk size, shuffle,
+ * byte order). The parent runs no libhdf5: it reads bytes at offsets and checks what it decodes
+ * (sizes, checksums, finiteness). */
+
+#define PLAN_MAGIC 0x4e4c5048u /* "HPLN" */
+#define PLAN_MAX_CHUNKS 4096   /* libhdf5 finds chunk k by walking the index: k^2 / 2 steps in all */
+
+typedef struct {
+    uint64_t offset, stored;
+    uint32_t mask, pad;
+    hsize_t origin[MR_H5_MAX_RANK];
+} plan_extent;
+
+typedef struct {
+    uint32_t magic;
+    int32_t rank, chunked, big_endian, nfilters, pad;
+    int32_t filter[3], pad2;
+    uint64_t shuffle_size, chunk_bytes, nextents;
+    hsize_t dims[MR_H5_MAX_RANK], chunk[MR_H5_MAX_RANK];
+} plan_head;
+
+typedef struct {
+    const void *buf;
+    plan_head h;
+    plan_extent *ext;
+} deferred;
+
+static int defer_on;
+static deferred *deferrals;
+static int ndeferrals, cap_deferrals;
+
+void mr_h5_defer(int on)
+{
+    defer_on = on;
+    for (int i = 0; i < ndeferrals; i++)
+        free(deferrals[i].ext);
+    ndeferrals = 0; /* a new read: no earlier buffer is taken for one of its own */
+}
+
+static const deferred *deferral_of(const void *buf)
+{
+    for (int i = 0; buf && i < ndeferrals; i++)
+        if (deferrals[i].buf == buf)
+            return &deferrals[i];
+    return NULL;
+}
+
+int mr_h5_deferred(const void *buf) { return deferral_of(buf) != NULL; }
+
+/* The plan of ds (info from its check) for buf: 1 when recorded, 0 when it is read here instead (not a
+ * float32 dataset, compact, too many chunks, or an index libhdf5 does not list in full). */
+static int defer(hid_t ds, const mr_h5_dataset_info *info, hid_t memtype, const void *buf)
+{
+    if (!defer_on || info->layout == H5D_COMPACT || H5Tequal(memtype, H5T_NATIVE_FLOAT) <= 0 || info->type_size != 4 ||
+        (info->layout == H5D_CHUNKED && info->nchunks > PLAN_MAX_CHUNKS))
+        return 0;
+    hid_t ftype = H5Dget_type(ds);
+    const int fp32 = ftype >= 0 && H5Tget_class(ftype) == H5T_FLOAT && H5Tget_size(ftype) == 4;
+    const int be = fp32 && H5Tget_order(ftype) == H5T_ORDER_BE;
+    mr_h5_close(&ftype);
+    if (!fp32)
+        return 0;
+    deferred d;
+    memset(&d, 0, sizeof d);
+    d.buf = buf;
+    d.h.magic = PLAN_MAGIC;
+    d.h.rank = info->rank;
+    d.h.chunked = info->layout == H5D_CHUNKED;
+    d.h.big_endian = be;
+    d.h.nfilters = info->nfilters;
+    for (int i = 0; i < info->nfilters; i++)
+        d.h.filter[i] = (int32_t)info->filter[i];
+    d.h.shuffle_size = info->shuffle_size;
+    memcpy(d.h.dims, info->dims, sizeof d.h.dims);
+    memcpy(d.h.chunk, info->chunk, sizeof d.h.chunk);
+    d.h.chunk_bytes = info->chunk_bytes;
+    d.h.nextents = d.h.chunked ? info->nchunks : 1;
+    if (!(d.ext = calloc((size_t)d.h.nextents, sizeof *d.ext)))
+        return 0;
+    int ok = 1;
+    if (!d.h.chunked) {
+        const haddr_t at = H5Dget_offset(ds); /* inside the file: mr_h5_dataset_check */
+        ok = at != HADDR_UNDEF;
+        d.ext[0].offset = at;
+        d.ext[0].stored = info->bytes;
+    } else {
+        /* every chunk once, at an origin on the chunk grid (libhdf5 1.10 wants the dataspace, not H5S_ALL) */
+        hid_t space = H5Dget_space(ds);
+        unsigned char *seen = calloc((size_t)info->nchunks, 1);
+        ok = seen != NULL && space >= 0;
+        for (uint64_t k = 0; ok && k < info->nchunks; k++) {
+            plan_extent *e = &d.ext[k];
+            haddr_t addr = HADDR_UNDEF;
+            hsize_t size = 0;
+            unsigned mask = 0;
+            ok = H5Dget_chunk_info(ds, space, k, e->origin, &mask, &addr, &size) >= 0 && addr != HADDR_UNDEF &&
+                 size > 0;
+            uint64_t flat = 0;
+            for (int i = 0; ok && i < info->rank; i++) {
+                ok = e->origin[i] % info->chunk[i] == 0 && e->origin[i] < info->dims[i];
+                flat = flat * ((info->dims[i] - 1) / info->chunk[i] + 1) + e->origin[i] / info->chunk[i];
+            }
+            ok = ok && flat < info->nchunks && !seen[flat];
+            if (ok)
+                seen[flat] = 1;
+            e->offset = addr;
+            e->stored = size;
+            e->mask = mask;
+        }
+        free(seen);
+        mr_h5_close(&space);
+    }
+    if (ok && ndeferrals == cap_deferrals) {
+        const int cap = cap_deferrals ? 2 * cap_deferrals : 8;
+        deferred *nd = realloc(deferrals, (size_t)cap * sizeof *nd);
+        ok = nd != NULL;
+        if (ok) {
+            deferrals = nd;
+            cap_deferrals = cap;
+        }
+    }
+    if (!ok) {
+        free(d.ext);
+        return 0;
+    }
+    deferrals[ndeferrals++] = d;
+    return 1;
+}
+
+mr_status mr_h5_send_plan(int fd, const void *buf)
+{
+    const deferred *d = deferral_of(buf);
+    if (!d)
+        return mr_error(MR_EINTERNAL, "no deferred read for this array");
+    mr_status st = mr_pipe_put(fd, &d->h, sizeof d->h);
+    return st == MR_OK ? mr_pipe_put(fd, d->ext, (size_t)d->h.nextents * sizeof *d->ext) : st;
+}
+
+/* Read n bytes at offset of the file fd (pread, all of them). */
+static mr_status read_at(int fd, void *buf, size_t n, uint64_t offset, const char *label, const char *name)
+{
+    size_t got = 0;
+    while (got < n) {
+        const ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(offset + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return mr_error(MR_EIO, "%s: %s: read failed at byte %llu: %s", label, name,
+                            (unsigned long long)(offset + got), r < 0 ? strerror(errno) : "end of file");
+        got += (size_t)r;
+    }
+    return MR_OK;
+}
+
+static void swap32(unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i + 4 <= n; i += 4) {
+        unsigned char a = p[i], b = p[i + 1];
+        p[i] = p[i + 3];
+        p[i + 1] = p[i + 2];
+        p[i + 2] = b;
+        p[i + 3] = a;
+    }
+}
+
+mr_status mr_h5_recv_plan(int fd, int file_fd, const char *label, const char *name, float *buf, size_t n)
+{
+    plan_head h;
+    mr_status st = mr_pipe_get(fd, &h, sizeof h);
+    if (st != MR_OK)
+        return st;
+    const size_t ext_bytes = (size_t)h.nextents * sizeof(plan_extent);
+    uint64_t npoints = 1, nchunks = 1;
+    int ok = h.magic == PLAN_MAGIC && h.rank >= 0 && h.rank <= MR_H5_MAX_RANK && h.nfilters >= 0 && h.nfilters <= 3 &&
+             h.nextents >= 1 && h.nextents <= PLAN_MAX_CHUNKS && (h.chunked || h.nextents == 1);
+    for (int i = 0; ok && i < h.rank; i++) {
+        ok = h.dims[i] >= 1 && (!h.chunked || (h.chunk[i] >= 1 && h.chunk[i] <= h.dims[i]));
+        npoints *= ok ? h.dims[i] : 1;
+        nchunks *= ok && h.chunked ? (h.dims[i] - 1) / h.chunk[i] + 1 : 1;
+    }
+    ok = ok && npoints == n && (!h.chunked || (nchunks == h.nextents && h.chunk_bytes <= MR_H5_MAX_CHUNK_BYTES));
+    if (!ok)
+        return mr_error(MR_EINTERNAL, "%s: %s: the reading process sent a damaged plan", label, name);
+    plan_extent *ext = malloc(ext_bytes);
+    if (!ext)
+        return mr_error(MR_ENOMEM, "%s: out of memory", label);
+    if ((st = mr_pipe_get(fd, ext, ext_bytes)) != MR_OK) {
+        free(ext);
+        return st;
+    }
+    struct stat sb;
+    const uint64_t fsize = fstat(file_fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    mr_h5_dataset_info info; /* what scatter_chunk needs */
+    memset(&info, 0, sizeof info);
+    info.rank = h.rank;
+    memcpy(info.dims, h.dims, sizeof info.dims);
+    memcpy(info.chunk, h.chunk, sizeof info.chunk);
+    const size_t chunk_bytes = (size_t)h.chunk_bytes, raw_max = chunk_bytes + chunk_bytes / 16 + 4096;
+    const size_t cap = chunk_bytes + 16;
+    unsigned char *raw = NULL, *w[2] = {NULL, NULL};
+    size_t raw_cap = 0, w_cap[2] = {0, 0};
+    chunk_ctx c = {label, name, chunk_bytes, ""};
+    for (uint64_t k = 0; st == MR_OK && k < h.nextents; k++) {
+        const plan_extent *e = &ext[k];
+        if (e->offset > fsize || e->stored > fsize - e->offset) {
+            st = mr_error(MR_EFORMAT, "%s: %s: %llu bytes at offset %llu lie outside the file (%llu bytes)", label, name,
+                          (unsigned long long)e->stored, (unsigned long long)e->offset, (unsigned long long)fsize);
+            break;
+        }
+        if (!h.chunked) {
+            if (e->stored != n * sizeof(float))
+                st = mr_error(MR_EINTERNAL, "%s: %s: the reading process sent a damaged plan", label, name);
+            else if ((st = read_at(file_fd, buf, (size_t)e->stored, e->offset, label, name)) == MR_OK && h.big_endian)
+                swap32((unsigned char *)buf, (size_t)e->stored);
+            break;
+        }
+        format_list(c.at, sizeof c.at, h.rank, e->origin, 1);
+        if (e->stored > raw_max) {
+            st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s stores %llu bytes, more than a %zu-byte chunk needs", label,
+                          name, c.at, (unsigned long long)e->stored, chunk_bytes);
+            break;
+        }
+        if (!ensure(&raw, &raw_cap, (size_t)e->stored) || !ensure(&w[0], &w_cap[0], cap) || !ensure(&w[1], &w_cap[1], cap)) {
+            st = mr_error(MR_ENOMEM, "%s: %s: out of memory for %zu-byte chunks", label, name, chunk_bytes);
+            break;
+        }
+        if ((st = read_at(file_fd, raw, (size_t)e->stored, e->offset, label, name)) != MR_OK)
+            break;
+        const unsigned char *cur = raw;
+        size_t len = (size_t)e->stored;
+        for (int f = h.nfilters - 1; st == MR_OK && f >= 0; f--) {
+            if (e->mask & (1u << f))
+                continue;
+            unsigned char *dst = cur == w[0] ? w[1] : w[0];
+            st = unfilter((H5Z_filter_t)h.filter[f], 4, cur, &len, dst, cap, &cur, &c);
+        }
+        if (st == MR_OK && len != chunk_bytes)
+            st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s decodes to %zu bytes, expected %zu", label, name, c.at,
+                          len, chunk_bytes);
+        if (st != MR_OK)
+            break;
+        if (h.big_endian) {
+            unsigned char *out = cur == w[1] ? w[1] : w[0];
+            if (cur != out)
+                memcpy(out, cur, chunk_bytes);
+            swap32(out, chunk_bytes);
+            cur = out;
+        }
+        scatter_chunk(&info, e->origin, cur, sizeof(float), (unsigned char *)buf);
+    }
+    free(w[1]);
+    free(w[0]);
+    free(raw);
+    free(ext);
+    const int64_t bad = st == MR_OK ? mr_h5_first_nonfinite(buf, n) : -1;
+    if (bad >= 0) {
+        char at[96];
+        mr_h5_format_index(at, sizeof at, bad, h.rank, h.dims);
+        st = mr_error(MR_EFORMAT, "%s: %s: non-finite value %g at %s (flat index %lld)", label, name, (double)buf[bad], at,
+                      (long long)bad);
+    }
+    return st;
+}
+
 mr_status mr_h5_dataset_read(hid_t ds, const mr_h5_dataset_info *info, const char *path, const char *name,
                              hid_t memtype, void *buf)
 {
+    if (defer(ds, info, memtype, buf))
+        return MR_OK; /* the parent reads it */
     if (info->nfilters > 0)
         return read_filtered(ds, info, path, name, memtype, buf);
     if (H5Dread(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
@@ -1013,6 +1445,8 @@ mr_status mr_h5_read_f32(hid_t dset, const char *path, const char *name, int ran
                         (unsigned long long)info.npoints, (unsigned long long)n);
     if ((st = mr_h5_dataset_read(dset, &info, path, name, H5T_NATIVE_FLOAT, buf)) != MR_OK)
         return st;
+    if (mr_h5_deferred(buf))
+        return MR_OK; /* read, and checked, by the parent (mr_h5_recv_plan) */
     int64_t bad = mr_h5_first_nonfinite(buf, (size_t)n);
     if (bad >= 0) {
         char at[96];
@@ -1023,17 +1457,43 @@ mr_status mr_h5_read_f32(hid_t dset, const char *path, const char *name, int ran
     return MR_OK;
 }
 
+/* Chunk dims of at most MR_H5_WRITE_CHUNK_BYTES (one chunk when the whole dataset fits): the leading
+ * dimensions cut, the trailing ones whole as far as they fit. */
+static void write_chunk_dims(int rank, const hsize_t *dims, size_t elem, hsize_t *chunk)
+{
+    uint64_t inner = elem; /* bytes of dims[i+1..] */
+    for (int i = rank - 1; i >= 0; i--) {
+        if (inner * dims[i] <= MR_H5_WRITE_CHUNK_BYTES) {
+            chunk[i] = dims[i];
+            inner *= dims[i];
+            continue;
+        }
+        const uint64_t fit = MR_H5_WRITE_CHUNK_BYTES / inner;
+        chunk[i] = fit >= 1 ? (hsize_t)fit : 1;
+        for (int j = i - 1; j >= 0; j--)
+            chunk[j] = 1;
+        return;
+    }
+}
+
 mr_status mr_h5_write_f32(hid_t loc, const char *path, const char *name, int rank, const hsize_t *dims,
                           const float *buf)
 {
     mr_status st = MR_OK;
     hid_t space = H5Screate_simple(rank, dims, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    if (dcpl >= 0)
-        H5Pset_obj_track_times(dcpl, 0); /* reproducible bytes */
-    hid_t ds = space < 0 ? H5I_INVALID_HID
-                         : H5Dcreate2(loc, name, H5T_IEEE_F32LE, space, H5P_DEFAULT,
-                                      dcpl >= 0 ? dcpl : H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t chunk[MR_H5_MAX_RANK];
+    write_chunk_dims(rank, dims, sizeof(float), chunk);
+    /* reproducible bytes (no timestamps); chunks with HDF5's fletcher32 checksum, which our reader
+     * verifies (mr_h5_dataset_read): a damaged file of ours is refused, not read as other numbers */
+    if (dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 || H5Pset_chunk(dcpl, rank, chunk) < 0 ||
+        H5Pset_fletcher32(dcpl) < 0) {
+        mr_h5_close(&dcpl);
+        mr_h5_close(&space);
+        h5_reason r;
+        return mr_error(MR_EIO, "%s: %s: cannot set up the dataset's storage%s", path, name, h5_why(&r));
+    }
+    hid_t ds = space < 0 ? H5I_INVALID_HID : H5Dcreate2(loc, name, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     mr_h5_close(&dcpl);
     if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
         h5_reason r;
@@ -1042,6 +1502,43 @@ mr_status mr_h5_write_f32(hid_t loc, const char *path, const char *name, int ran
     mr_h5_close(&ds);
     mr_h5_close(&space);
     return st;
+}
+
+#define CHECKSUM_ATTR "checksum"
+#define CHECKSUM_KIND "fletcher32"
+
+mr_status mr_h5_promise_checksums(hid_t obj, const char *path)
+{
+    return mr_h5_attr_write_string(obj, path, CHECKSUM_ATTR, CHECKSUM_KIND);
+}
+
+mr_status mr_h5_checksums_promised(hid_t obj, const char *path, const char *objname, int *promised)
+{
+    char kind[32];
+    int have = 0;
+    *promised = 0;
+    mr_status st = mr_h5_attr_read_string(obj, path, objname, CHECKSUM_ATTR, kind, sizeof kind, &have);
+    if (st != MR_OK)
+        return st;
+    if (have && strcmp(kind, CHECKSUM_KIND) != 0)
+        return mr_error(MR_EFORMAT, "%s: %s attribute '%s' is '%s', expected '%s'", path, objname, CHECKSUM_ATTR, kind,
+                        CHECKSUM_KIND);
+    *promised = have;
+    return MR_OK;
+}
+
+mr_status mr_h5_require_checksum(hid_t ds, const char *path, const char *name)
+{
+    hid_t dcpl = H5Dget_create_plist(ds);
+    unsigned flags = 0, cd[4];
+    size_t ncd = 4;
+    const int has = dcpl >= 0 && H5Pget_filter_by_id2(dcpl, H5Z_FILTER_FLETCHER32, &flags, &ncd, cd, 0, NULL, NULL) >= 0;
+    mr_h5_close(&dcpl);
+    if (!has)
+        return mr_error(MR_EFORMAT, "%s: %s: stored without its fletcher32 checksum, although the file promises one "
+                                    "for every dataset (damaged)",
+                        path, name);
+    return MR_OK;
 }
 
 /* ---- attributes --------------------------------------------------------------------------- */
@@ -1140,6 +1637,28 @@ done:
 
 /* Offset of the first byte of s[len] that is not part of valid UTF-8 text without control
  * characters (C0, DEL), or -1 when all is well. ASCII is a subset. */
+static long bad_text_at(const unsigned char *s, size_t len);
+
+long mr_h5_text_bad_at(const char *s, size_t len) { return bad_text_at((const unsigned char *)s, len); }
+
+void mr_h5_text_clean(char *s)
+{
+    size_t len = strlen(s);
+    long bad;
+    while ((bad = bad_text_at((const unsigned char *)s, len)) >= 0) {
+        /* a control character or a byte that starts no character becomes '?'; a character cut off at the
+           end (a truncated name) is dropped */
+        const unsigned char c = (unsigned char)s[bad];
+        size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        if (n && (size_t)bad + n > len) {
+            s[bad] = '\0';
+            len = (size_t)bad;
+        } else {
+            s[bad] = '?';
+        }
+    }
+}
+
 static long bad_text_at(const unsigned char *s, size_t len)
 {
     size_t i = 0;

@@ -42,10 +42,18 @@ extern "C" {
 /* Turn off HDF5's automatic error-stack printing, so users see only our messages. */
 void mr_h5_quiet(void);
 
+/* " (HDF5: <why the last HDF5 call failed, innermost>)" into buf, or "" when HDF5 said nothing. */
+const char *mr_h5_why(char *buf, size_t size);
+
 /* Open an existing file read-only after checking, in this order, that it can be opened at all
  * (MR_EIO with strerror), is a regular non-empty file and carries the HDF5 signature
  * (MR_EFORMAT), and that HDF5 can open it (MR_EIO, e.g. a truncated file). */
 mr_status mr_h5_open_read(const char *path, hid_t *file);
+
+/* The same for a file open as fd (io/fsutil.h mr_file_open_private; `label` names it in messages):
+ * HDF5 opens that very file (through /proc/self/fd; without /proc by the label, after checking that it
+ * still names the same file), whatever became of its path. fd stays the caller's. */
+mr_status mr_h5_open_fd(int fd, const char *label, hid_t *file);
 
 /* Open the HDF5 file image buf[size] read-only through HDF5's core (in-memory) driver; HDF5 copies
  * the bytes, so buf is borrowed for the call only. `name` names the image in messages (it is not
@@ -57,28 +65,55 @@ mr_status mr_h5_open_memory(const void *buf, size_t size, const char *name, hid_
 /* A reader of an open HDF5 file (e.g. mr_kspace_read_file): fills what ctx points to. */
 typedef mr_status (*mr_h5_reader)(hid_t file, const char *path, void *ctx);
 
-/* Open `path` (mr_h5_open_read) and run reader(file, path, ctx) first in a child process (fork), and
- * only when the child accepted the file again here. libhdf5 decodes a file's own structures
- * (superblock, object headers, heaps, B-trees) before any check of ours can run, and some damaged
- * ones crash or hang it (docs/FUZZING.md); the child takes that crash instead of the program:
- * a child killed by a signal, or by its CPU-time limit (120 s + 60 s per GiB of file: libhdf5
- * looping on a damaged structure), gives MR_EFORMAT naming the file and the signal. A refusal by
- * the child is returned with the child's status and message; the file is then not opened here at
- * all. The price: a file that is accepted is read twice. When fork fails, reads here only. */
-mr_status mr_h5_read_isolated(const char *path, mr_h5_reader reader, void *ctx);
+/* How a reader's result crosses from the child that reads the file to this process
+ * (mr_h5_read_in_child): read fills ctx in the child; send writes ctx's result to the pipe fd there
+ * (it may free it as it goes); recv reads it here into ctx, checking it again (sizes, values), and
+ * keeps nothing when it fails; file_fd is this process's descriptor of the file (for deferred reads).
+ * ctx means the same to read and recv (e.g. mr_kspace **). */
+typedef struct {
+    mr_h5_reader read;
+    mr_status (*send)(void *ctx, int fd);
+    mr_status (*recv)(void *ctx, int fd, int file_fd, const char *label);
+    int deferrable; /* send passes float32 datasets on as plans (mr_h5_send_plan) that recv executes on
+                       file_fd (mr_h5_recv_plan): the child need not read their values at all */
+} mr_h5_isolated;
 
-/* The first half of that: run reader(file, path, ctx) in the child only and return its verdict
- * (MR_OK: the child accepted the file; otherwise its status and message, or MR_EFORMAT naming the
- * signal), for a reader whose result cannot cross a process boundary (a handle that keeps the
- * file open: io/input.c's check of an ISMRMRD file): the caller then reads in this process. What the reader writes to
- * ctx stays in the child. When pipe or fork fails: MR_OK (nothing checked). The reader must not
- * start OpenMP threads: a pool the parent already started does not exist in the child. */
-mr_status mr_h5_check_isolated(const char *path, mr_h5_reader reader, void *ctx);
+/* Deferred reads, for a reader whose send knows them (mr_h5_isolated.deferrable): in the reading child,
+ * mr_h5_defer(1) makes mr_h5_dataset_read of a float32 dataset (contiguous, or chunked in at most 4096
+ * chunks, any of our filters, either byte order) record where its bytes are instead of reading them;
+ * mr_h5_read_f32 then leaves its values unchecked. mr_h5_deferred(buf): 1 for such a buffer (whose
+ * values are not there); mr_h5_send_plan writes its plan to the pipe. In the parent, mr_h5_recv_plan
+ * reads the plan and then the values through file_fd, decoding them with our own code (fletcher32
+ * verified, deflate capped at the chunk size, shuffle, byte order) and checking every value is finite
+ * (the message names the dataset `name` and the index): the bytes are read once, by the process that
+ * keeps them, and no libhdf5 runs there. buf holds n floats. */
+void mr_h5_defer(int on);
+int mr_h5_deferred(const void *buf);
+mr_status mr_h5_send_plan(int fd, const void *buf);
+mr_status mr_h5_recv_plan(int fd, int file_fd, const char *label, const char *name, float *buf, size_t n);
 
-/* The second half: open `path` (mr_h5_open_read) and run reader(file, path, ctx) here, with no child:
- * for a file a child has read already (mr_h5_check_isolated with a reader that decodes at least as
- * much), e.g. io/input.c's check at open and its read of the scan later. */
-mr_status mr_h5_read_checked(const char *path, mr_h5_reader reader, void *ctx);
+/* The memory a reading child may use besides twice the file and the arrays its reader allows. */
+#define MR_H5_CHILD_MEMORY ((uint64_t)64 << 20)
+
+/* Read the file open as fd (io/fsutil.h mr_file_open_private) in a child process (fork): the child opens
+ * it (mr_h5_open_fd), runs how->read and streams the result back (how->send / how->recv), so the file is
+ * read once, and only there. libhdf5 decodes a file's own structures (superblock, object headers, heaps,
+ * B-trees) before any check of ours can run, and some damaged ones crash, hang or make it allocate what
+ * a hostile size says (docs/FUZZING.md); the child takes that instead of this process: it runs under a
+ * CPU-time limit (120 s + 60 s per GiB of file: libhdf5 looping) and a memory limit (RLIMIT_AS:
+ * MR_H5_CHILD_MEMORY + twice the file + what the reader allows for arrays it has checked,
+ * base/child.h mr_child_memory_allow), and a child killed by a signal or its limits gives MR_EFORMAT
+ * naming the file and why. A refusal by the reader comes back with its status and message. This
+ * process never runs libhdf5 on the file. `label` names the file in messages. When no child can be
+ * made (no pipe, no fork) the file is read here instead. */
+mr_status mr_h5_read_in_child(int fd, const char *label, const mr_h5_isolated *how, void *ctx);
+
+/* The same for a path, opened here first (mr_file_open_private: its errors). */
+mr_status mr_h5_read_path_in_child(const char *path, const mr_h5_isolated *how, void *ctx);
+
+/* For a reader whose result is `size` plain bytes at ctx (a format or kind probe: no pointers): the
+ * same, the bytes copied back as they are. The caller checks what came back (an enum in range). */
+mr_status mr_h5_probe_in_child(const char *path, mr_h5_reader read, void *ctx, size_t size);
 
 /* Create the file that will become `path`: built in memory (HDF5 core driver, no backing store),
  * tmp receives the temporary name it is written under at commit (io/fsutil.h mr_tmp_name). Nothing
@@ -162,9 +197,24 @@ int64_t mr_h5_first_nonfinite(const float *v, size_t n);
 /* Format a flat index of an array of the given dims as "[i][j][k]" into buf. */
 void mr_h5_format_index(char *buf, size_t size, int64_t flat, int rank, const hsize_t *dims);
 
-/* Write a float32 dataset `name` (relative to loc) of the given rank and dims from buf. */
+/* Chunks of the datasets mr_h5_write_f32 writes: at most this many bytes (HDF5's chunk cache holds 1 MiB). */
+#define MR_H5_WRITE_CHUNK_BYTES ((uint64_t)1 << 20)
+
+/* Write a float32 dataset `name` (relative to loc) of the given rank and dims from buf: chunked (at most
+ * MR_H5_WRITE_CHUNK_BYTES per chunk) with HDF5's fletcher32 checksum on every chunk, which
+ * mr_h5_dataset_read verifies. */
 mr_status mr_h5_write_f32(hid_t loc, const char *path, const char *name, int rank, const hsize_t *dims,
                           const float *buf);
+
+/* The promise that every dataset of a file of ours carries a checksum: writers put the attribute
+ * "checksum" = "fletcher32" on the object that holds them (mr_h5_promise_checksums); readers ask for it
+ * (mr_h5_checksums_promised: *promised 1 or 0; any other value is MR_EFORMAT) and then refuse a dataset
+ * without the filter (mr_h5_require_checksum: MR_EFORMAT naming it), so that a damaged file cannot drop
+ * the checks by losing a filter. Files without the attribute (older ones, other writers) read as before;
+ * a checksum that is present is always verified. */
+mr_status mr_h5_promise_checksums(hid_t obj, const char *path);
+mr_status mr_h5_checksums_promised(hid_t obj, const char *path, const char *objname, int *promised);
+mr_status mr_h5_require_checksum(hid_t ds, const char *path, const char *name);
 
 /* Numeric attribute `attr` of object `obj` (named objname in messages). When absent: *present = 0
  * and buf is untouched. When present it must have type class `cls` (H5T_INTEGER or H5T_FLOAT) and
@@ -181,6 +231,13 @@ mr_status mr_h5_attr_read(hid_t obj, const char *path, const char *objname, cons
  * a NUL inside it. Longer than size-1 bytes is an error. present as above. */
 mr_status mr_h5_attr_read_string(hid_t obj, const char *path, const char *objname, const char *attr, char *buf,
                                  size_t size, int *present);
+
+/* Text as mr_h5_attr_read_string accepts it: the offset of the first byte of s[len] that is not valid
+ * UTF-8 without control characters, or -1. mr_h5_text_clean makes a NUL-terminated string such text
+ * in place (control characters and stray bytes become '?', a character cut off at the end is dropped):
+ * for names taken from other formats (an ISMRMRD trajectory, a BART header) that our files store. */
+long mr_h5_text_bad_at(const char *s, size_t len);
+void mr_h5_text_clean(char *s);
 
 /* Write a numeric attribute: n elements (n == 0: a scalar) stored as filetype from memtype. */
 mr_status mr_h5_attr_write(hid_t obj, const char *path, const char *attr, hid_t filetype, hid_t memtype,

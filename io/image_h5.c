@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/child.h"
+#include "../base/memory.h"
 #include "h5util.h"
 #include "kspace.h"
 
@@ -15,8 +17,8 @@
 
 static int reserved_name(const char *key)
 {
-    static const char *const reserved[] = {"matrix",      "method",   "iterations", "fov_mm",   "voxel_size_mm",
-                                           "position_mm", "read_dir", "phase_dir",  "slice_dir"};
+    static const char *const reserved[] = {"matrix",   "method",      "iterations", "checksum", "fov_mm",
+                                           "voxel_size_mm", "position_mm", "read_dir", "phase_dir",  "slice_dir"};
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(key, reserved[i]) == 0)
             return 1;
@@ -55,6 +57,8 @@ mr_status mr_image_h5_write(const char *path, const float *img, const int64_t ma
         goto done;
     }
     st = mr_h5_attr_write(ds, path, "matrix", H5T_STD_I32LE, H5T_NATIVE_INT32, m32, 3);
+    if (st == MR_OK)
+        st = mr_h5_promise_checksums(ds, path);
     if (st == MR_OK && meta && meta->method && meta->method[0])
         st = mr_h5_attr_write_string(ds, path, "method", meta->method);
     if (st == MR_OK && meta) {
@@ -148,18 +152,77 @@ static mr_status read_image(hid_t file, const char *path, void *ctx)
     return st;
 }
 
+
+static mr_status send_image(void *ctx, int fd)
+{
+    image_out *o = ctx;
+    mr_status st = mr_pipe_put(fd, o->matrix, 3 * sizeof *o->matrix);
+    if (st == MR_OK)
+        st = mr_pipe_put(fd, *o->img, (size_t)(o->matrix[0] * o->matrix[1] * o->matrix[2]) * 2 * sizeof(float));
+    if (st == MR_OK && o->info)
+        st = mr_pipe_put(fd, o->info, sizeof *o->info);
+    free(*o->img);
+    *o->img = NULL;
+    return st;
+}
+
+static mr_status recv_image(void *ctx, int fd, int file_fd, const char *label)
+{
+    (void)file_fd;
+    image_out *o = ctx;
+    int64_t m[3];
+    mr_status st = mr_pipe_get(fd, m, sizeof m);
+    char what[96];
+    snprintf(what, sizeof what, "the image of %s", label[0] ? "the file" : "?");
+    if (st != MR_OK || (st = mr_matrix_check(m, what)) != MR_OK)
+        return st;
+    const size_t n = (size_t)(m[0] * m[1] * m[2]) * 2;
+    if ((st = mr_mem_check(n * sizeof(float), what)) != MR_OK)
+        return st;
+    float *buf = malloc(n * sizeof(float));
+    if (!buf)
+        return mr_error(MR_ENOMEM, "%s: out of memory for the image", label);
+    st = mr_pipe_get(fd, buf, n * sizeof(float));
+    for (size_t i = 0; st == MR_OK && i < n; i++)
+        if (!isfinite(buf[i]))
+            st = mr_error(MR_EINTERNAL, "%s: the reading process sent a non-finite value", label);
+    if (st == MR_OK && o->info && (st = mr_pipe_get(fd, o->info, sizeof *o->info)) == MR_OK) {
+        /* what the child checked, checked again here: finite, bounded, a terminated method name */
+        const mr_image_h5_info *f = o->info;
+        const float *vals[5] = {f->fov_mm, f->geometry.position, f->geometry.read_dir, f->geometry.phase_dir,
+                                f->geometry.slice_dir};
+        for (int k = 0; k < 5 && st == MR_OK; k++)
+            for (int a = 0; a < 3; a++)
+                if (!isfinite(vals[k][a]) || fabsf(vals[k][a]) > 1e7f) {
+                    st = mr_error(MR_EINTERNAL, "%s: the reading process sent an invalid image geometry", label);
+                    break;
+                }
+        if (st == MR_OK && memchr(f->method, '\0', sizeof f->method) == NULL)
+            st = mr_error(MR_EINTERNAL, "%s: the reading process sent an unterminated method name", label);
+    }
+    if (st != MR_OK) {
+        free(buf);
+        return st;
+    }
+    memcpy(o->matrix, m, sizeof m);
+    *o->img = buf;
+    return MR_OK;
+}
+
+static const mr_h5_isolated image_isolated = {read_image, send_image, recv_image, 0};
+
 mr_status mr_image_h5_read_info(const char *path, float **img, int64_t matrix[3], mr_image_h5_info *info)
 {
     *img = NULL;
     image_out o = {img, matrix, info};
-    return mr_h5_read_isolated(path, read_image, &o);
+    return mr_h5_read_path_in_child(path, &image_isolated, &o);
 }
 
 mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3])
 {
     *img = NULL;
     image_out o = {img, matrix, NULL};
-    return mr_h5_read_isolated(path, read_image, &o);
+    return mr_h5_read_path_in_child(path, &image_isolated, &o);
 }
 
 mr_status mr_image_h5_read_file(hid_t file, const char *path, float **img, int64_t matrix[3])
@@ -170,7 +233,10 @@ mr_status mr_image_h5_read_file(hid_t file, const char *path, float **img, int64
     float *buf = NULL;
     mr_status st;
     int64_t m[3];
-    if ((st = mr_h5_open_f32(file, path, DS_IMAGE, 4, &ds, dims)) != MR_OK)
+    int checked = 0;
+    if ((st = mr_h5_open_f32(file, path, DS_IMAGE, 4, &ds, dims)) != MR_OK ||
+        (st = mr_h5_checksums_promised(ds, path, DS_IMAGE, &checked)) != MR_OK ||
+        (checked && (st = mr_h5_require_checksum(ds, path, DS_IMAGE)) != MR_OK))
         goto done;
     if ((st = mr_h5_attr_read(ds, path, DS_IMAGE, "matrix", H5T_INTEGER, H5T_NATIVE_INT64, m, 3, NULL)) != MR_OK)
         goto done;
@@ -185,7 +251,11 @@ mr_status mr_image_h5_read_file(hid_t file, const char *path, float **img, int64
                       (long long)m[2]);
         goto done;
     }
-    buf = malloc((size_t)(m[0] * m[1] * m[2]) * 2 * sizeof(float));
+    const uint64_t bytes = (uint64_t)(m[0] * m[1] * m[2]) * 2 * sizeof(float);
+    if ((st = mr_mem_check(bytes, "the image")) != MR_OK)
+        goto done;
+    mr_child_memory_allow((int64_t)bytes); /* checked against the dataset's storage */
+    buf = malloc((size_t)bytes);
     if (!buf) {
         st = mr_error(MR_ENOMEM, "%s: out of memory for the image", path);
         goto done;

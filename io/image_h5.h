@@ -45,7 +45,7 @@ mr_status mr_image_h5_write(const char *path, const float *img, const int64_t ma
 mr_status mr_image_h5_read_info(const char *path, float **img, int64_t matrix[3], mr_image_h5_info *info);
 
 /* Read /image back; *img (malloc'd, [n][2]) is owned by the caller. Validates like the k-space
- * reader, and like it reads in a child process first (mr_h5_read_isolated). */
+ * reader, and like it reads once, in a child process (io/h5util.h mr_h5_read_path_in_child). */
 mr_status mr_image_h5_read(const char *path, float **img, int64_t matrix[3]);
 
 /* The same from an HDF5 file that is already open (mr_h5_open_read, mr_h5_open_memory); `name`

@@ -229,7 +229,7 @@ static image_kind probe_kind(const char *path)
     image_kind k = probe(path);
     if (k != KIND_H5)
         return k;
-    if (mr_h5_read_isolated(path, h5_kind, &k) != MR_OK)
+    if (mr_h5_probe_in_child(path, h5_kind, &k, sizeof k) != MR_OK || (k != KIND_H5 && k != KIND_MRD))
         k = KIND_NONE;
     mr_clear_error();
     return k;

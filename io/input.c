@@ -6,39 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "../base/child.h"
 #include "cfl.h"
+#include "fsutil.h"
 #include "h5util.h"
 #include "kspace_h5.h"
-
-/* ---- read options ---------------------------------------------------------------------------------- */
-
-static const char *const unit_names[MR_UNITS_COUNT] = {"auto", "cycles", "normalized", "radians", "per-m"};
-
-void mr_read_opts_default(mr_read_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->traj_units = MR_UNITS_AUTO;
-    o->traj_sign = 1;
-    o->space = MR_SPACE_ENCODED;
-    o->averages = MR_AVERAGES_COMBINE;
-}
-
-const char *mr_traj_units_name(mr_traj_units u)
-{
-    return (u >= 0 && u < MR_UNITS_COUNT) ? unit_names[u] : "?";
-}
-
-mr_status mr_traj_units_parse(const char *text, mr_traj_units *u)
-{
-    for (int i = 0; i < MR_UNITS_COUNT; i++)
-        if (text && strcmp(text, unit_names[i]) == 0) {
-            *u = (mr_traj_units)i;
-            return MR_OK;
-        }
-    return mr_error(MR_EINVAL, "trajectory units '%s' are not one of auto, cycles, normalized, radians, per-m",
-                    text ? text : "(null)");
-}
 
 const char *mr_input_format_name(mr_input_format f)
 {
@@ -59,9 +33,10 @@ struct mr_input {
     mr_input_format format;
     char path[4096];
     mr_read_opts opts;
-    mr_ismrmrd *ismrmrd;
+    int fd;               /* HDF5: the file, open since mr_input_open: every read is of this file */
+    mr_ismrmrd *ismrmrd;  /* ISMRMRD: the index (without a file: volumes are read in a child) */
+    mr_kspace *scan;      /* mrirecon: the scan read at open, until mr_input_read hands it over */
     char traj[4096], ksp[4096]; /* BART array names */
-    struct stat checked;        /* HDF5: the file as the child of mr_input_open found it */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -77,7 +52,9 @@ static int is_regular(const char *path)
 }
 
 /* A BART input named by `path`: NAME.hdr / NAME.cfl / NAME of either array of the pair, or the
- * prefix. 1 with the pair's names filled when both headers exist and look like BART headers. */
+ * prefix. 1 with the pair's names filled when both headers exist (a header that is not one is then
+ * refused by the reader with its reason, not taken for another format); -1 (message recorded) when
+ * `path` names one array of a pair whose other header is missing; 0 when it is no BART input. */
 static int find_bart(const char *path, char *traj, char *ksp, size_t size)
 {
     char hdr[4200];
@@ -96,15 +73,17 @@ static int find_bart(const char *path, char *traj, char *ksp, size_t size)
     char th[4200], kh[4200];
     snprintf(th, sizeof th, "%s.hdr", traj);
     snprintf(kh, sizeof kh, "%s.hdr", ksp);
-    int pair = mr_cfl_is_header(th) && mr_cfl_is_header(kh);
-    if (named && !pair) {
+    const int have_t = is_regular(th), have_k = is_regular(kh);
+    if (have_t && have_k)
+        return 1;
+    if (named || have_t || have_k) {
         mr_error(MR_EFORMAT, "%s: a BART header, but its partner is missing: BART input is a pair %s + %s (.hdr/.cfl), "
                              "or give the trajectory with --traj NAME (the k-space and trajectory arrays of 'bart "
                              "phantom -k -t NAME')",
                  path, traj, ksp);
         return -1;
     }
-    return pair;
+    return 0;
 }
 
 /* A BART k-space array named by path with its trajectory named by opts->bart_traj (--traj). */
@@ -158,39 +137,105 @@ mr_status mr_input_h5_format(hid_t file, const char *label, mr_input_format *for
     return MR_OK;
 }
 
-/* The child's check of an HDF5 input (mr_h5_check_isolated): the format, then everything that is read
- * here later, read and dropped: a mrirecon k-space file's whole scan (mr_input_read), an ISMRMRD
- * file's index and every volume (mr_ismrmrd_check). So one child takes a crash of libhdf5 on
- * anything decoded later here, and a queued background task (base/child.h: the device
- * initialisation) starts as that child is forked and runs while both read. */
+/* ---- HDF5 inputs: read in a child, once (io/h5util.h mr_h5_read_in_child) ---------------------------
+ * At open, one child decides the format and reads what there is to read at once: a mrirecon scan
+ * whole, an ISMRMRD file's index (headers, trajectories, noise: mr_ismrmrd_open); the result comes
+ * back through a pipe. A volume of an ISMRMRD file is read later, in a child of its own, from the
+ * index and the same descriptor. This process never runs libhdf5 on the file, and reads it once. */
+
 typedef struct {
     mr_input_format format;
     const mr_read_opts *opts;
-} h5_check_ctx;
+    mr_kspace *scan;
+    mr_ismrmrd *index;
+} open_job;
 
-static mr_status h5_check(hid_t file, const char *path, void *ctx)
+static mr_status open_read(hid_t file, const char *path, void *ctx)
 {
-    h5_check_ctx *c = ctx;
-    mr_status st = mr_input_h5_format(file, path, &c->format);
+    open_job *j = ctx;
+    mr_status st = mr_input_h5_format(file, path, &j->format);
     if (st != MR_OK)
         return st;
-    if (c->format == MR_INPUT_ISMRMRD)
-        return mr_ismrmrd_check(file, path, c->opts);
-    mr_kspace *ks = NULL;
-    st = mr_kspace_read_file(file, path, &ks);
-    mr_kspace_free(ks);
+    if (j->format == MR_INPUT_ISMRMRD)
+        return mr_ismrmrd_open(file, path, j->opts, &j->index);
+    return mr_kspace_read_file(file, path, &j->scan);
+}
+
+static mr_status open_send(void *ctx, int fd)
+{
+    open_job *j = ctx;
+    const int32_t format = (int32_t)j->format;
+    mr_status st = mr_pipe_put(fd, &format, sizeof format);
+    if (j->format == MR_INPUT_ISMRMRD) {
+        if (st == MR_OK)
+            st = mr_ismrmrd_send_index(fd, j->index);
+        mr_ismrmrd_close(j->index);
+        j->index = NULL;
+        return st;
+    }
+    if (st != MR_OK) {
+        mr_kspace_free(j->scan);
+        j->scan = NULL;
+        return st;
+    }
+    st = mr_kspace_send(fd, j->scan);
+    j->scan = NULL;
     return st;
 }
 
-/* Still the file the child read: same device, inode, size and modification time. */
-static int same_file(const struct stat *a, const char *path)
+static mr_status open_recv(void *ctx, int fd, int file_fd, const char *label)
 {
-    struct stat b;
-    return stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino && a->st_size == b.st_size &&
-           a->st_mtim.tv_sec == b.st_mtim.tv_sec && a->st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+    open_job *j = ctx;
+    int32_t format = 0;
+    mr_status st = mr_pipe_get(fd, &format, sizeof format);
+    if (st != MR_OK)
+        return st;
+    if (format == MR_INPUT_ISMRMRD)
+        st = mr_ismrmrd_recv_index(fd, label, j->opts, &j->index);
+    else if (format == MR_INPUT_MRIRECON)
+        st = mr_kspace_recv(fd, file_fd, label, &j->scan);
+    else
+        st = mr_error(MR_EINTERNAL, "%s: the reading process sent a damaged answer", label);
+    if (st == MR_OK)
+        j->format = (mr_input_format)format;
+    return st;
 }
 
-static mr_status read_scan(hid_t file, const char *path, void *out) { return mr_kspace_read_file(file, path, out); }
+static const mr_h5_isolated open_isolated = {open_read, open_send, open_recv, 1};
+
+/* An ISMRMRD volume in a child: the index attached to the file again, the volume read. */
+typedef struct {
+    mr_ismrmrd *index;
+    int volume;
+    mr_kspace *ks;
+} volume_job;
+
+static mr_status volume_read(hid_t file, const char *path, void *ctx)
+{
+    (void)path;
+    volume_job *j = ctx;
+    mr_status st = mr_ismrmrd_attach(j->index, file);
+    if (st == MR_OK)
+        st = mr_ismrmrd_read_volume(j->index, j->volume, &j->ks);
+    mr_ismrmrd_detach(j->index);
+    return st;
+}
+
+static mr_status volume_send(void *ctx, int fd)
+{
+    volume_job *j = ctx;
+    mr_status st = mr_kspace_send(fd, j->ks);
+    j->ks = NULL;
+    return st;
+}
+
+static mr_status volume_recv(void *ctx, int fd, int file_fd, const char *label)
+{
+    (void)file_fd; /* the variable-length data of ISMRMRD travel as values */
+    return mr_kspace_recv(fd, -1, label, &((volume_job *)ctx)->ks);
+}
+
+static const mr_h5_isolated volume_isolated = {volume_read, volume_send, volume_recv, 0};
 
 mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **out)
 {
@@ -198,6 +243,7 @@ mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **o
     mr_input *in = calloc(1, sizeof *in);
     if (!in)
         return mr_error(MR_ENOMEM, "%s: out of memory", path);
+    in->fd = -1;
     if (snprintf(in->path, sizeof in->path, "%s", path) >= (int)sizeof in->path) {
         free(in);
         return mr_error(MR_EINVAL, "%s: path too long", path);
@@ -219,29 +265,19 @@ mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **o
     }
     if (bart) {
         in->format = MR_INPUT_BART;
-    } else {
-        /* HDF5: the usual checks and messages (missing, empty, not HDF5, truncated); the whole file is
-         * read in a child process first, which takes a crash of libhdf5 on a damaged file (h5_check) */
-        hid_t file;
-        if (stat(path, &in->checked) != 0)
-            memset(&in->checked, 0, sizeof in->checked); /* mr_h5_open_read says why */
-        h5_check_ctx check = {MR_INPUT_MRIRECON, &in->opts};
-        if ((st = mr_h5_check_isolated(path, h5_check, &check)) != MR_OK ||
-            (st = mr_h5_open_read(path, &file)) != MR_OK) {
-            free(in);
-            return st;
-        }
-        st = mr_input_h5_format(file, path, &in->format);
-        H5Fclose(file);
-        if (st != MR_OK) {
-            free(in);
-            return st;
-        }
+    } else if ((st = mr_file_open_private(path, &in->fd)) == MR_OK) {
+        open_job job = {MR_INPUT_MRIRECON, &in->opts, NULL, NULL};
+        st = mr_h5_read_in_child(in->fd, path, &open_isolated, &job);
+        in->format = job.format;
+        in->scan = job.scan;
+        in->ismrmrd = job.index;
+        if (st == MR_OK && in->ismrmrd)
+            mr_ismrmrd_detach(in->ismrmrd); /* read here (no child could be made): the file is closed */
     }
-    if ((st = check_units_apply(in)) == MR_OK && in->format == MR_INPUT_ISMRMRD)
-        st = mr_ismrmrd_open_path(path, &in->opts, &in->ismrmrd);
+    if (st == MR_OK)
+        st = check_units_apply(in);
     if (st != MR_OK) {
-        free(in);
+        mr_input_close(in);
         return st;
     }
     *out = in;
@@ -284,14 +320,23 @@ mr_status mr_input_read(mr_input *in, int index, mr_kspace **out)
                         n - 1);
     mr_status st;
     switch (in->format) {
-    case MR_INPUT_ISMRMRD:
-        return mr_ismrmrd_read_volume(in->ismrmrd, index, out); /* applies traj_sign itself */
+    case MR_INPUT_ISMRMRD: {
+        volume_job job = {in->ismrmrd, index, NULL};
+        st = mr_h5_read_in_child(in->fd, in->path, &volume_isolated, &job);
+        *out = job.ks;
+        return st; /* the reader applies traj_sign itself */
+    }
     case MR_INPUT_BART:
         st = mr_cfl_read_scan(in->traj, in->ksp, &in->opts, 0, out);
         break;
-    default: /* read in mr_input_open's child already, unless the file has changed since */
-        st = same_file(&in->checked, in->path) ? mr_h5_read_checked(in->path, read_scan, out)
-                                               : mr_kspace_read(in->path, out);
+    default:
+        if (in->scan) { /* read at open: handed over */
+            *out = in->scan;
+            in->scan = NULL;
+            st = MR_OK;
+        } else { /* asked for again: read again, from the same file */
+            st = mr_h5_read_in_child(in->fd, in->path, &mr_kspace_h5_isolated, out);
+        }
         break;
     }
     if (st == MR_OK && in->opts.traj_sign == -1)
@@ -305,6 +350,9 @@ void mr_input_close(mr_input *in)
     if (!in)
         return;
     mr_ismrmrd_close(in->ismrmrd);
+    mr_kspace_free(in->scan);
+    if (in->fd >= 0)
+        close(in->fd);
     free(in);
 }
 

@@ -35,8 +35,10 @@ typedef struct mr_input mr_input;
 
 /* Open `path` and identify it by content. Errors: MR_EIO (cannot open), MR_EFORMAT (not a known
  * format, or malformed: for ISMRMRD every header, trajectory and noise scan is validated here). An
- * HDF5 input is read whole in one child process here first (a mrirecon scan; an ISMRMRD index and
- * every volume), which takes a crash of libhdf5; a mrirecon scan's errors come from here too. */
+ * HDF5 input is opened once as a descriptor that the handle keeps, and read in child processes only
+ * (io/h5util.h mr_h5_read_in_child), each part once: here a mrirecon scan whole (its errors come from
+ * here) or an ISMRMRD file's index; an ISMRMRD volume in mr_input_read. So libhdf5 never runs on the
+ * file in this process, and a file renamed over the path after the open is not what is read. */
 mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **out);
 
 /* The format of an open HDF5 file (mr_h5_open_read, mr_h5_open_memory), as mr_input_open decides it:
@@ -60,7 +62,8 @@ const char *mr_input_bart_ksp(const mr_input *in);
  * readers: recon/volumes.h applies it. */
 const double *mr_input_noise_cov(const mr_input *in, int64_t *nsamples);
 
-/* Read volume `index` (0 for the single-volume formats). */
+/* Read volume `index` (0 for the single-volume formats): a mrirecon scan read at open is handed over
+ * (a second call reads it again), an ISMRMRD volume is read in a child from the handle's descriptor. */
 mr_status mr_input_read(mr_input *in, int index, mr_kspace **out);
 
 void mr_input_close(mr_input *in); /* NULL is fine */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/child.h"
 #include "../base/log.h"
 #include "../base/noise_cov.h"
 #include "h5util.h"
@@ -77,8 +78,7 @@ typedef struct {
 } volume;
 
 struct mr_ismrmrd {
-    hid_t file;  /* borrowed unless own_file */
-    int own_file;
+    hid_t file;  /* borrowed; H5I_INVALID_HID for an index without its file (mr_ismrmrd_recv_index) */
     hid_t dset;
     hid_t t_head, t_rec_head, t_rec_traj, t_rec_data, t_rec_full;
     char label[1100];
@@ -536,19 +536,27 @@ static mr_status read_records(mr_ismrmrd *r, hid_t type, const hsize_t *idx, int
     b->budget = budget;
     b->used = 0;
     b->refused = 0;
+    mr_child_memory_allow((int64_t)budget); /* bytes the headers announce (within the file's size) */
     hsize_t c = (hsize_t)n;
     hid_t fs = H5Dget_space(r->dset), ms = H5Screate_simple(1, &c, NULL), dxpl = budget_dxpl(b);
     mr_status st = MR_OK;
     memset(buf, 0, (size_t)n * H5Tget_size(type));
     if (fs < 0 || ms < 0 || dxpl < 0 || H5Sselect_elements(fs, H5S_SELECT_SET, (size_t)n, idx) < 0)
         st = mr_error(MR_EIO, "%s: %s/data: cannot select acquisitions", r->label, r->sum.group);
-    else if (H5Dread(r->dset, type, ms, fs, dxpl, buf) < 0)
+    else if (H5Dread(r->dset, type, ms, fs, dxpl, buf) < 0) {
+        /* a stored length that disagrees with the headers: refused by the budget when it is within reach,
+           else libhdf5 failed on its own (e.g. a length it cannot allocate for within the reading process's
+           memory: an 8 GiB request for a 0x7fffffff data length) */
+        char why[300];
         st = b->refused ? mr_error(MR_EFORMAT,
                                    "%s: %s/data: acquisitions %lld..%lld store more %s values than their headers "
                                    "announce (%zu bytes)",
                                    r->label, r->sum.group, (long long)idx[0], (long long)idx[n - 1], what, budget)
-                        : mr_error(MR_EIO, "%s: %s/data: cannot read the %s of acquisitions %lld..%lld", r->label,
-                                   r->sum.group, what, (long long)idx[0], (long long)idx[n - 1]);
+                        : mr_error(MR_EFORMAT, "%s: %s/data: cannot read the %s of acquisitions %lld..%lld (stored "
+                                               "lengths the headers do not announce?)%s",
+                                   r->label, r->sum.group, what, (long long)idx[0], (long long)idx[n - 1],
+                                   mr_h5_why(why, sizeof why));
+    }
     mr_h5_close(&fs);
     if (st != MR_OK) {
         /* HDF5 keeps what it allocated before a read failed: free it (the rest of buf is zero) */
@@ -556,6 +564,7 @@ static mr_status read_records(mr_ismrmrd *r, hid_t type, const hsize_t *idx, int
             H5Dvlen_reclaim(type, ms, dxpl, buf);
         mr_h5_close(&ms);
         mr_h5_close(&dxpl);
+        mr_child_memory_allow(-(int64_t)budget);
         free(b);
         return st;
     }
@@ -573,6 +582,8 @@ static void reclaim(hid_t type, hid_t ms, hid_t dxpl, void *buf)
         void *fi = NULL, *ai = NULL;
         H5MM_allocate_t a;
         H5Pget_vlen_mem_manager(dxpl, &a, &ai, &f, &fi);
+        if (ai)
+            mr_child_memory_allow(-(int64_t)((vlen_budget *)ai)->budget);
         free(ai);
     }
     mr_h5_close(&ms);
@@ -736,6 +747,13 @@ static mr_status pass_headers(mr_ismrmrd *r)
                 }
             if (st != MR_OK)
                 break;
+            /* a dwell time (it scales the noise level: lambda); 0 when the writer did not know it */
+            if (h->sample_time_us != 0 && !(h->sample_time_us >= 1e-3f && h->sample_time_us <= 1e6f)) {
+                st = mr_error(MR_EFORMAT, "%s: acquisition %lld (%s): sample_time_us %g is not a dwell time (0 when "
+                                          "unknown, else 0.001 to 1e6 microseconds)",
+                              r->label, (long long)acq, mr_acq_kind_name(kind), (double)h->sample_time_us);
+                break;
+            }
             if (h->number_of_samples == 0) {
                 st = mr_error(MR_EFORMAT, "%s: acquisition %lld (%s) has number_of_samples 0", r->label,
                               (long long)acq, mr_acq_kind_name(kind));
@@ -1187,21 +1205,19 @@ int mr_ismrmrd_detect(hid_t file, const char *label, char *group, size_t size)
     return 1;
 }
 
-static mr_status open_dataset(mr_ismrmrd *r)
+/* Open <group>/data and check its datatype (an ISMRMRD 1.x acquisition list) and dataspace (rank 1,
+ * acquisitions within the limit; when `expect` > 0 exactly that many); *n the acquisitions. With
+ * `storage`, also what it stores against what it declares (every record's fixed part, every chunk). */
+static mr_status open_records(mr_ismrmrd *r, int storage, int64_t expect, int64_t *n_out)
 {
-    mr_ismrmrd_summary *s = &r->sum;
     char name[300];
-    snprintf(name, sizeof name, "%s/xml", s->group);
-    mr_status st = read_xml(r, name);
-    if (st != MR_OK)
-        return st;
-    snprintf(name, sizeof name, "%s/data", s->group);
+    snprintf(name, sizeof name, "%s/data", r->sum.group);
     r->dset = H5Dopen2(r->file, name, H5P_DEFAULT);
     if (r->dset < 0)
         return mr_error(MR_EFORMAT, "%s: %s is not a dataset", r->label, name);
     hid_t ftype = H5Dget_type(r->dset), space = H5Dget_space(r->dset), dcpl = H5Dget_create_plist(r->dset);
-    st = ftype < 0 ? mr_error(MR_EFORMAT, "%s: %s: unreadable datatype", r->label, name)
-                   : check_file_type(r->label, name, ftype);
+    mr_status st = ftype < 0 ? mr_error(MR_EFORMAT, "%s: %s: unreadable datatype", r->label, name)
+                             : check_file_type(r->label, name, ftype);
     if (st == MR_OK) {
         int rank = space >= 0 && H5Sget_simple_extent_type(space) == H5S_SIMPLE ? H5Sget_simple_extent_ndims(space) : -1;
         hsize_t n = 0;
@@ -1214,7 +1230,10 @@ static mr_status open_dataset(mr_ismrmrd *r)
         else if (n > (hsize_t)MR_ISMRMRD_MAX_ACQUISITIONS)
             st = mr_error(MR_EFORMAT, "%s: %s declares %llu acquisitions, more than %lld", r->label, name,
                           (unsigned long long)n, (long long)MR_ISMRMRD_MAX_ACQUISITIONS);
-        else {
+        else if (expect > 0 && (int64_t)n != expect)
+            st = mr_error(MR_EFORMAT, "%s: %s holds %llu acquisitions, %lld when the file was opened", r->label, name,
+                          (unsigned long long)n, (long long)expect);
+        else if (storage) {
             /* a dataset that declares more records than it stores (no filters: each record takes at
              * least its fixed-size part on disk) is refused before anything is allocated for it */
             size_t rec = H5Tget_size(ftype);
@@ -1224,8 +1243,8 @@ static mr_status open_dataset(mr_ismrmrd *r)
                 st = mr_error(MR_EFORMAT, "%s: %s declares %llu acquisitions but stores only %llu bytes (%zu per "
                                           "acquisition)",
                               r->label, name, (unsigned long long)n, (unsigned long long)stored, rec);
-            s->acquisitions = (int64_t)n;
         }
+        *n_out = (int64_t)n;
     }
     mr_h5_close(&dcpl);
     mr_h5_close(&space);
@@ -1233,7 +1252,7 @@ static mr_status open_dataset(mr_ismrmrd *r)
     /* the storage holds what the dataspace declares (every unfiltered chunk present at its size:
      * libhdf5 fills a missing one from the fill value, read past its end when the fill value is
      * smaller than a record), no external storage, no virtual dataset, no unknown filter */
-    if (st != MR_OK || (st = mr_h5_dataset_check(r->dset, r->label, name, NULL)) != MR_OK)
+    if (st != MR_OK || (storage && (st = mr_h5_dataset_check(r->dset, r->label, name, NULL)) != MR_OK))
         return st;
     r->t_head = make_head_type();
     r->t_rec_head = make_rec_type(r->t_head, sizeof(rec_head), -1, -1);
@@ -1243,6 +1262,19 @@ static mr_status open_dataset(mr_ismrmrd *r)
         make_rec_type(r->t_head, sizeof(rec_full), (long)HOFFSET(rec_full, traj), (long)HOFFSET(rec_full, data));
     if (r->t_head < 0 || r->t_rec_head < 0 || r->t_rec_traj < 0 || r->t_rec_data < 0 || r->t_rec_full < 0)
         return mr_error(MR_EINTERNAL, "%s: cannot build the HDF5 memory types", r->label);
+    return MR_OK;
+}
+
+static mr_status open_dataset(mr_ismrmrd *r)
+{
+    mr_ismrmrd_summary *s = &r->sum;
+    char name[300];
+    snprintf(name, sizeof name, "%s/xml", s->group);
+    mr_status st = read_xml(r, name);
+    if (st != MR_OK || (st = open_records(r, 1, 0, &s->acquisitions)) != MR_OK)
+        return st;
+    /* justified by the records the dataset stores (open_records) */
+    mr_child_memory_allow((int64_t)((size_t)s->acquisitions * sizeof *r->acq_vol));
     r->acq_vol = malloc((size_t)s->acquisitions * sizeof *r->acq_vol);
     if (!r->acq_vol)
         return mr_error(MR_ENOMEM, "%s: out of memory for %lld acquisitions", r->label, (long long)s->acquisitions);
@@ -1252,15 +1284,15 @@ static mr_status open_dataset(mr_ismrmrd *r)
     return MR_OK;
 }
 
-mr_status mr_ismrmrd_open(hid_t file, const char *label, const mr_read_opts *opts, mr_ismrmrd **out)
+/* A handle without file, index or volumes yet (NULL: out of memory, recorded). */
+static mr_ismrmrd *new_handle(const char *label, const mr_read_opts *opts)
 {
-    *out = NULL;
-    mr_h5_quiet();
     mr_ismrmrd *r = calloc(1, sizeof *r);
-    if (!r)
-        return mr_error(MR_ENOMEM, "%s: out of memory", label);
-    r->file = file;
-    r->dset = r->t_head = r->t_rec_head = r->t_rec_traj = r->t_rec_data = r->t_rec_full = H5I_INVALID_HID;
+    if (!r) {
+        mr_error(MR_ENOMEM, "%s: out of memory", label);
+        return NULL;
+    }
+    r->file = r->dset = r->t_head = r->t_rec_head = r->t_rec_traj = r->t_rec_data = r->t_rec_full = H5I_INVALID_HID;
     snprintf(r->label, sizeof r->label, "%s", label);
     if (opts)
         r->opts = *opts;
@@ -1268,6 +1300,17 @@ mr_status mr_ismrmrd_open(hid_t file, const char *label, const mr_read_opts *opt
         mr_read_opts_default(&r->opts);
     if (r->opts.traj_sign != -1)
         r->opts.traj_sign = 1;
+    return r;
+}
+
+mr_status mr_ismrmrd_open(hid_t file, const char *label, const mr_read_opts *opts, mr_ismrmrd **out)
+{
+    *out = NULL;
+    mr_h5_quiet();
+    mr_ismrmrd *r = new_handle(label, opts);
+    if (!r)
+        return MR_ENOMEM;
+    r->file = file;
     mr_status st = MR_OK;
     int found = mr_ismrmrd_detect(file, label, r->sum.group, sizeof r->sum.group);
     if (found < 0)
@@ -1284,33 +1327,29 @@ mr_status mr_ismrmrd_open(hid_t file, const char *label, const mr_read_opts *opt
     return MR_OK;
 }
 
-mr_status mr_ismrmrd_check(hid_t file, const char *label, const mr_read_opts *opts)
+void mr_ismrmrd_detach(mr_ismrmrd *r)
 {
-    mr_ismrmrd *r = NULL;
-    mr_status st = mr_ismrmrd_open(file, label, opts, &r);
-    for (int v = 0; st == MR_OK && v < r->nvol; v++) {
-        mr_kspace *ks = NULL;
-        if (mr_ismrmrd_read_volume(r, v, &ks) == MR_OK)
-            mr_kspace_free(ks);
-    }
-    mr_ismrmrd_close(r);
-    return st;
+    if (!r)
+        return;
+    mr_h5_close(&r->t_rec_full);
+    mr_h5_close(&r->t_rec_data);
+    mr_h5_close(&r->t_rec_traj);
+    mr_h5_close(&r->t_rec_head);
+    mr_h5_close(&r->t_head);
+    mr_h5_close(&r->dset);
+    r->file = H5I_INVALID_HID;
 }
 
-mr_status mr_ismrmrd_open_path(const char *path, const mr_read_opts *opts, mr_ismrmrd **out)
+mr_status mr_ismrmrd_attach(mr_ismrmrd *r, hid_t file)
 {
-    *out = NULL;
-    hid_t file;
-    mr_status st = mr_h5_open_read(path, &file);
+    mr_ismrmrd_detach(r);
+    mr_h5_quiet();
+    r->file = file;
+    int64_t n = 0;
+    mr_status st = open_records(r, 0, r->sum.acquisitions, &n);
     if (st != MR_OK)
-        return st;
-    st = mr_ismrmrd_open(file, path, opts, out);
-    if (st != MR_OK) {
-        H5Fclose(file);
-        return st;
-    }
-    (*out)->own_file = 1;
-    return MR_OK;
+        mr_ismrmrd_detach(r);
+    return st;
 }
 
 void mr_ismrmrd_close(mr_ismrmrd *r)
@@ -1323,15 +1362,133 @@ void mr_ismrmrd_close(mr_ismrmrd *r)
     free(r->slots);
     free(r->acq_vol);
     free(r->sum.noise_cov);
-    mr_h5_close(&r->t_rec_full);
-    mr_h5_close(&r->t_rec_data);
-    mr_h5_close(&r->t_rec_traj);
-    mr_h5_close(&r->t_rec_head);
-    mr_h5_close(&r->t_head);
-    mr_h5_close(&r->dset);
-    if (r->own_file)
-        mr_h5_close(&r->file);
+    mr_ismrmrd_detach(r);
     free(r);
+}
+
+/* ---- the index through a pipe -------------------------------------------------------------------- */
+
+#define INDEX_MAGIC 0x58444e49u /* "INDX" */
+
+typedef struct {
+    uint32_t magic;
+    int32_t nvol;
+    int32_t noise_cov; /* 1: sum.noise_cov [C][C][2] follows */
+    int32_t pad;
+    mr_ismrmrd_summary sum; /* noise_cov zeroed */
+} index_head;
+
+typedef struct {
+    vol_key key;
+    mr_volume_info info;
+} index_volume;
+
+mr_status mr_ismrmrd_send_index(int fd, const mr_ismrmrd *r)
+{
+    if (!r->acq_vol || r->nvol < 1)
+        return mr_error(MR_EINVAL, "%s: no index to send", r->label);
+    index_head h;
+    memset(&h, 0, sizeof h);
+    h.magic = INDEX_MAGIC;
+    h.nvol = r->nvol;
+    h.noise_cov = r->sum.noise_cov != NULL;
+    h.sum = r->sum;
+    h.sum.noise_cov = NULL;
+    mr_status st = mr_pipe_put(fd, &h, sizeof h);
+    if (st == MR_OK && h.noise_cov)
+        st = mr_pipe_put(fd, r->sum.noise_cov, (size_t)(2 * r->sum.channels * r->sum.channels) * sizeof(double));
+    for (int v = 0; st == MR_OK && v < r->nvol; v++) {
+        index_volume iv;
+        memset(&iv, 0, sizeof iv);
+        iv.key = r->vol[v].key;
+        iv.info = r->vol[v].info;
+        st = mr_pipe_put(fd, &iv, sizeof iv);
+    }
+    if (st == MR_OK)
+        st = mr_pipe_put(fd, r->acq_vol, (size_t)r->sum.acquisitions * sizeof *r->acq_vol);
+    return st;
+}
+
+/* The index as this reader makes it: counts within the limits, strings terminated, every
+ * acquisition's volume one of them (or noise, or skipped) and each volume's count of acquisitions as
+ * the headers said; the caller has it from another process. */
+static mr_status check_index(const mr_ismrmrd *r)
+{
+    const mr_ismrmrd_summary *s = &r->sum;
+    const int terminated = memchr(s->group, 0, sizeof s->group) && memchr(s->hdr.vendor, 0, sizeof s->hdr.vendor) &&
+                           memchr(s->hdr.model, 0, sizeof s->hdr.model) &&
+                           memchr(s->hdr.patient_position, 0, sizeof s->hdr.patient_position);
+    int ok = terminated && s->acquisitions >= 1 && s->acquisitions <= MR_ISMRMRD_MAX_ACQUISITIONS &&
+             r->nvol >= 1 && r->nvol <= MR_ISMRMRD_MAX_VOLUMES && s->hdr.nencodings >= 1 &&
+             s->hdr.nencodings <= MR_MRD_MAX_ENCODINGS && s->channels >= 1 && s->channels <= MR_MAX_COILS &&
+             (s->traj_dims == 2 || s->traj_dims == 3);
+    for (int e = 0; ok && e < s->hdr.nencodings; e++)
+        ok = memchr(s->hdr.enc[e].trajectory, 0, sizeof s->hdr.enc[e].trajectory) &&
+             memchr(s->hdr.enc[e].traj_identifier, 0, sizeof s->hdr.enc[e].traj_identifier) &&
+             s->units[e] >= MR_UNITS_AUTO && s->units[e] < MR_UNITS_COUNT;
+    int64_t *count = ok ? calloc((size_t)r->nvol, sizeof *count) : NULL;
+    ok = ok && count;
+    for (int64_t i = 0; ok && i < s->acquisitions; i++) {
+        const int32_t v = r->acq_vol[i];
+        ok = v == VOL_NOISE || v == VOL_SKIPPED || (v >= 0 && v < r->nvol);
+        if (ok && v >= 0)
+            count[v]++;
+    }
+    for (int v = 0; ok && v < r->nvol; v++) {
+        const mr_volume_info *vi = &r->vol[v].info;
+        ok = vi->encoding >= 0 && vi->encoding < s->hdr.nencodings && vi->acquisitions == count[v] &&
+             vi->samples >= 1 && vi->samples <= MR_MAX_SAMPLES && vi->averages >= 1 &&
+             mr_matrix_check(vi->matrix, r->label) == MR_OK;
+    }
+    for (int64_t i = 0; ok && s->noise_cov && i < 2 * s->channels * s->channels; i++)
+        ok = isfinite(s->noise_cov[i]);
+    free(count);
+    return ok ? MR_OK : mr_error(MR_EINTERNAL, "%s: the reading process sent a damaged index", r->label);
+}
+
+mr_status mr_ismrmrd_recv_index(int fd, const char *label, const mr_read_opts *opts, mr_ismrmrd **out)
+{
+    *out = NULL;
+    index_head h;
+    mr_status st = mr_pipe_get(fd, &h, sizeof h);
+    if (st != MR_OK)
+        return st;
+    if (h.magic != INDEX_MAGIC || h.nvol < 1 || h.nvol > MR_ISMRMRD_MAX_VOLUMES || h.sum.acquisitions < 1 ||
+        h.sum.acquisitions > MR_ISMRMRD_MAX_ACQUISITIONS || h.sum.channels < 1 || h.sum.channels > MR_MAX_COILS)
+        return mr_error(MR_EINTERNAL, "%s: the reading process sent a damaged index", label);
+    mr_ismrmrd *r = new_handle(label, opts);
+    if (!r)
+        return MR_ENOMEM;
+    r->sum = h.sum;
+    r->sum.noise_cov = NULL;
+    const size_t ncov = (size_t)(2 * h.sum.channels * h.sum.channels);
+    if (h.noise_cov && !(r->sum.noise_cov = malloc(ncov * sizeof(double))))
+        st = mr_error(MR_ENOMEM, "%s: out of memory", label);
+    if (st == MR_OK && h.noise_cov)
+        st = mr_pipe_get(fd, r->sum.noise_cov, ncov * sizeof(double));
+    if (st == MR_OK && !(r->vol = calloc((size_t)h.nvol, sizeof *r->vol)))
+        st = mr_error(MR_ENOMEM, "%s: out of memory", label);
+    for (int v = 0; st == MR_OK && v < h.nvol; v++) {
+        index_volume iv;
+        if ((st = mr_pipe_get(fd, &iv, sizeof iv)) == MR_OK) {
+            r->vol[v].key = iv.key;
+            r->vol[v].info = iv.info;
+            r->nvol = r->cap_vol = v + 1;
+        }
+    }
+    const size_t nacq = (size_t)h.sum.acquisitions;
+    if (st == MR_OK && !(r->acq_vol = malloc(nacq * sizeof *r->acq_vol)))
+        st = mr_error(MR_ENOMEM, "%s: out of memory for %zu acquisitions", label, nacq);
+    if (st == MR_OK)
+        st = mr_pipe_get(fd, r->acq_vol, nacq * sizeof *r->acq_vol);
+    if (st == MR_OK)
+        st = check_index(r);
+    if (st != MR_OK) {
+        mr_ismrmrd_close(r);
+        return st;
+    }
+    *out = r;
+    return MR_OK;
 }
 
 const mr_ismrmrd_summary *mr_ismrmrd_summary_get(const mr_ismrmrd *r) { return &r->sum; }
@@ -1516,6 +1673,9 @@ mr_status mr_ismrmrd_read_volume(mr_ismrmrd *r, int index, mr_kspace **out)
     if (index < 0 || index >= r->nvol)
         return mr_error(MR_EINVAL, "%s: volume %d does not exist (the file holds %d, 0..%d)", r->label, index,
                         r->nvol, r->nvol - 1);
+    if (r->dset < 0)
+        return mr_error(MR_EINVAL, "%s: volume %d: the index has no file to read from (mr_ismrmrd_attach)", r->label,
+                        index);
     const mr_ismrmrd_summary *s = &r->sum;
     const mr_volume_info *vi = &r->vol[index].info;
     const int e = vi->encoding;
@@ -1575,6 +1735,7 @@ mr_status mr_ismrmrd_read_volume(mr_ismrmrd *r, int index, mr_kspace **out)
     const char *kind = kind_for(en->trajectory, ks->matrix[2] > 1, s->stack);
     snprintf(ks->traj_kind, sizeof ks->traj_kind, "%s%s", kind ? "" : "ismrmrd-",
              kind ? kind : (en->trajectory[0] ? en->trajectory : "unknown"));
+    mr_h5_text_clean(ks->traj_kind); /* the header's text, whatever it holds, as our files store names */
     if (s->noise_cov) {
         /* noise power per complex sample, scaled from the noise scans' to the imaging bandwidth */
         double tr = 0;

@@ -17,8 +17,8 @@
  * acquisition headers, so that a file whose stored lengths disagree with its headers fails with a
  * message instead of making HDF5 allocate what the headers do not announce.
  *
- * Ownership: mr_ismrmrd_open borrows `file` until mr_ismrmrd_close (the caller closes it after);
- * mr_ismrmrd_open_path owns the file it opens. Summary and volume pointers are borrowed from the
+ * Ownership: mr_ismrmrd_open (and mr_ismrmrd_attach) borrows `file` until mr_ismrmrd_close or
+ * mr_ismrmrd_detach (the caller closes it after). Summary and volume pointers are borrowed from the
  * handle. The mr_kspace of mr_ismrmrd_read_volume belongs to the caller. */
 #ifndef MR_ISMRMRD_H5_H
 #define MR_ISMRMRD_H5_H
@@ -105,16 +105,20 @@ int mr_ismrmrd_detect(hid_t file, const char *label, char *group, size_t size);
 
 /* Open and index the dataset (the three passes above). `label` names the file in messages. */
 mr_status mr_ismrmrd_open(hid_t file, const char *label, const mr_read_opts *opts, mr_ismrmrd **out);
-/* The same for a path (mr_h5_open_read's checks first); the handle owns the file. In this process:
- * for a file that mr_ismrmrd_check accepted in a child process (io/input.c, mr_h5_check_isolated),
- * which takes the crash or hang of libhdf5 on a damaged file (docs/FUZZING.md). */
-mr_status mr_ismrmrd_open_path(const char *path, const mr_read_opts *opts, mr_ismrmrd **out);
-/* The check to run in that child: mr_ismrmrd_open, then every volume read and dropped, so that
- * libhdf5 decodes every structure and every variable-length sequence of the file once there. Only
- * the open decides: a volume this reader refuses is refused again when it is read in the parent
- * (other volumes stay usable). It does no prewhitening (recon/volumes.c does), hence no OpenMP,
- * whose thread pool would not survive the fork. */
-mr_status mr_ismrmrd_check(hid_t file, const char *label, const mr_read_opts *opts);
+/* The index (summary, volumes, which volume each acquisition belongs to) through a pipe, from the
+ * child process that opened the file (io/input.c) to the one that keeps it: mr_ismrmrd_send_index
+ * writes it (the handle stays the caller's); mr_ismrmrd_recv_index makes a handle of it, checked (counts
+ * within the limits, strings terminated, the volumes consistent), that has no file: a volume is read
+ * from it after mr_ismrmrd_attach, in a child again. opts: as given to mr_ismrmrd_open. */
+mr_status mr_ismrmrd_send_index(int fd, const mr_ismrmrd *r);
+mr_status mr_ismrmrd_recv_index(int fd, const char *label, const mr_read_opts *opts, mr_ismrmrd **out);
+
+/* Give a handle its file again (open as `file`, borrowed until mr_ismrmrd_detach or close): the
+ * acquisition dataset and its types, checked to be an acquisition list of as many acquisitions as the
+ * index has (the storage was checked when the index was made; this is for the file it was made from,
+ * e.g. open through the same descriptor). mr_ismrmrd_detach lets the file go (the index stays). */
+mr_status mr_ismrmrd_attach(mr_ismrmrd *r, hid_t file);
+void mr_ismrmrd_detach(mr_ismrmrd *r);
 
 const mr_ismrmrd_summary *mr_ismrmrd_summary_get(const mr_ismrmrd *r);
 
@@ -124,7 +128,7 @@ void mr_ismrmrd_units_fits(const mr_ismrmrd_summary *s, int e, char *buf, size_t
 int mr_ismrmrd_nvolumes(const mr_ismrmrd *r);
 const mr_volume_info *mr_ismrmrd_volume(const mr_ismrmrd *r, int index); /* NULL out of range */
 
-/* Read volume `index` (0..nvolumes-1). */
+/* Read volume `index` (0..nvolumes-1): the handle must have its file (mr_ismrmrd_open, or attach). */
 mr_status mr_ismrmrd_read_volume(mr_ismrmrd *r, int index, mr_kspace **out);
 
 void mr_ismrmrd_close(mr_ismrmrd *r); /* NULL is fine */

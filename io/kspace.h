@@ -58,7 +58,9 @@ typedef struct {
 
 /* Allocate a scan with traj and data arrays for the given sizes (zero-filled), no weights and no
  * truth. Validates sizes (matrix edges 1..MR_MAX_MATRIX_EDGE, product <= MR_MAX_VOXELS,
- * 1 <= M <= MR_MAX_SAMPLES, 1 <= C <= MR_MAX_COILS). *out is owned by the caller. */
+ * 1 <= M <= MR_MAX_SAMPLES, 1 <= C <= MR_MAX_COILS) and, for large arrays, the memory available
+ * (base/memory.h: MR_ENOMEM with the number needed); in a reading child, the arrays count as allowed
+ * (base/child.h mr_child_memory_allow). Likewise the optional arrays. *out is owned by the caller. */
 mr_status mr_kspace_create(mr_kspace **out, const int64_t matrix[3], int64_t nsamples, int64_t ncoils);
 
 /* Allocate (zero-filled) the optional arrays. */
@@ -83,6 +85,16 @@ double mr_kspace_sens_rss(const mr_kspace *ks, int64_t voxel);
 /* Samples with |k_a| > N_a/2 (1 + 1e-6) on some axis, i.e. outside the Nyquist box; *worst (may be
  * NULL) receives the largest |k_a| / (N_a/2) over all samples and axes. */
 int64_t mr_kspace_count_outside(const mr_kspace *ks, double *worst);
+
+/* A scan through a pipe, from the process that read it to the one that uses it (io/h5util.h
+ * mr_h5_read_in_child). mr_kspace_send takes ks: each array is freed as soon as it is written (so the
+ * two processes do not both hold the whole scan), ks itself at the end, also on failure. mr_kspace_recv
+ * allocates and checks on its side what the reader promises (sizes within the limits, every value
+ * finite, weights >= 0): *out owned by the caller; MR_EIO when the stream ends early. An array the
+ * reading child deferred (io/h5util.h mr_h5_deferred) travels as its plan and is read here from file_fd
+ * (-1: none accepted). */
+mr_status mr_kspace_send(int fd, mr_kspace *ks);
+mr_status mr_kspace_recv(int fd, int file_fd, const char *label, mr_kspace **out);
 
 #ifdef __cplusplus
 }

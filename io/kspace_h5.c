@@ -20,9 +20,19 @@
 #define DS_TIME "/kspace/time"         /* version 3 */
 #define DS_FIELDMAP "/kspace/fieldmap" /* version 3 */
 
+/* mr_h5_open_f32, and the dataset's checksum when the file promises one for each dataset. */
+static mr_status open_f32(hid_t file, const char *path, const char *name, int rank, int checked, hid_t *ds,
+                          hsize_t *dims)
+{
+    mr_status st = mr_h5_open_f32(file, path, name, rank, ds, dims);
+    if (st == MR_OK && checked && (st = mr_h5_require_checksum(*ds, path, name)) != MR_OK)
+        mr_h5_close(ds);
+    return st;
+}
+
 /* Optional float32 dataset of exactly the expected dims: *present 0 when absent. */
 static mr_status open_optional(hid_t file, const char *path, const char *name, int rank, const hsize_t *want,
-                               const char *want_text, hid_t *ds, int *present)
+                               const char *want_text, int checked, hid_t *ds, int *present)
 {
     hsize_t dims[MR_H5_MAX_RANK];
     int exists;
@@ -30,7 +40,7 @@ static mr_status open_optional(hid_t file, const char *path, const char *name, i
     mr_status st = mr_h5_lookup(file, path, name, &exists);
     if (st != MR_OK || !exists)
         return st;
-    st = mr_h5_open_f32(file, path, name, rank, ds, dims);
+    st = open_f32(file, path, name, rank, checked, ds, dims);
     if (st != MR_OK)
         return st;
     for (int i = 0; i < rank; i++)
@@ -143,11 +153,18 @@ static mr_status read_timing(hid_t grp, const char *path, const mr_kspace *ks, d
 }
 
 static mr_status read_scan(hid_t file, const char *path, void *out) { return mr_kspace_read_file(file, path, out); }
+static mr_status send_scan(void *ctx, int fd) { return mr_kspace_send(fd, *(mr_kspace **)ctx); }
+static mr_status recv_scan(void *ctx, int fd, int file_fd, const char *label)
+{
+    return mr_kspace_recv(fd, file_fd, label, ctx);
+}
+
+const mr_h5_isolated mr_kspace_h5_isolated = {read_scan, send_scan, recv_scan, 1};
 
 mr_status mr_kspace_read(const char *path, mr_kspace **out)
 {
     *out = NULL;
-    return mr_h5_read_isolated(path, read_scan, out);
+    return mr_h5_read_path_in_child(path, &mr_kspace_h5_isolated, out);
 }
 
 mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
@@ -161,7 +178,9 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
     int have_w = 0, have_t = 0, have_bl = 0, have_s = 0, have_time = 0, have_field = 0;
     mr_status st;
 
-    if ((st = mr_h5_open_group(file, path, "/kspace", &grp)) != MR_OK)
+    int checked = 0; /* the file promises a checksum on every dataset */
+    if ((st = mr_h5_open_group(file, path, "/kspace", &grp)) != MR_OK ||
+        (st = mr_h5_checksums_promised(grp, path, "/kspace", &checked)) != MR_OK)
         goto done;
 
     /* pass 1: shapes, types and the matrix; nothing is allocated */
@@ -174,7 +193,7 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
     if ((st = mr_matrix_check(matrix, what)) != MR_OK)
         goto done;
 
-    if ((st = mr_h5_open_f32(file, path, DS_TRAJ, 2, &dtraj, tdims)) != MR_OK)
+    if ((st = open_f32(file, path, DS_TRAJ, 2, checked, &dtraj, tdims)) != MR_OK)
         goto done;
     if (tdims[1] != 3) {
         st = mr_error(MR_EFORMAT, "%s: %s: second dimension is %llu, expected 3 (kx, ky, kz)", path, DS_TRAJ,
@@ -186,7 +205,7 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
                       (unsigned long long)tdims[0], (long long)MR_MAX_SAMPLES);
         goto done;
     }
-    if ((st = mr_h5_open_f32(file, path, DS_DATA, 3, &ddata, ddims)) != MR_OK)
+    if ((st = open_f32(file, path, DS_DATA, 3, checked, &ddata, ddims)) != MR_OK)
         goto done;
     if (ddims[2] != 2) {
         st = mr_error(MR_EFORMAT, "%s: %s: last dimension is %llu, expected 2 (re, im)", path, DS_DATA,
@@ -204,20 +223,20 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
         goto done;
     }
     const hsize_t wdims[1] = {tdims[0]};
-    if ((st = open_optional(file, path, DS_WEIGHTS, 1, wdims, "M, the number of samples", &dw, &have_w)) != MR_OK)
+    if ((st = open_optional(file, path, DS_WEIGHTS, 1, wdims, "M, the number of samples", checked, &dw, &have_w)) != MR_OK)
         goto done;
     const hsize_t vdims[3] = {(hsize_t)matrix[2], (hsize_t)matrix[1], (hsize_t)matrix[0]};
-    if ((st = open_optional(file, path, DS_TRUTH, 3, vdims, "[Nz][Ny][Nx] of the matrix", &dtruth, &have_t)) != MR_OK)
+    if ((st = open_optional(file, path, DS_TRUTH, 3, vdims, "[Nz][Ny][Nx] of the matrix", checked, &dtruth, &have_t)) != MR_OK)
         goto done;
-    if ((st = open_optional(file, path, DS_TRUTH_BL, 3, vdims, "[Nz][Ny][Nx] of the matrix", &dbl, &have_bl)) !=
+    if ((st = open_optional(file, path, DS_TRUTH_BL, 3, vdims, "[Nz][Ny][Nx] of the matrix", checked, &dbl, &have_bl)) !=
         MR_OK)
         goto done;
     const hsize_t sdims[5] = {ddims[0], vdims[0], vdims[1], vdims[2], 2};
     if ((st = open_optional(file, path, DS_SENS, 5, sdims, "[C][Nz][Ny][Nx][2]: coils of /kspace/data, the matrix",
-                            &dsens, &have_s)) != MR_OK)
+                            checked, &dsens, &have_s)) != MR_OK)
         goto done;
-    if ((st = open_optional(file, path, DS_TIME, 1, wdims, "M, the number of samples", &dtime, &have_time)) != MR_OK ||
-        (st = open_optional(file, path, DS_FIELDMAP, 3, vdims, "[Nz][Ny][Nx] of the matrix", &dfield, &have_field)) !=
+    if ((st = open_optional(file, path, DS_TIME, 1, wdims, "M, the number of samples", checked, &dtime, &have_time)) != MR_OK ||
+        (st = open_optional(file, path, DS_FIELDMAP, 3, vdims, "[Nz][Ny][Nx] of the matrix", checked, &dfield, &have_field)) !=
             MR_OK)
         goto done;
 
@@ -243,7 +262,7 @@ mr_status mr_kspace_read_file(hid_t file, const char *path, mr_kspace **out)
         (have_time && (st = mr_h5_read_f32(dtime, path, DS_TIME, 1, wdims, ks->time)) != MR_OK) ||
         (have_field && (st = mr_h5_read_f32(dfield, path, DS_FIELDMAP, 3, vdims, ks->fieldmap)) != MR_OK))
         goto done;
-    if (have_w) {
+    if (have_w && !mr_h5_deferred(ks->weights)) { /* deferred: the process that reads them checks them */
         int64_t neg = first_negative(ks->weights, ks->nsamples);
         if (neg >= 0) {
             st = mr_error(MR_EFORMAT, "%s: %s: negative weight %g at [%lld]", path, DS_WEIGHTS,
@@ -317,6 +336,11 @@ static mr_status check_scan(const char *path, const mr_kspace *ks, const hsize_t
                         ks->snr_db);
     if (!memchr(ks->traj_kind, 0, sizeof ks->traj_kind) || !memchr(ks->phantom, 0, sizeof ks->phantom))
         return mr_error(MR_EINVAL, "%s: refusing to write an unterminated trajectory or phantom name", path);
+    if (mr_h5_text_bad_at(ks->traj_kind, strlen(ks->traj_kind)) >= 0 ||
+        mr_h5_text_bad_at(ks->phantom, strlen(ks->phantom)) >= 0)
+        return mr_error(MR_EINVAL, "%s: refusing to write a trajectory or phantom name that is not text (control "
+                                   "characters or invalid UTF-8): the reader would refuse it",
+                        path);
     const hsize_t wdims[1] = {(hsize_t)ks->nsamples};
     if ((st = check_finite(path, DS_TRAJ, ks->traj, 2, tdims)) != MR_OK ||
         (st = check_finite(path, DS_DATA, ks->data, 3, ddims)) != MR_OK ||
@@ -343,6 +367,8 @@ static mr_status write_attrs(hid_t grp, const char *path, const mr_kspace *ks)
     const int32_t version = ks->time || ks->fieldmap ? 3 : ks->sens ? 2 : 1; /* the lowest that holds the content */
     const int32_t matrix[3] = {(int32_t)ks->matrix[0], (int32_t)ks->matrix[1], (int32_t)ks->matrix[2]};
     mr_status st = mr_h5_attr_write_string(grp, path, "format", MR_FORMAT_NAME);
+    if (st == MR_OK)
+        st = mr_h5_promise_checksums(grp, path); /* every dataset: mr_h5_write_f32's fletcher32 */
     if (st == MR_OK)
         st = mr_h5_attr_write(grp, path, "version", H5T_STD_I32LE, H5T_NATIVE_INT32, &version, 0);
     if (st == MR_OK)

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/child.h"
 #include "../base/grid.h"
+#include "../base/memory.h"
 #include "h5util.h"
 
 #define MRD_VERSION 1
@@ -399,13 +401,80 @@ done:
     return st;
 }
 
+/* The child's image to this process: matrix, count, FOV, placement, voxels; checked again here. */
+static mr_status send_mrd(void *ctx, int fd)
+{
+    mrd_out *o = ctx;
+    mr_status st = mr_pipe_put(fd, o->matrix, 3 * sizeof *o->matrix);
+    if (st == MR_OK)
+        st = mr_pipe_put(fd, o->nimages, sizeof *o->nimages);
+    if (st == MR_OK)
+        st = mr_pipe_put(fd, o->fov_mm, 3 * sizeof *o->fov_mm);
+    if (st == MR_OK)
+        st = mr_pipe_put(fd, o->geometry, sizeof *o->geometry);
+    if (st == MR_OK)
+        st = mr_pipe_put(fd, *o->img, (size_t)(o->matrix[0] * o->matrix[1] * o->matrix[2]) * 2 * sizeof(float));
+    free(*o->img);
+    *o->img = NULL;
+    return st;
+}
+
+static mr_status recv_mrd(void *ctx, int fd, int file_fd, const char *label)
+{
+    (void)file_fd;
+    mrd_out *o = ctx;
+    int64_t m[3];
+    int count = 0;
+    float fov[3];
+    mr_geometry g;
+    char what[1100];
+    snprintf(what, sizeof what, "%s: the MRD image", label);
+    mr_status st = mr_pipe_get(fd, m, sizeof m);
+    if (st == MR_OK)
+        st = mr_pipe_get(fd, &count, sizeof count);
+    if (st == MR_OK)
+        st = mr_pipe_get(fd, fov, sizeof fov);
+    if (st == MR_OK)
+        st = mr_pipe_get(fd, &g, sizeof g);
+    if (st == MR_OK && (st = mr_matrix_check(m, what)) == MR_OK && (count < 1 || count > 1000000))
+        st = mr_error(MR_EINTERNAL, "%s: the reading process sent %d images", label, count);
+    const float *vals[5] = {fov, g.position, g.read_dir, g.phase_dir, g.slice_dir};
+    for (int k = 0; k < 5 && st == MR_OK; k++)
+        for (int a = 0; a < 3; a++)
+            if (!isfinite(vals[k][a])) {
+                st = mr_error(MR_EINTERNAL, "%s: the reading process sent a non-finite geometry", label);
+                break;
+            }
+    const size_t n = st == MR_OK ? (size_t)(m[0] * m[1] * m[2]) * 2 : 0;
+    float *buf = NULL;
+    if (st == MR_OK && (st = mr_mem_check(n * sizeof(float), what)) == MR_OK && !(buf = malloc(n * sizeof(float))))
+        st = mr_error(MR_ENOMEM, "%s: out of memory for the image", label);
+    if (st == MR_OK)
+        st = mr_pipe_get(fd, buf, n * sizeof(float));
+    for (size_t i = 0; st == MR_OK && i < n; i++)
+        if (!isfinite(buf[i]))
+            st = mr_error(MR_EINTERNAL, "%s: the reading process sent a non-finite value", label);
+    if (st != MR_OK) {
+        free(buf);
+        return st;
+    }
+    memcpy(o->matrix, m, sizeof m);
+    memcpy(o->fov_mm, fov, sizeof fov);
+    *o->geometry = g;
+    *o->nimages = count;
+    *o->img = buf;
+    return MR_OK;
+}
+
+static const mr_h5_isolated mrd_isolated = {read_mrd, send_mrd, recv_mrd, 0};
+
 mr_status mr_mrd_image_read(const char *path, float **img, int64_t matrix[3], float fov_mm[3], mr_geometry *geometry,
                             int *has_geometry, int *nimages)
 {
     *img = NULL;
     int count = 0;
     mrd_out o = {img, matrix, fov_mm, geometry, &count};
-    mr_status st = mr_h5_read_isolated(path, read_mrd, &o);
+    mr_status st = mr_h5_read_path_in_child(path, &mrd_isolated, &o);
     if (st != MR_OK)
         return st;
     double dir[3][3];

@@ -218,6 +218,7 @@ typedef struct {
     int64_t max_bytes;
     const char *dir;
     int stored;   /* out: the entry is in place */
+    char why[160]; /* out: why not, when it is not */
     int64_t evicted;
 } qc_job;
 
@@ -231,6 +232,8 @@ struct mr_q_cache {
     int lock_fd;              /* held after a miss until its save */
     uint64_t lock_hash[2];
     qc_job *job;              /* the last write, until join_writer counts it */
+    int last_save;            /* the outcome of the last save: 1 stored, 0 not (why in last_why), -1 none */
+    char last_why[160];
     pthread_t writer;         /* runs job when writing is 1 */
     int writing;
     mr_q_cache_stats stats;
@@ -290,12 +293,26 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
 {
     char path[4200];
     file_name(c, kh, ".mrq", path, sizeof path);
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* never through a symbolic link, never blocking (a FIFO planted as an entry) */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     struct stat sb;
+    if (fd < 0 && errno == ELOOP && lstat(path, &sb) == 0) {
+        if (seen->st_ino != sb.st_ino || seen->st_dev != sb.st_dev)
+            reject(c, path, "a symbolic link, not a cache entry");
+        *seen = sb;
+        return 0;
+    }
     if (fd < 0 || fstat(fd, &sb) != 0) {
         if (fd >= 0)
             close(fd);
         memset(seen, 0, sizeof *seen);
+        return 0;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        if (seen->st_ino != sb.st_ino || seen->st_dev != sb.st_dev)
+            reject(c, path, "not a regular file");
+        *seen = sb;
         return 0;
     }
     if (seen->st_ino == sb.st_ino && seen->st_dev == sb.st_dev && seen->st_size == sb.st_size &&
@@ -380,22 +397,39 @@ static void unlock(int *fd)
 static void drop_lock(int *fd, const char *path)
 {
     struct stat held, named;
-    if (*fd >= 0 && fstat(*fd, &held) == 0 && stat(path, &named) == 0 && held.st_dev == named.st_dev &&
+    if (*fd >= 0 && fstat(*fd, &held) == 0 && lstat(path, &named) == 0 && held.st_dev == named.st_dev &&
         held.st_ino == named.st_ino)
         (void)unlink(path);
     unlock(fd);
 }
 
-/* The key's lock: 1 when held (fd in *out), 0 when it could not be taken (no lock file, or waited too
- * long: the caller goes on without it). */
+/* Open the lock file at path (created when create), a regular file only: never through a symbolic link
+ * (a link to a missing path would make us create that file), never blocking (a FIFO); -1 otherwise. */
+static int open_lock(const char *path, int create)
+{
+    const int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (create ? O_CREAT : 0), 0600);
+    struct stat sb;
+    if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+        close(fd);
+        errno = 0;
+        return -1;
+    }
+    return fd;
+}
+
+/* The key's lock: 1 when held (fd in *out), 0 when it could not be taken (no lock file, one that is not a
+ * regular file, or waited too long: the caller goes on without it). */
 static int take_lock(mr_q_cache *c, const uint64_t kh[2], int *out)
 {
     char path[4200];
     file_name(c, kh, ".lock", path, sizeof path);
     *out = -1;
-    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
+    const int fd = open_lock(path, 1);
+    if (fd < 0) {
+        mr_log(MR_LOG_WARN, "Q cache: %s: cannot use it as a lock file (%s); going on without the lock", path,
+               errno ? strerror(errno) : "not a regular file");
         return 0;
+    }
     int waited = 0;
     const double t0 = mr_now();
     while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -512,7 +546,7 @@ int64_t mr_q_cache_clear(const char *dir)
  * went on without the cache): removed. One that is held stays. */
 static void remove_stale_lock(const char *path)
 {
-    int fd = open(path, O_RDWR | O_CLOEXEC);
+    int fd = open_lock(path, 0);
     if (fd < 0)
         return;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0)
@@ -538,7 +572,7 @@ static int64_t evict(const char *dir, int64_t max_bytes, const char *keep)
         char path[4200];
         struct stat sb;
         if (!cache_file(de->d_name, &entry, &tmp) || mr_path_join(path, sizeof path, dir, de->d_name) != MR_OK ||
-            stat(path, &sb) != 0)
+            lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
             continue;
         if (!entry) { /* a temporary or lock file */
             if (now - sb.st_mtime > QC_STALE_TMP_S) {
@@ -600,6 +634,7 @@ static void *write_job(void *arg)
         j->stored = 1;
         j->evicted = evict(j->dir, j->max_bytes, j->final);
     } else {
+        snprintf(j->why, sizeof j->why, "the cache write failed: %s", strerror(errno));
         mr_log(MR_LOG_WARN, "Q cache: cannot write %s: %s (Q is not cached)", j->final, strerror(errno));
         if (fd >= 0)
             (void)unlink(j->tmp);
@@ -623,6 +658,8 @@ static void join_writer(mr_q_cache *c)
     c->writing = 0;
     c->stats.stores += c->job->stored;
     c->stats.evicted += c->job->evicted;
+    c->last_save = c->job->stored;
+    snprintf(c->last_why, sizeof c->last_why, "%s", c->job->why);
     free(c->job);
     c->job = NULL;
 }
@@ -653,9 +690,12 @@ static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
     unlock(&c->lock_fd);
     const uint64_t bytes = sizeof(qc_header) + payload_bytes(k);
     qc_job *j = q ? calloc(1, sizeof *j) : NULL;
+    c->last_save = 0;
+    snprintf(c->last_why, sizeof c->last_why, "%s", q ? "no memory for the cache write" : "no Q to store");
     if (q && (uint64_t)c->max_bytes < bytes) {
-        mr_log(MR_LOG_INFO, "Q cache: Q takes %.0f MB, more than the cache's limit of %.0f MB: not stored",
-               (double)bytes * 1e-6, (double)c->max_bytes * 1e-6);
+        snprintf(c->last_why, sizeof c->last_why, "Q takes %.0f MB, more than the cache's limit of %.0f MB",
+                 (double)bytes * 1e-6, (double)c->max_bytes * 1e-6);
+        mr_log(MR_LOG_INFO, "Q cache: %s: not stored", c->last_why);
     } else if (q && j && (j->key_data = malloc(key_data_bytes(k)))) {
         memcpy(j->key_data, k->traj, (size_t)k->m * 3 * sizeof(float));
         memcpy(j->key_data + 3 * k->m, k->qw, (size_t)k->m * sizeof(float));
@@ -719,12 +759,19 @@ mr_status mr_q_cache_open(mr_q_cache **out, const char *dir, int64_t max_bytes)
                 max_bytes = (int64_t)(mb * 1048576.0);
         }
     }
-    mr_status st = mr_mkdir_p(dir);
+    /* the folders it makes are private (0700) whatever the umask: an entry is trusted once its checksums
+     * match, so nobody else may write there */
+    char created[8];
+    mr_status st = mr_mkdir_p_mode(dir, 0700, created, sizeof created);
     if (st != MR_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", mr_last_error());
         return mr_error(MR_EIO, "Q cache: cannot use the directory %s: %s", dir, why);
     }
+    struct stat sb;
+    if (stat(dir, &sb) == 0 && (sb.st_mode & (S_IWGRP | S_IWOTH)))
+        mr_log(MR_LOG_WARN, "Q cache: %s is writable by other users (mode %03o): they could replace its entries",
+               dir, (unsigned)(sb.st_mode & 0777));
     mr_q_cache *c = calloc(1, sizeof *c);
     if (!c)
         return mr_error(MR_ENOMEM, "Q cache: out of memory");
@@ -735,6 +782,7 @@ mr_status mr_q_cache_open(mr_q_cache **out, const char *dir, int64_t max_bytes)
     snprintf(c->dir, sizeof c->dir, "%s", dir);
     c->max_bytes = max_bytes;
     c->lock_fd = -1;
+    c->last_save = -1;
     *out = c;
     return MR_OK;
 }
@@ -748,6 +796,19 @@ void mr_q_cache_get_stats(mr_q_cache *c, mr_q_cache_stats *s)
     join_writer(c);
     *s = c->stats;
     pthread_mutex_unlock(&c->mu);
+}
+
+const char *mr_q_cache_source(mr_q_cache *c, const char *q_source, char *buf, size_t size)
+{
+    if (!c || !q_source || strcmp(q_source, "computed, stored") != 0 || !buf || size == 0)
+        return q_source;
+    pthread_mutex_lock(&c->mu);
+    join_writer(c);
+    const int stored = c->last_save == 1;
+    if (!stored)
+        snprintf(buf, size, "computed, not stored (%s)", c->last_save == 0 ? c->last_why : "no store was made");
+    pthread_mutex_unlock(&c->mu);
+    return stored ? q_source : buf;
 }
 
 void mr_q_cache_close(mr_q_cache *c)

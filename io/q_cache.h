@@ -19,6 +19,10 @@
  * or a payload that does not match its hash is ignored with a warning (never used) and replaced by the
  * next store of that key.
  *
+ * Files are opened without following symbolic links and without blocking, and only regular files are
+ * used: an entry or lock replaced by a link or a FIFO is ignored (a miss, or no lock), never followed or
+ * waited on. The folders the cache makes are 0700 whatever the umask.
+ *
  * Concurrency (the workers of `mrirecon batch` are separate processes): entries are written to a
  * temporary file in the cache directory and renamed into place when complete (rename(2) is atomic
  * within a file system), so a reader sees a whole file or none. A miss takes an exclusive lock
@@ -68,6 +72,13 @@ mr_status mr_q_cache_open(mr_q_cache **out, const char *dir, int64_t max_bytes);
 /* The store interface for mr_nudft_opts.q_store (borrowed for the cache's lifetime). */
 mr_q_store *mr_q_cache_store(mr_q_cache *c);
 const char *mr_q_cache_dir(const mr_q_cache *c);
+
+/* What the report should say about a Q whose operator reported q_source (solver/linop.h
+ * mr_nudft_info.q_source) with this cache: waits for the background write of the last save, and when
+ * q_source is "computed, stored" but that save did not leave an entry in place, returns
+ * "computed, not stored (<why>)" in buf (e.g. "the cache write failed: No space left on device", or the
+ * size limit); otherwise q_source itself. c NULL: q_source. */
+const char *mr_q_cache_source(mr_q_cache *c, const char *q_source, char *buf, size_t size);
 
 /* Wait for a background write, release a lock still held, free. NULL is fine. */
 void mr_q_cache_close(mr_q_cache *c);

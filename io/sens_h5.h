@@ -14,7 +14,8 @@ extern "C" {
 
 /* Read the maps of `path` for a scan with this matrix and coil count: the shape must be
  * [ncoils][Nz][Ny][Nx][2] and every value finite (MR_EFORMAT naming the file, the dataset and the
- * value otherwise). *maps is malloc'ed, owned by the caller (free). */
+ * value otherwise). Read once, in a child process, as every reader of user files does
+ * (io/h5util.h mr_h5_read_path_in_child). *maps is malloc'ed, owned by the caller (free). */
 mr_status mr_sens_read(const char *path, const int64_t matrix[3], int64_t ncoils, float **maps);
 
 #ifdef __cplusplus

@@ -196,6 +196,32 @@ typedef struct {
     int timed_out;
 } worker;
 
+/* For tests only (tests/mpi_batch.sh): with MR_TEST_SCAN_GATE=DIR, a scan's child announces itself in
+ * DIR/<name>.<pid>.held and then waits until it can open the FIFO DIR/<name>.go that the test made,
+ * i.e. until the test opens it for writing: the test then knows for certain which process is inside
+ * which scan (e.g. to kill a rank there) instead of racing it. Without the FIFO the scan just runs. */
+static void test_gate(const char *name)
+{
+    const char *dir = getenv("MR_TEST_SCAN_GATE");
+    char go[PATH_MAX_LEN], held[PATH_MAX_LEN + 32];
+    if (!dir || !dir[0] || snprintf(go, sizeof go, "%s/%s.go", dir, name) >= (int)sizeof go)
+        return;
+    snprintf(held, sizeof held, "%s/%s.%ld.held", dir, name, (long)getpid());
+    char pid[32];
+    const int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (mr_write_file(held, pid, (size_t)n) != MR_OK)
+        return;
+    int fd;
+    while ((fd = open(go, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    if (fd >= 0) {
+        char buf[64];
+        while (read(fd, buf, sizeof buf) > 0) /* until the test closes its end */
+            ;
+        close(fd);
+    }
+}
+
 /* In the child: run the job, write the marker, send the status message, exit. Never returns. */
 static void child_main(const mr_batch_config *cfg, const mr_batch_scan *s, const mr_batch_slot *slot,
                        const char *partial, const char *logpath, int fd, pid_t parent)
@@ -218,6 +244,7 @@ static void child_main(const mr_batch_config *cfg, const mr_batch_scan *s, const
         dup2(devnull, STDIN_FILENO);
         close(devnull);
     }
+    test_gate(s->name);
     double t0 = mr_now();
     char key[2048];
     mr_clear_error();

@@ -67,16 +67,18 @@ static mr_status start_mpi(mr_comm **comm, mr_mpi_batch **mb, double rank_timeou
 }
 
 /* Release MPI (collective: every rank gets here) and pass the exit code through. A job that lost a
- * rank is ended with MPI_Abort instead: MPI_Finalize would wait for the lost rank forever. */
+ * rank is ended with MPI_Abort instead: MPI_Finalize would wait for the lost rank forever. Either has
+ * the rank timeout as its deadline. */
 static int end_mpi(mr_comm *comm, mr_mpi_batch *mb, int code, int lost)
 {
+    /* MPI_Finalize and MPI_Abort with a deadline: a rank that never comes, or a runtime that lost a
+       process (Open MPI 4.1 --enable-recovery), must not keep this process waiting */
+    const double deadline = mb ? mr_mpi_batch_timeout(mb) : 0;
     mr_mpi_batch_free(mb);
-    if (lost) {
+    if (lost)
         mr_log(MR_LOG_WARN, "batch: ending the MPI job with MPI_Abort (exit status %d): a lost rank cannot take part "
                             "in MPI_Finalize", code);
-        mr_comm_abort(comm, code);
-    }
-    mr_comm_finalize(comm);
+    mr_comm_end(comm, code, lost, deadline);
     return code;
 }
 

@@ -6,6 +6,7 @@
 
 #include "../base/log.h"
 #include "../gpu/gpu.h"
+#include "../solver/nudft.h"
 #include "cmd_args.h"
 #include "commands.h"
 #include "mpi_batch.h"
@@ -40,7 +41,8 @@ static void print_table(void *ctx, const mr_report *r)
  * on every rank; each rank's sums run on one GPU).
  * Collective: every rank gets the same status. *split stays NULL for a plain process or one rank.
  * *gpu: the GPU of this rank's sums (-1: the CPU), where rank 0 also runs CG. */
-static mr_status start_split(mr_comm **comm, mr_mpi_recon **split, mr_device_sel device, int threads, int *gpu)
+static mr_status start_split(mr_comm **comm, mr_mpi_recon **split, mr_device_sel device, int threads, int *gpu,
+                             char *engine, size_t engine_size)
 {
     *split = NULL;
     *gpu = -1;
@@ -72,6 +74,22 @@ static mr_status start_split(mr_comm **comm, mr_mpi_recon **split, mr_device_sel
         *split = NULL;
         return st;
     }
+    /* what the ranks really run (for the report): mpi_split's CUDA-core kernels on a GPU, else the CPU
+       kernels; the ranks may differ */
+    const double on_gpu = so.device >= 0 ? 1 : 0, any_gpu = mr_comm_max(*comm, on_gpu),
+                 all_gpu = -mr_comm_max(*comm, -on_gpu);
+    const char *level = mr_nudft_kernel_name();
+    char cpu[40];
+    snprintf(cpu, sizeof cpu, "cpu %.16s kernels", level ? level : "(unavailable)");
+    const char *gpu_kernels = "gpu sfu (CUDA-core kernels)";
+    if (all_gpu > 0)
+        snprintf(engine, engine_size, "MPI split over %d ranks: %s on every rank's GPU", mr_comm_size(*comm),
+                 gpu_kernels);
+    else if (any_gpu > 0)
+        snprintf(engine, engine_size, "MPI split over %d ranks: %s where a rank has a GPU, else %s",
+                 mr_comm_size(*comm), gpu_kernels, cpu);
+    else
+        snprintf(engine, engine_size, "MPI split over %d ranks: %s on every rank", mr_comm_size(*comm), cpu);
     mr_log(MR_LOG_DEBUG, "recon: rank %d of %d (%s, local rank %d): sums on %s%d%s", mr_comm_rank(*comm),
            mr_comm_size(*comm), mr_comm_host(*comm), mr_comm_local_rank(*comm), so.device >= 0 ? "gpu:" : "",
            so.device >= 0 ? so.device : so.threads, so.device >= 0 ? "" : " CPU threads");
@@ -124,7 +142,8 @@ int mr_cmd_recon(int argc, char **argv)
     mr_comm *comm = NULL;
     mr_mpi_recon *split = NULL;
     int split_gpu = -1;
-    mr_status st = start_split(&comm, &split, device, o.op.threads, &split_gpu);
+    char split_engine[128] = "";
+    mr_status st = start_split(&comm, &split, device, o.op.threads, &split_gpu, split_engine, sizeof split_engine);
     if (st != MR_OK) {
         if (!comm || mr_comm_rank(comm) == 0)
             fprintf(stderr, "mrirecon recon: %s\n", mr_last_error());
@@ -136,6 +155,7 @@ int mr_cmd_recon(int argc, char **argv)
     if (split) {
         o.op.sums.fn = mr_mpi_recon_sums;
         o.op.sums.ctx = split;
+        o.op.sums.name = split_engine;
         mr_log(MR_LOG_INFO, "recon: Q and F^H d split over %d MPI ranks; rank 0 on %s", mr_comm_size(comm),
                mr_comm_host(comm));
     }

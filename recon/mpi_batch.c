@@ -215,10 +215,14 @@ static int root_poll(void *ctx, mr_batch_runner *r, int stopping)
             if (p->status != PEER_RUNNING)
                 continue;
             char why[128];
+            double stuck = 0;
             if (process_gone(b->machine, p->machine, p->pid)) {
                 lose_rank(b, r, k, "its process is gone");
             } else if (now - p->last_seen > b->timeout) {
                 snprintf(why, sizeof why, "no message for %.0f s", now - p->last_seen);
+                lose_rank(b, r, k, why);
+            } else if (mr_comm_pending(b->comm, k, &stuck) > 0 && stuck > b->timeout) {
+                snprintf(why, sizeof why, "it took no message for %.0f s", stuck);
                 lose_rank(b, r, k, why);
             }
         }
@@ -348,6 +352,8 @@ mr_status mr_mpi_batch_create(mr_comm *comm, double rank_timeout, mr_mpi_batch *
     *out = b;
     return MR_OK;
 }
+
+double mr_mpi_batch_timeout(const mr_mpi_batch *b) { return b ? b->timeout : 0; }
 
 void mr_mpi_batch_free(mr_mpi_batch *b)
 {

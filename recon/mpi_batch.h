@@ -8,8 +8,10 @@
  * ranks run their scans with the same code as a one-host batch, so the images are the same.
  *
  * Lost ranks: a worker sends a heartbeat every 2 s. The root declares a worker lost when the
- * worker's process is gone (same machine: kill(pid, 0)) or it was silent for rank_timeout
- * seconds; the scans it was running are marked failed ("rank R was lost ...") and are not handed
+ * worker's process is gone (same machine: kill(pid, 0)), it was silent for rank_timeout seconds, or
+ * a message to it has not been taken for rank_timeout seconds. No MPI call of the root waits during the
+ * batch (sends are MPI_Isend completed by MPI_Test, receives take only probed messages), so it notices
+ * a lost rank within that time whatever the launcher does; the scans it was running are marked failed ("rank R was lost ...") and are not handed
  * out again (a scan that kills its rank would kill the next one too); their partial folders stay
  * for --resume, which redoes them. Whether the other ranks survive a dead rank at all is the
  * launcher's choice: Open MPI's mpirun ends the whole job unless run with --enable-recovery (then
@@ -29,6 +31,8 @@ typedef struct mr_mpi_batch mr_mpi_batch;
  * after which the root declares a worker lost (and a worker waiting for an answer, the root). */
 mr_status mr_mpi_batch_create(mr_comm *comm, double rank_timeout, mr_mpi_batch **out);
 void mr_mpi_batch_free(mr_mpi_batch *b);
+/* The rank timeout it was made with (0 for NULL). */
+double mr_mpi_batch_timeout(const mr_mpi_batch *b);
 
 /* The list of scans on every rank. Root: collect_status is the result of mr_batch_collect into *l
  * (with its message); on MR_OK the scans are ordered by cost and sent. Workers: *l (zeroed on

@@ -12,17 +12,30 @@
 
 #ifdef MR_HAVE_MPI
 
+#include <errno.h>
 #include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "../base/log.h"
 
 #define TAG_MSG 101  /* mr_comm_send / mr_comm_probe / mr_comm_recv */
 #define TAG_DATA 102 /* mr_comm_gather_runs */
 /* largest piece of one message, in elements (well below INT_MAX) */
 #define PIECE ((int64_t)1 << 28)
+
+/* A small message on its way (mr_comm_send): its own copy of the bytes, kept until MPI is done with it. */
+typedef struct {
+    MPI_Request req;
+    void *buf;
+    int dest;
+    double since;
+} pending_send;
 
 struct mr_comm {
     int mpi;   /* MPI was initialised here (and is finalised by mr_comm_finalize) */
@@ -30,6 +43,8 @@ struct mr_comm {
     MPI_Comm world, local;
     int rank, size, local_rank, local_size;
     char host[MPI_MAX_PROCESSOR_NAME + 1];
+    pending_send *sends; /* mr_comm_send's messages not yet complete */
+    int nsends, cap_sends;
 };
 
 /* The process that initialised MPI: its forked children (batch scans) must not use MPI. */
@@ -107,10 +122,48 @@ mr_status mr_comm_init(mr_comm **out)
     return MR_OK;
 }
 
+/* Complete what has completed of the pending sends (MPI_Test: never waits). */
+static void progress_sends(mr_comm *c)
+{
+    for (int i = 0; i < c->nsends;) {
+        int done = 0;
+        if (MPI_Test(&c->sends[i].req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            done = 1; /* failed: MPI has released the request with its error */
+        if (!done) {
+            i++;
+            continue;
+        }
+        free(c->sends[i].buf);
+        c->sends[i] = c->sends[--c->nsends];
+    }
+}
+
+/* Sends still pending after a last chance to complete until `deadline` (mr_now): cancelled and left;
+ * their peers are gone or stuck, and MPI_Finalize or MPI_Abort follows. */
+static void drain_sends(mr_comm *c, double deadline)
+{
+    for (;;) {
+        progress_sends(c);
+        if (c->nsends == 0 || mr_now() >= deadline)
+            break;
+        const struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    for (int i = 0; i < c->nsends; i++) {
+        MPI_Cancel(&c->sends[i].req);
+        MPI_Request_free(&c->sends[i].req);
+        /* the buffer may still be read by MPI: it is left (a few hundred bytes, at the end of the job) */
+    }
+    c->nsends = 0;
+}
+
 void mr_comm_finalize(mr_comm *c)
 {
     if (!c)
         return;
+    if (c->comms) /* the last messages (e.g. rank 0's end of a split recon) reach live ranks first */
+        drain_sends(c, mr_now() + 30.0);
+    free(c->sends);
     if (c->comms) {
         if (c->local != MPI_COMM_NULL)
             MPI_Comm_free(&c->local);
@@ -130,6 +183,66 @@ void mr_comm_abort(mr_comm *c, int code)
     }
 }
 
+/* ---- the end of a job, with a deadline ---------------------------------------------------------- */
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, code;
+    double seconds;
+    const char *what;
+} watchdog;
+
+static void *watchdog_main(void *arg)
+{
+    watchdog *w = arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)w->seconds;
+    pthread_mutex_lock(&w->mu);
+    int rc = 0;
+    while (!w->done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&w->cv, &w->mu, &until);
+    const int expired = !w->done;
+    pthread_mutex_unlock(&w->mu);
+    if (expired) {
+        /* MPI is stuck (a rank that never comes, a runtime that lost a process): this process ends */
+        fprintf(stderr, "mrirecon: warning: %s did not return within %.0f s; exiting with status %d\n", w->what,
+                w->seconds, w->code);
+        fflush(stderr);
+        _exit(w->code);
+    }
+    return NULL;
+}
+
+void mr_comm_end(mr_comm *c, int code, int abort_job, double deadline_s)
+{
+    if (!c)
+        return;
+    if (!c->comms || deadline_s <= 0) {
+        if (abort_job)
+            mr_comm_abort(c, code);
+        mr_comm_finalize(c);
+        return;
+    }
+    watchdog w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, code, deadline_s,
+                  abort_job ? "MPI_Abort" : "MPI_Finalize"};
+    pthread_t th;
+    const int armed = pthread_create(&th, NULL, watchdog_main, &w) == 0;
+    if (abort_job) {
+        drain_sends(c, mr_now() + 1.0);
+        mr_comm_abort(c, code);
+    }
+    mr_comm_finalize(c);
+    if (armed) {
+        pthread_mutex_lock(&w.mu);
+        w.done = 1;
+        pthread_cond_signal(&w.cv);
+        pthread_mutex_unlock(&w.mu);
+        pthread_join(th, NULL);
+    }
+}
+
 int mr_comm_rank(const mr_comm *c) { return c->rank; }
 int mr_comm_size(const mr_comm *c) { return c->size; }
 int mr_comm_local_rank(const mr_comm *c) { return c->local_rank; }
@@ -142,14 +255,51 @@ mr_status mr_comm_send(mr_comm *c, int dest, const void *buf, size_t n)
 {
     if (c->size == 1 || dest < 0 || dest >= c->size || n > INT_MAX)
         return mr_error(MR_EINVAL, "send of %zu bytes to rank %d of %d", n, dest, c->size);
-    int rc = MPI_Send(buf, (int)n, MPI_BYTE, dest, TAG_MSG, c->world);
-    return rc == MPI_SUCCESS ? MR_OK : mpi_fail(rc, "MPI_Send");
+    progress_sends(c);
+    if (c->nsends == c->cap_sends) {
+        const int cap = c->cap_sends ? 2 * c->cap_sends : 16;
+        pending_send *ns = realloc(c->sends, (size_t)cap * sizeof *ns);
+        if (!ns)
+            return mr_error(MR_ENOMEM, "send to rank %d: out of memory", dest);
+        c->sends = ns;
+        c->cap_sends = cap;
+    }
+    pending_send *p = &c->sends[c->nsends];
+    if (!(p->buf = malloc(n ? n : 1)))
+        return mr_error(MR_ENOMEM, "send to rank %d: out of memory", dest);
+    memcpy(p->buf, buf, n);
+    p->dest = dest;
+    p->since = mr_now();
+    const int rc = MPI_Isend(p->buf, (int)n, MPI_BYTE, dest, TAG_MSG, c->world, &p->req);
+    if (rc != MPI_SUCCESS) {
+        free(p->buf);
+        return mpi_fail(rc, "MPI_Isend");
+    }
+    c->nsends++;
+    progress_sends(c);
+    return MR_OK;
+}
+
+int mr_comm_pending(mr_comm *c, int dest, double *oldest_s)
+{
+    progress_sends(c);
+    int n = 0;
+    double oldest = 0, now = mr_now();
+    for (int i = 0; i < c->nsends; i++)
+        if (c->sends[i].dest == dest) {
+            n++;
+            oldest = now - c->sends[i].since > oldest ? now - c->sends[i].since : oldest;
+        }
+    if (oldest_s)
+        *oldest_s = oldest;
+    return n;
 }
 
 int mr_comm_probe(mr_comm *c, int *src, size_t *n)
 {
     if (c->size == 1)
         return 0;
+    progress_sends(c);
     int flag = 0, count = 0;
     MPI_Status s;
     if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_MSG, c->world, &flag, &s) != MPI_SUCCESS || !flag)

@@ -59,15 +59,28 @@ int mr_comm_local_size(const mr_comm *c);
 /* Host name of this rank ("" when unknown). */
 const char *mr_comm_host(const mr_comm *c);
 
+/* End the job with a deadline: MPI_Abort (abort_job) or MPI_Finalize as mr_comm_abort and
+ * mr_comm_finalize, but when MPI has not returned within deadline_s seconds (a rank that never takes part,
+ * a runtime that lost a process: Open MPI 4.1 with --enable-recovery) the process exits with `code` on
+ * its own (_exit). Frees c. For the command entry points only. */
+void mr_comm_end(mr_comm *c, int code, int abort_job, double deadline_s);
+
 /* ---- small point-to-point messages (the batch protocol, recon/mpi_batch.c) ------------------ */
 
-/* Send n bytes (a small message: it completes without waiting for the receiver) to rank dest. */
+/* Send n bytes (a small message) to rank dest without waiting: the bytes are copied and MPI_Isend
+ * started; the send completes in the background, driven by the calls below (MPI_Test), never by a
+ * blocking wait, so a receiver that died or stopped reading cannot block the sender. */
 mr_status mr_comm_send(mr_comm *c, int dest, const void *buf, size_t n);
+
+/* How many of this rank's sends to dest have not completed yet, and (*oldest_s, may be NULL) for how
+ * many seconds the oldest of them has waited: a receiver that takes nothing for long is stuck or gone. */
+int mr_comm_pending(mr_comm *c, int dest, double *oldest_s);
 
 /* Non-blocking: 1 when a message sent with mr_comm_send waits, with its source and size. */
 int mr_comm_probe(mr_comm *c, int *src, size_t *n);
 
-/* Receive the waiting message from src (after mr_comm_probe); at most cap bytes. */
+/* Receive the waiting message from src (after mr_comm_probe reported it: the message is there, so the
+ * receive completes without waiting for the sender); at most cap bytes. */
 mr_status mr_comm_recv(mr_comm *c, int src, void *buf, size_t cap);
 
 /* ---- collectives ---------------------------------------------------------------------------- */

@@ -634,6 +634,8 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, mr_kspace
         mr_outdir_fail(&od, st);
         goto fail;
     }
+    /* what the cache really did: a failed background store is not "computed, stored" */
+    r.q_source = mr_q_cache_source(s.qcache, r.q_source, s.q_source, sizeof s.q_source);
     mr_q_cache_close(s.qcache); /* its background write (a new Q) is complete: part of the run's time */
     s.qcache = NULL;
     struct rusage ru;

@@ -46,6 +46,7 @@ typedef struct {
     struct mr_iter_objects *it; /* made by the first iterative method, shared by the others */
     mr_q_cache *qcache; /* open from the operator's creation until the results are written */
     char qcache_dir[4096]; /* its directory (the report's) */
+    char q_source[200];    /* the report's q_source when the cache did not store what was computed */
 } run_state;
 
 /* The iterative method kind (MR_METHOD_ITERATIVE or MR_METHOD_CG) as entry `slot` of the method list: its

@@ -129,7 +129,8 @@ mr_status mr_read_cli_check(const mr_cmd_spec *spec, const mr_opts_result *res, 
     }
     if (bart)
         f = MR_INPUT_BART;
-    else if (mr_h5_read_isolated(path, h5_format, &f) != MR_OK) {
+    else if (mr_h5_probe_in_child(path, h5_format, &f, sizeof f) != MR_OK ||
+             (f != MR_INPUT_MRIRECON && f != MR_INPUT_ISMRMRD)) {
         mr_clear_error();
         return MR_OK; /* not recognised: the read stage says why */
     }

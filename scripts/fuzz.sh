@@ -86,7 +86,7 @@ jobs="$(nproc)"
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMR_CUDA=OFF \
   -DMR_NATIVE=OFF -DMR_SANITIZE=ON -DMR_FUZZ=ON -DMR_DICOM=OFF -DBUILD_TESTING=ON >"$build.cmake.log" 2>&1 ||
   { cat "$build.cmake.log" >&2; exit 1; }
-build_targets=(fuzz_seeds test_io_malformed test_io_hostile)
+build_targets=(fuzz_seeds test_io_malformed test_io_hostile test_io_checksum)
 for t in "${targets[@]}"; do build_targets+=("fuzz_$t" "fuzz_${t}_replay"); done
 cmake --build "$build" -j "$jobs" --target "${build_targets[@]}" >"$build/build.log" 2>&1 ||
   { tail -40 "$build/build.log" >&2; exit 1; }
@@ -100,13 +100,15 @@ seeds="$build/fuzz-seeds"
   { tail -20 "$build/seeds.log" >&2; exit 1; }
 "$build/test_io_hostile" "$seeds/kspace-hostile" >>"$build/seeds.log" 2>&1 ||
   { tail -20 "$build/seeds.log" >&2; exit 1; }
+"$build/test_io_checksum" "$seeds/kspace-checksum" >>"$build/seeds.log" 2>&1 ||
+  { tail -20 "$build/seeds.log" >&2; exit 1; }
 unset ASAN_OPTIONS
 
 seed_dirs() { # the seeds of target $1: its own files first, then the others' (any HDF5 file helps)
   case "$1" in
     image) echo "$seeds/image tests/fuzz/regress/image $seeds/kspace-valid" ;;
     ismrmrd) echo "$seeds/ismrmrd tests/fuzz/regress/ismrmrd $seeds/kspace-valid" ;;
-    *) echo "$seeds/kspace-valid $seeds/kspace-malformed $seeds/kspace-hostile tests/fuzz/regress/$1 $seeds/image" ;;
+    *) echo "$seeds/kspace-valid $seeds/kspace-malformed $seeds/kspace-hostile $seeds/kspace-checksum tests/fuzz/regress/$1 $seeds/image" ;;
   esac
 }
 

@@ -9,6 +9,7 @@
 
 #include "../base/child.h"
 #include "../base/log.h"
+#include "../base/memory.h"
 #include "../gpu/gpu.h"
 #include "../gpu/gpu_ops.h"
 
@@ -278,6 +279,12 @@ double mr_backend_init_seconds(const mr_backend *b) { return b ? b->init_seconds
 
 float *mr_backend_alloc(const mr_backend *b, int64_t n)
 {
+    if (!b->ctx) { /* host memory: a vector larger than what is left is refused with the number needed */
+        char what[sizeof b->name + 64];
+        snprintf(what, sizeof what, "%s: a vector of %lld complex elements", b->name, (long long)n);
+        if (mr_mem_check((uint64_t)(n > 0 ? n : 1) * 2 * sizeof(float), what) != MR_OK)
+            return NULL;
+    }
     float *x = b->ops.alloc(b->ops.ctx, n);
     if (!x)
         mr_error(MR_ENOMEM, "%s: out of memory for a vector of %lld complex elements", b->name, (long long)n);

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../base/log.h"
+#include "../base/memory.h"
 #include "../gpu/gpu_ops.h"
 #include "../gpu/sums.h"
 #include "linop_qnormal.h"
@@ -131,9 +131,9 @@ mr_status mr_encoding_choose(const mr_backend *be, const int64_t matrix[3], int6
             limit = fr;
         else if (gpu)
             mr_clear_error();
-        if (!gpu) {
-            const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-            limit = pages > 0 && page > 0 ? (int64_t)pages * page : INT64_MAX;
+        if (!gpu) { /* base/memory.h: MemAvailable, capped by the cgroup's room and RLIMIT_AS */
+            const uint64_t av = mr_mem_available();
+            limit = av >= (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)av;
         }
         if (limit <= 0)
             limit = INT64_MAX;

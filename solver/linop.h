@@ -110,6 +110,8 @@ typedef mr_status (*mr_nudft_sums_fn)(void *ctx, const mr_grid *g, const float *
 typedef struct {
     mr_nudft_sums_fn fn; /* NULL (default): the operator's own kernels (CPU or GPU) */
     void *ctx;           /* borrowed: must outlive the operator */
+    const char *name;    /* what computes them, for reports (mr_nudft_info.engine_name); NULL: "sums
+                            provider". Borrowed like ctx */
 } mr_nudft_sums;
 /* Who computes the exact sums Q, F^H d (and the forward) of the NUDFT operator on a GPU backend
  * (docs/GPU.md, "The engine of the exact sums"); the host always uses the CPU kernels (solver/nudft.h).

@@ -37,6 +37,7 @@ void mr_nudft_opts_default(mr_nudft_opts *o)
     o->sums.fn = NULL;
     o->sums.ctx = NULL;
     o->memory_limit = 0;
+    o->sums.name = NULL;
 }
 
 /* The GPU precisions are the engines of gpu/sums.h, one up (MR_PRECISION_AUTO first): names and mapping. */
@@ -354,6 +355,8 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     d->provider = o.sums;
     const double t_engine = mr_now();
     st = make_engine(d, traj, &o, info);
+    if (st == MR_OK && o.sums.fn) /* Q and F^H d come from the provider; the engine runs the forward only */
+        snprintf(info->engine_name, sizeof info->engine_name, "%s", o.sums.name ? o.sums.name : "sums provider");
     info->engine_seconds = mr_now() - t_engine;
     if (st != MR_OK) {
     } else if (d->gctx) {

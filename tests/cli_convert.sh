@@ -100,7 +100,9 @@ bads coils; sed -i '2s/.*/24 24 1 2 1 1 1 1 1 1 1 1 1 1 1 1/' "$dir/badsens_coil
 bads maps2; sed -i '2s/.*/24 24 1 3 2 1 1 1 1 1 1 1 1 1 1 1/' "$dir/badsens_maps2_sens.hdr"; cat "$dir/c3b_sens.cfl" >>"$dir/badsens_maps2_sens.cfl"
 bads grid; sed -i '2s/.*/12 48 1 3 1 1 1 1 1 1 1 1 1 1 1 1/' "$dir/badsens_grid_sens.hdr"
 bads short; head -c 1000 "$dir/c3b_sens.cfl" >"$dir/badsens_short_sens.cfl"
-for k in coils:"coil maps (dimension 3" maps2:"one set of maps" grid:"coil maps of 12x48x1" short:"badsens_short_sens"; do
+bads garbage; printf 'not a BART header\n' >"$dir/badsens_garbage_sens.hdr" # was passed over: maps estimated instead
+for k in coils:"coil maps (dimension 3" maps2:"one set of maps" grid:"coil maps of 12x48x1" short:"badsens_short_sens" \
+  garbage:"badsens_garbage_sens.hdr: no '# Dimensions' section"; do
   expect 1 "BART maps malformed: ${k%%:*}" -- "$bin" convert "$dir/badsens_${k%%:*}" "$dir/o_s_${k%%:*}.h5"
   grep -q "${k#*:}" "$dir/err" && echo "ok: $(grep -v '^mrirecon: info' "$dir/err")" || { echo "FAIL: ${k%%:*}: $(cat "$dir/err")"; fail=1; }
   [ -e "$dir/o_s_${k%%:*}.h5" ] && { echo "FAIL: ${k%%:*}: output written"; fail=1; }
@@ -118,12 +120,44 @@ bad nohdr; rm "$dir/bad_nohdr_traj.hdr"
 bad text; printf '# Dimensions\n3 x 1\n' >"$dir/bad_text_traj.hdr"
 bad nan; printf '\x00\x00\xc0\x7f' | dd of="$dir/bad_nan_ksp.cfl" bs=1 seek=8 conv=notrunc 2>/dev/null
 bad imag; printf '\x00\x00\x80\x3f' | dd of="$dir/bad_imag_traj.cfl" bs=1 seek=4 conv=notrunc 2>/dev/null
-for k in short dims time nohdr text nan imag; do
+bad zero; head -c "$(stat -c %s "$dir/s2b_traj.cfl")" /dev/zero >"$dir/bad_zero_traj.cfl"
+# |k| = 1e30 without the note: the estimated matrix 2 ceil(1e30) overflowed int64 (UBSan; "matrix[0] = 0" after)
+bad huge; for f in traj ksp; do awk '/^# mrirecon/ {skip = 1; next} /^#/ {skip = 0} !skip' "$dir/s2b_$f.hdr" >"$dir/bad_huge_$f.hdr"; done
+printf '\xca\xf2\x49\x71' | dd of="$dir/bad_huge_traj.cfl" bs=1 seek=0 conv=notrunc 2>/dev/null
+for k in short dims time nohdr text nan imag zero huge; do
   expect 1 "BART malformed: $k" -- "$bin" convert "$dir/bad_${k}_ksp.cfl" "$dir/o_$k.h5"
   grep -v '^mrirecon: ' "$dir/err" | grep -c . | grep -q '^1$' && echo "ok: $k: $(grep -v '^mrirecon: ' "$dir/err")" ||
     { echo "FAIL: $k: stderr:"; cat "$dir/err"; fail=1; }
   [ -e "$dir/o_$k.h5" ] && { echo "FAIL: $k: output written"; fail=1; }
 done
+expect 1 "BART trajectory all zeros" -- "$bin" info "$dir/bad_zero_ksp.hdr"
+check "refused: every trajectory value is 0 (was a 1x1 matrix, exit 0)" grep -q "every trajectory value is 0" "$dir/err"
+expect 1 "BART trajectory reaching 1e30 cycles/FOV" -- "$bin" info "$dir/bad_huge_ksp.hdr"
+check "refused naming |k| = 1e+30 and the matrix limit" grep -q "reaches |k| = 1e+30 cycles/FOV on axis x" "$dir/err"
+# a broken header of the pair, the pair named by its prefix: its own reason, not "No such file"
+bad brokenhdr; printf 'garbage\n' >"$dir/bad_brokenhdr_ksp.hdr"
+expect 1 "BART pair with a broken _ksp.hdr, named by the prefix" -- "$bin" info "$dir/bad_brokenhdr"
+check "the message names the broken header and why" grep -q "bad_brokenhdr_ksp.hdr: no '# Dimensions' section" "$dir/err"
+check "not 'No such file'" bash -c '! grep -q "No such file" "$1"' _ "$dir/err"
+# a trajectory name that is no text (a terminal escape in the '# mrirecon' note): convert writes what its own
+# reader reads back
+bad esc; sed -i "s/^trajectory .*/trajectory $(printf '\033')[31mred/" "$dir/bad_esc_traj.hdr" "$dir/bad_esc_ksp.hdr"
+expect 0 "convert BART with an escape in its trajectory name" -- "$bin" convert "$dir/bad_esc" "$dir/esc.h5" -q
+expect 0 "info reads the converted file back" -- "$bin" info "$dir/esc.h5"
+check "the name is text ('?' for the escape)" grep -q "^trajectory    ?\[31mred" "$dir/out"
+
+# planted links at the temporary names of the old scheme, for the next few hundred process IDs: convert
+# writes around them, the victim keeps its content
+echo "victim" >"$dir/victim.txt"
+for p in $(seq $$ $(($$ + 300))); do
+  ln -s "$dir/victim.txt" "$dir/.planted.h5.tmp$p"
+  ln -s "$dir/victim.txt" "$dir/..planted.h5.tmp$p.tmp$p"
+done
+expect 0 "convert into a folder with planted links" -- "$bin" convert "$dir/s2.h5" "$dir/planted.h5" -q
+check "the victim is untouched" test "$(cat "$dir/victim.txt")" = victim
+check "the output was written" "$kcmp" "$dir/planted.h5" "$dir/s2.h5"
+find "$dir" -maxdepth 1 -name '.*planted.h5.tmp*' -type l -delete
+
 [ -z "$(ls -A "$dir" | grep '^\.')" ] && echo "ok: no temporary files left" || { echo "FAIL: temporary files: $(ls -A "$dir" | grep '^\.')"; fail=1; }
 
 # ---- BART itself, when installed ------------------------------------------------------------------------

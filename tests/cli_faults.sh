@@ -43,10 +43,9 @@ ls -A "$dir/full/prev" | sort >"$dir/prev.after"
 check "the earlier run's files are all that is there" cmp -s "$dir/prev.before" "$dir/prev.after"
 check "and they are unchanged" bash -c "cksum \"\$0\"/* | cmp -s - \"\$1\"" "$dir/full/prev" "$dir/prev.sum"
 
-# read-only directory (root ignores permission bits: run as nobody where possible)
-mkdir -p "$dir/ro"
-chmod 0555 "$dir/ro"
-chmod 0755 "$dir"
+# read-only directory (root ignores permission bits: run as nobody where possible). The unprivileged user
+# may not be able to enter this checkout (a private parent folder, e.g. made by mktemp -d), so the binary
+# and the scan are copied into a folder of its own that it can reach.
 as_user=()
 if [ "$(id -u)" = 0 ]; then
   if command -v setpriv >/dev/null 2>&1; then
@@ -55,16 +54,39 @@ if [ "$(id -u)" = 0 ]; then
     as_user=(none)
   fi
 fi
-if [ "${as_user[0]:-}" = none ] || ! "${as_user[@]}" true 2>/dev/null; then
-  echo "skip: read-only directory (running as root without setpriv)"
-else
-  expect 1 "phantom into a read-only directory" -- "${as_user[@]}" "$bin" phantom -o "$dir/ro/scan.h5" -q
-  check "the message names the file and the reason" grep -q "$dir/ro/scan.h5: cannot create: Permission denied" "$dir/err"
-  expect 1 "recon into a read-only directory" -- "${as_user[@]}" "$bin" recon "$dir/scan.h5" -o "$dir/ro/out" -q
-  check "the message names the folder and the reason" grep -q "$dir/ro/out: cannot create directory: Permission denied" "$dir/err"
-  check "nothing written" test -z "$(ls -A "$dir/ro")"
+pub=$dir
+if [ ${#as_user[@]} -gt 0 ] && [ "${as_user[0]}" != none ]; then
+  pub=$(mktemp -d "${TMPDIR:-/tmp}/mrirecon-faults.XXXXXX") && chmod 0755 "$pub" &&
+    cp "$bin" "$pub/mrirecon" && cp "$dir/scan.h5" "$pub/scan.h5" && chmod 0644 "$pub/scan.h5" ||
+    { echo "FAIL: cannot prepare a folder for the unprivileged user"; exit 1; }
+  trap 'chmod -R u+w "$pub" 2>/dev/null; rm -rf "$pub"' EXIT
 fi
-chmod 0755 "$dir/ro"
+rbin=$bin
+[ "$pub" != "$dir" ] && rbin=$pub/mrirecon
+mkdir -p "$pub/ro"
+chmod 0555 "$pub/ro"
+chmod 0755 "$dir"
+if [ "${as_user[0]:-}" = none ] || ! "${as_user[@]}" "$rbin" --version >/dev/null 2>&1; then
+  echo "skip: read-only directory (running as root without a usable setpriv)"
+else
+  expect 1 "phantom into a read-only directory" -- "${as_user[@]}" "$rbin" phantom -o "$pub/ro/scan.h5" -q
+  check "the message names the file and the reason" grep -q "$pub/ro/scan.h5: cannot create: Permission denied" "$dir/err"
+  expect 1 "recon into a read-only directory" -- "${as_user[@]}" "$rbin" recon "$pub/scan.h5" -o "$pub/ro/out" \
+    --q-cache off -q
+  check "the message names the folder and the reason" grep -q "$pub/ro/out: cannot create directory: Permission denied" "$dir/err"
+  check "nothing written" test -z "$(ls -A "$pub/ro")"
+fi
+chmod 0755 "$pub/ro"
+
+# a legal but huge matrix (2048x2048x64: its Toeplitz grid alone is 16 GiB) is refused before the memory is
+# taken, with the number needed (a 6 GB address-space limit stands for a machine without that memory)
+expect 0 "phantom (small)" -- "$bin" phantom -o "$dir/small.h5" --matrix 32 --spokes 8 --readout 32 -q
+expect 0 "convert to BART" -- "$bin" convert "$dir/small.h5" "$dir/huge" -q
+sed -i 's/^matrix 32 32 1$/matrix 2048 2048 64/' "$dir/huge_traj.hdr" "$dir/huge_ksp.hdr"
+expect 1 "recon of a 2048x2048x64 matrix without the memory" -- \
+  bash -c 'ulimit -v 6000000; exec "$0" recon "$1" -o "$2" --q-cache off -q' "$bin" "$dir/huge_ksp.hdr" "$dir/huge-out"
+check "the message says how much memory it needs" grep -qE "needs [0-9.]+ (GiB|GB) of (host )?memory, [0-9.]+ GB are available|needs 16 GiB of memory; .* available" "$dir/err"
+check "no output folder" test ! -e "$dir/huge-out"
 
 # batch: a failed scan's summary carries the end of its log
 expect 1 "batch with a missing scan" -- "$bin" batch "$dir/scan.h5" "$dir/missing.h5" -o "$dir/batch" --iters 3 -q

@@ -3,7 +3,8 @@
 #   - recon twice with --q-cache DIR: the first computes Q and stores it, the second reads it (report.json
 #     says so) and its image is bit-identical; --q-cache off computes Q and says so;
 #   - a damaged or truncated entry is ignored with a warning, Q computed again (same image) and the entry
-#     replaced; a cache directory that cannot be made is a warning, never a failed reconstruction;
+#     replaced; a cache directory that cannot be made is a warning, never a failed reconstruction; a store
+#     that fails is reported in report.json as "computed, not stored (why)";
 #   - batch with two scans of one trajectory on two workers at once: Q is computed once and read once;
 #   - --precision: a GPU engine with --device cpu is a usage error (2); without a GPU, --device auto is a
 #     run-time error (1) naming the precision.
@@ -55,6 +56,14 @@ expect 0 "recon with an unusable cache directory" -- "$bin" recon "$dir/s1.h5" -
   --threads 2
 check "warning names the directory" grep -q "Q cache: cannot use the directory $dir/notadir/qc" "$dir/err"
 check "Q computed without the cache" test "$(source_of "$dir/r9")" = "computed"
+
+# a store that fails in the background (a file-size limit below the entry's 74 KB, above every output
+# file's): the run succeeds and report.json says what the cache really did
+expect 0 "recon whose cache write fails" -- bash -c 'ulimit -f 60; exec "$0" recon "$1" -o "$2" --q-cache "$3" --threads 2' \
+  "$bin" "$dir/s1.h5" "$dir/r10" "$dir/qc3"
+check "report.json: not stored, and why" \
+  test "$(source_of "$dir/r10")" = "computed, not stored (the cache write failed: File too large)"
+check "no entry, temporary or lock file left" test -z "$(ls -A "$dir/qc3")"
 
 # batch: both scans at once on two workers share one Q
 expect 0 "batch of two scans with one trajectory" -- "$bin" batch "$dir/s1.h5" "$dir/s2.h5" -o "$dir/b" --jobs 2 \

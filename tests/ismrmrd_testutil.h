@@ -264,6 +264,63 @@ static inline int ism_patch_u16(const char *path, hsize_t i, const char *member,
     return bad;
 }
 
+/* Overwrite the float header member `member` (e.g. sample_time_us) of acquisition i. */
+static inline int ism_patch_f32(const char *path, hsize_t i, const char *member, float value)
+{
+    hid_t leaf = H5Tcreate(H5T_COMPOUND, sizeof(float));
+    H5Tinsert(leaf, member, 0, H5T_NATIVE_FLOAT);
+    hid_t top = H5Tcreate(H5T_COMPOUND, sizeof(float));
+    H5Tinsert(top, "head", 0, leaf);
+    int bad = ism_write_element(path, i, top, &value);
+    H5Tclose(top);
+    H5Tclose(leaf);
+    return bad;
+}
+
+/* Set the stored length of acquisition i's variable-length "data" (the last member of libismrmrd's record,
+ * one record per chunk) to `len` in the file's bytes, leaving its values as they are: a length no writer
+ * would store, as a damaged or hostile file has. The record is read raw (H5Dread_chunk), its data
+ * descriptor (length, heap address, index: 16 bytes at its end) must hold `was`, and the record's bytes
+ * are found in the file and patched. */
+static inline int ism_patch_vlen_length(const char *path, hsize_t i, uint32_t was, uint32_t len)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = f >= 0 ? H5Dopen2(f, "/dataset/data", H5P_DEFAULT) : -1;
+    hsize_t size = 0, off[1] = {i};
+    uint32_t mask = 0;
+    unsigned char *rec = NULL;
+    int bad = d < 0 || H5Dget_chunk_storage_size(d, off, &size) < 0 || size < 16 || !(rec = malloc((size_t)size)) ||
+              H5Dread_chunk(d, H5P_DEFAULT, off, &mask, rec) < 0;
+    if (d >= 0)
+        H5Dclose(d);
+    if (f >= 0)
+        H5Fclose(f);
+    uint32_t stored = 0;
+    if (!bad)
+        memcpy(&stored, rec + size - 16, 4);
+    bad = bad || stored != was;
+    FILE *io = bad ? NULL : fopen(path, "r+b");
+    long at = -1;
+    if (io) { /* the record's bytes in the file */
+        fseek(io, 0, SEEK_END);
+        const long n = ftell(io);
+        unsigned char *all = n > 0 ? malloc((size_t)n) : NULL;
+        fseek(io, 0, SEEK_SET);
+        if (all && fread(all, 1, (size_t)n, io) == (size_t)n)
+            for (long k = 0; k + (long)size <= n && at < 0; k++)
+                if (memcmp(all + k, rec, (size_t)size) == 0)
+                    at = k;
+        free(all);
+        if (at >= 0) {
+            fseek(io, at + (long)size - 16, SEEK_SET);
+            bad = fwrite(&len, 4, 1, io) != 1;
+        }
+        bad = fclose(io) != 0 || bad || at < 0;
+    }
+    free(rec);
+    return bad || !io;
+}
+
 /* Replace the variable-length member "traj" or "data" of acquisition i by n floats. */
 static inline int ism_patch_vlen(const char *path, hsize_t i, const char *member, const float *vals, size_t n)
 {
@@ -396,6 +453,9 @@ static const ism_corruption ism_corruptions[] = {
     {"noise-only", "no imaging acquisitions"},
     {"units-none", "fits none"},
     {"noise-singular", "positive definite"},
+    {"noise-dwell", "sample_time_us 3e+38"},       /* was accepted: lambda 4.6e32, silently */
+    {"dwell-negative", "sample_time_us -1"},
+    {"data-length-huge", "cannot read the trajectory/data"}, /* 0x7fffffff: 8 GiB asked for, twice, before */
 };
 #define ISM_NCORRUPTIONS ((int)(sizeof ism_corruptions / sizeof ism_corruptions[0]))
 
@@ -479,6 +539,12 @@ static inline int ism_write_corrupt(const char *path, const mr_kspace *ks, const
         bad = ism_set_extent(path, 0);
     else if (!strcmp(name, "noise-only"))
         bad = ism_set_extent(path, first);
+    else if (!strcmp(name, "noise-dwell"))
+        bad = ism_patch_f32(path, 0, "sample_time_us", 3e38f);
+    else if (!strcmp(name, "dwell-negative"))
+        bad = ism_patch_f32(path, first + 1, "sample_time_us", -1.0f);
+    else if (!strcmp(name, "data-length-huge"))
+        bad = ism_patch_vlen_length(path, first + 4, (uint32_t)(2 * R * C), 0x7fffffffu);
     else if (!strcmp(name, "units-none") || !strcmp(name, "noise-singular"))
         bad = 0;
     else

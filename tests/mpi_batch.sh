@@ -3,14 +3,15 @@
 #  1. a small suite (2D scans of several sizes, a 3D scan, a corrupt file): every image dataset and
 #     PNG bit-identical to the single-process batch, the same summary rows, rank 1 ran scans, the
 #     corrupt file reported, progress printed once (by rank 0), exit status 1 (the corrupt file);
-#  2. (only with MR_TEST_MPI_RECOVERY=1: under Open MPI 4.1's --enable-recovery rank 0 hung once in CI
-#     without reporting the lost rank, docs/CLUSTER.md) rank 1 killed (SIGKILL) while it runs a scan, under
-#     `mpirun --enable-recovery`: the other
-#     scans finish, the lost scan is reported failed ("rank 1 ... was lost"), then `--resume`
-#     (again over 2 ranks) redoes only what did not finish: the folders finished before are
-#     untouched (inode, mtime), every image equals the single-process batch's;
+#  2. rank 1 killed (SIGKILL) while it is inside a scan (its scan held at a test gate, MR_TEST_SCAN_GATE:
+#     no race), under `mpirun --enable-recovery` (MR_TEST_MPI_RECOVERY=0 skips it): the other scans
+#     finish, the lost scan is reported failed ("rank 1 ... was lost"), the job ends (no MPI call of rank 0
+#     waits), then `--resume` (again over 2 ranks) redoes only what did not finish: the folders finished
+#     before are untouched (inode, mtime), every image equals the single-process batch's;
 #  3. the same kill under a plain mpirun (which ends the whole job): rank 0 still writes a summary,
 #     and `--resume` completes the batch the same way;
+#  3b. rank 1 stopped (SIGSTOP) inside a scan: alive but silent, it is declared lost after --rank-timeout
+#     (5 s) of silence, its scan fails, the others finish and the job ends with MPI_Abort;
 #  4. a non-empty OUTDIR without --resume is refused over MPI too (exit 2, nothing touched).
 # Usage: bash mpi_batch.sh MRIRECON SCRATCH
 . "$(dirname "$0")/batch_lib.sh"
@@ -45,76 +46,70 @@ for P in 2 3; do
 done
 
 # ---- 2./3. a rank killed mid-batch ----------------------------------------------------------------
-# scans of a few tenths of a second each (one thread), so that rank 1 is inside one when it is killed;
-# longer ones leave rank 0 inside a scan when a plain mpirun ends the job, too late for its summary
+# Every scan's child waits at a gate (MR_TEST_SCAN_GATE, recon/batch.c) until this test lets it go, so
+# the test knows which rank is inside which scan: no race with the scans, however fast or slow they run.
 mkdir -p "$S/big"
-# (8 of them: each rank runs several after the first has finished, also on a loaded machine)
 NBIG=8
 bigs=""
 for i in $(seq 1 $NBIG); do
-  "$MR" phantom -o "$S/big/b$i.h5" --matrix 96 --spokes $((200 + i)) --readout 192 -q > /dev/null || fail "phantom b$i"
+  "$MR" phantom -o "$S/big/b$i.h5" --matrix 48 --spokes $((100 + i)) --readout 96 -q > /dev/null || fail "phantom b$i"
   bigs="$bigs b$i"
 done
-# Q computed in every scan (no Q cache): a Q read from the cache would make the scans too short to be
-# caught running
 BATCH+=(--q-cache off)
 "$MR" batch "$S/big" -o "$S/bigref" "${BATCH[@]}" -q
 expect_rc 0 $? "single-process reference of the big scans"
 
-# scan_child PID OUT: the child of PID that runs a scan of OUT (its stderr is that scan's log under OUT;
-# a rank has other children, e.g. the one that counts GPUs at start-up), not yet exited; empty if none
-scan_child() {
-  local c dir
-  dir=$(realpath -m "$2")
-  for c in $(mpi_children "$1"); do
-    grep -q '^State:[[:space:]]*Z' "/proc/$c/status" 2> /dev/null && continue # exited already
-    case $(readlink "/proc/$c/fd/2" 2> /dev/null) in
-      "$dir"/*) echo "$c"; return 0 ;;
-    esac
-  done
-  return 0
-}
+# release GATE SCAN: let a held scan go (opening its FIFO for writing without blocking: a scan whose child
+# is gone already has no reader, and nothing happens)
+release() { dd if=/dev/null of="$1/$2.go" oflag=nonblock status=none 2> /dev/null; }
 
-# kill_rank1 OUT MPIRUN-OPTIONS...: start a 2-rank batch, SIGKILL rank 1 in the middle of a scan (after
-# some scan finished; its scan child seen running in 2 polls in a row, and not yet reaped when rank 1 is
-# stopped for the kill). Sets RC (mpirun's status)
-# and KILLED.
+# kill_rank1 OUT SIGNAL MPIRUN-OPTIONS... [-- BATCH-OPTIONS...]: a 2-rank batch over the gated scans.
+# Until a scan has finished every held scan is let go; after that, rank 0's scans stay held (so the queue
+# keeps a scan for rank 1) and the next scan rank 1 starts is the one it gets SIGNAL in (KILL, or STOP)
+# while its child waits at the gate. Then every held scan is let go. Sets RC (mpirun's status) and KILLED.
 kill_rank1() {
-  local out=$1
-  shift
-  timeout 300 "${MPIRUN[@]}" -n 2 "$@" "$MR" batch "$S/big" -o "$out" "${BATCH[@]}" > "$out.log" 2>&1 &
-  local mp=$! r1="" waited=0 child="" seen=0 c
+  local out=$1 sig=$2 gate=$S/gate.${1##*/}
+  shift 2
+  local mopts=() bopts=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do mopts+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  bopts=("$@")
+  rm -rf "$gate"
+  mkdir -p "$gate"
+  local s f c parent r1="" kept=""
+  for s in $bigs; do mkfifo "$gate/$s.go" || fail "mkfifo"; done
+  MR_TEST_SCAN_GATE=$gate timeout 300 "${MPIRUN[@]}" -n 2 -x MR_TEST_SCAN_GATE "${mopts[@]}" \
+    "$MR" batch "$S/big" -o "$out" "${BATCH[@]}" "${bopts[@]}" > "$out.log" 2>&1 &
+  local mp=$!
   KILLED=0
-  while [ $waited -lt 1500 ] && kill -0 $mp 2> /dev/null; do
+  while kill -0 $mp 2> /dev/null; do
     [ -n "$r1" ] || r1=$(mpi_rank_pid $mp 1)
-    c=""
-    if [ -n "$r1" ] && ls "$out"/*/.done > /dev/null 2>&1; then
-      c=$(scan_child "$r1" "$out")
-    fi
-    if [ -n "$c" ] && [ "$c" = "$child" ]; then
-      seen=$((seen + 1))
-    else
-      child=$c
-      seen=0
-    fi
-    if [ $seen -ge 1 ]; then
-      # stopped, rank 1 cannot reap the child and report its scan; a child still there (running or a
-      # zombie) is a scan rank 0 still counts as running on rank 1, so the kill loses it
-      kill -STOP "$r1"
-      if grep -q "^PPid:[[:space:]]*$r1\$" "/proc/$c/status" 2> /dev/null; then
-        kill -KILL "$r1" && KILLED=1
-        break
+    for f in "$gate"/*.held; do
+      [ -e "$f" ] || continue
+      s=${f##*/}
+      s=${s%%.*}
+      c=$(cat "$f")
+      rm -f "$f"
+      parent=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$c/status" 2> /dev/null)
+      if [ $KILLED = 0 ] && ls "$out"/*/.done > /dev/null 2>&1; then
+        if [ -n "$r1" ] && [ "$parent" = "$r1" ]; then
+          kill -"$sig" "$r1" && KILLED=1
+          echo "SIG$sig to rank 1 (pid $r1) while its scan $s waited at the gate"
+          for s in $kept; do release "$gate" "$s"; done
+        else
+          kept="$kept $s"
+        fi
+      else
+        release "$gate" "$s"
       fi
-      kill -CONT "$r1"
-      seen=0
-    fi
+    done
     sleep 0.05
-    waited=$((waited + 1))
   done
   wait $mp
   RC=$?
   cat "$out.log"
-  [ $KILLED = 1 ] || fail "rank 1 could not be killed inside a scan (batch too fast?)"
+  [ $KILLED = 1 ] || fail "rank 1 was never seen inside a scan after the first scan finished"
+  kill -KILL "$r1" 2> /dev/null # a stopped rank 1 that outlived the job
 }
 
 # resume_and_check OUT: --resume over 2 ranks finishes the batch without touching finished folders
@@ -139,11 +134,11 @@ resume_and_check() {
 }
 
 # 2. with recovery: the other rank finishes the batch
-if [ "${MR_TEST_MPI_RECOVERY:-0}" != 1 ]; then
-  echo "note: the --enable-recovery case runs only with MR_TEST_MPI_RECOVERY=1 (Open MPI 4.1 hung there once)"
+if [ "${MR_TEST_MPI_RECOVERY:-1}" != 1 ]; then
+  echo "note: the --enable-recovery case is skipped (MR_TEST_MPI_RECOVERY=0)"
 elif "${MPIRUN[@]}" --help all 2>&1 | grep -q -- '--enable-recovery'; then
   out=$S/killed-recovery
-  kill_rank1 "$out" --enable-recovery
+  kill_rank1 "$out" KILL --enable-recovery
   echo "mpirun --enable-recovery exit status: $RC (Open MPI 4 reports 0 here; the summary tells)"
   grep -q 'rank 1 .* lost' "$out.log" || fail "rank 0 did not report the lost rank"
   lost=$(grep -c ',failed,.*was lost while running this scan' "$out/summary.csv")
@@ -160,12 +155,24 @@ fi
 out=$S/killed-plain
 # rank 0 gets SIGTERM when the job ends and SIGKILL 1 s later by default: on a loaded machine that is
 # too short for its summary; docs/CLUSTER.md recommends more time, as here
-kill_rank1 "$out" --mca odls_base_sigkill_timeout 10
+kill_rank1 "$out" KILL --mca odls_base_sigkill_timeout 10
 [ "$RC" != 0 ] || fail "mpirun reported success although rank 1 was killed"
 [ -s "$out/summary.csv" ] || fail "no summary after the job was ended"
 grep -qE ',(interrupted|failed),' "$out/summary.csv" || fail "summary does not list the unfinished scans"
 ok "plain mpirun: job ended (status $RC), summary written"
 resume_and_check "$out"
+
+# 3b. rank 1 alive but silent (stopped): lost after --rank-timeout of silence, not by its process being gone
+out=$S/stopped
+kill_rank1 "$out" STOP --mca odls_base_sigkill_timeout 10 -- --rank-timeout 5
+grep -q 'rank 1 .* lost: no message for' "$out.log" || fail "rank 0 did not declare the silent rank 1 lost"
+[ -s "$out/summary.csv" ] || fail "no summary after the silent rank"
+[ "$(grep -c ',failed,.*was lost while running this scan' "$out/summary.csv")" = 1 ] ||
+  fail "expected one scan failed by the silent rank: $(cat "$out/summary.csv")"
+[ "$(cut -d, -f1,3 "$out/summary.csv" | grep ',ok$' | sort -u | wc -l)" = $((NBIG - 1)) ] ||
+  fail "the other scans did not all finish"
+[ "$RC" != 0 ] || fail "mpirun reported success although rank 1 was lost"
+ok "rank 1 stopped: declared lost after 5 s of silence, its scan failed, the other $((NBIG - 1)) finished (status $RC)"
 
 # ---- 4. refusal --------------------------------------------------------------------------------------
 stat -c '%i %Y' "$S/mpi2"/* > "$S/mpi2.stat"

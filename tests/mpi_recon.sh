@@ -65,6 +65,9 @@ run_case() {
       for f in report.json metrics.csv convergence.png compare.png; do
         [ -s "$out/$f" ] || fail "$scan, $p ranks: $f missing"
       done
+      # the report names what the ranks ran, not rank 0's own engine
+      grep -q "\"sums\": \"MPI split over $p ranks: cpu [a-z0-9]* kernels on every rank\"" "$out/report.json" ||
+        fail "$scan, $p ranks: report.json does not name the split's kernels: $(grep '"sums"' "$out/report.json")"
       ok "$scan over $p ranks ($kernel kernel, $iters iterations): images equal to the one-process ones (${tol:-bit for bit})"
     done
   done

@@ -14,6 +14,7 @@
 
 #ifdef MR_HAVE_ISMRMRD
 #include "io/fieldmap.h"
+#include "io/input.h"
 #include "io/ismrmrd_h5.h"
 #include "ismrmrd_testutil.h"
 
@@ -42,12 +43,12 @@ static mr_kspace *read_volume0(const char *path)
 {
     mr_read_opts ro;
     mr_read_opts_default(&ro);
-    mr_ismrmrd *r = NULL;
+    mr_input *in = NULL;
     mr_kspace *ks = NULL;
-    CHECK_OK(mr_ismrmrd_open_path(path, &ro, &r));
-    if (r)
-        CHECK_OK(mr_ismrmrd_read_volume(r, 0, &ks));
-    mr_ismrmrd_close(r);
+    CHECK_OK(mr_input_open(path, &ro, &in));
+    if (in)
+        CHECK_OK(mr_input_read(in, 0, &ks));
+    mr_input_close(in);
     return ks;
 }
 

@@ -3,11 +3,13 @@
  * impossible discards, indices beyond the header's limits, stored lengths that disagree with the
  * headers, wrong dataset types, a declared size the file does not store, no imaging data,
  * unidentifiable trajectory units, a singular noise covariance: found by the read stage's
- * prewhitening, recon/volumes.h). Each must fail with MR_EFORMAT and
- * one message naming the problem, leaving no output (the handle and scan pointers stay NULL).
+ * prewhitening, recon/volumes.h; a dwell time of 3e38 us or -1 us; a stored data length of 0x7fffffff).
+ * Each must fail with MR_EFORMAT and one message naming the problem, leaving no output (the handle and
+ * scan pointers stay NULL), and no process may take more than a bounded amount of memory doing so.
  * SKIP (77) without libismrmrd. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "testutil.h"
 
@@ -88,6 +90,14 @@ int main(void)
             fprintf(stderr, "%s: expected MR_EFORMAT and a message with '%s', got %s: %s\n", c->name, c->expect,
                     mr_strerror(st), msg);
     }
+    /* bounded memory: the files are a few tens of KiB; no process of this test (the reading children
+       included: the 0x7fffffff data length made libhdf5 allocate and touch 8 GiB there, then here) may have
+       held more than a small fixed amount (the sanitizer builds' shadow memory included) */
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    CHECK_LE("peak resident memory of this process, MiB", self.ru_maxrss / 1024.0, 512);
+    CHECK_LE("peak resident memory of its reading children, MiB", kids.ru_maxrss / 1024.0, 512);
     mr_kspace_free(one);
     mr_kspace_free(ks);
     return test_finish("test_ismrmrd_malformed");

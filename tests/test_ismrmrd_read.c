@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -291,6 +292,19 @@ static void test_volumes(void)
         return;
     }
     CHECK(mr_input_nvolumes(in) == 6);
+    /* another file renamed over the path after the open: every volume still comes from the file that was
+       opened (read in a child each, through the descriptor the open kept) */
+    char keep[1300], other[1300];
+    snprintf(keep, sizeof keep, "%s.keep", path);
+    snprintf(other, sizeof other, "%s.other", path);
+    CHECK(link(path, keep) == 0);
+    FILE *g = fopen(other, "wb");
+    CHECK(g != NULL);
+    if (g) {
+        fputs("not the file that was opened", g);
+        fclose(g);
+    }
+    CHECK(rename(other, path) == 0);
     for (int v = 0; v < mr_input_nvolumes(in); v++) {
         const mr_volume_info *vi = mr_input_volume(in, v);
         /* sorted by (encoding, slice, contrast, phase, repetition, set) */
@@ -308,6 +322,7 @@ static void test_volumes(void)
     mr_kspace *none = NULL;
     CHECK(mr_input_read(in, 6, &none) == MR_EINVAL && none == NULL);
     mr_input_close(in);
+    CHECK(rename(keep, path) == 0);
     /* mr_input_read_path refuses to pick one of several volumes */
     mr_kspace *one = NULL;
     CHECK(mr_input_read_path(path, &ro, -1, &one) == MR_EINVAL && one == NULL);

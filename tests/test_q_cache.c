@@ -14,6 +14,9 @@
  *   - the size limit evicts the least recently used entry; a Q larger than the limit is not stored;
  *   - a store removes temporary and unheld lock files older than an hour, never a held or recent one;
  *   - processes missing one key at the same moment leave no lock file, however their steps interleave;
+ *   - planted files: a FIFO entry or lock never blocks, a lock linked to a missing path creates nothing,
+ *     an entry that is a link is not read through; folders are 0700 under umask 000; a background store
+ *     that fails is reported "computed, not stored (...)";
  *   - the default directory follows MRIRECON_CACHE_DIR (and "off").
  * Fresh random keys each run (seeded, printed). */
 #include <dirent.h>
@@ -21,7 +24,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -612,6 +617,104 @@ static void operator_store(const char *dir)
     mr_backend_free(be);
 }
 
+/* Files planted in the cache folder by someone else: an entry or lock that is a FIFO does not block, a
+ * lock that is a symbolic link to a missing path does not make us create that file, an entry that is a
+ * link is not read through; the folders the cache makes are 0700 under umask 000; a store that fails in
+ * the background is reported as not stored (what report.json then says). */
+static void hostile_files(const char *dir)
+{
+    const mode_t old_mask = umask(0);
+    mr_q_cache *c = NULL;
+    mr_q_store *s = open_store(dir, &c);
+    umask(old_mask);
+    if (!s)
+        return;
+    struct stat sb;
+    CHECK(stat(dir, &sb) == 0 && (sb.st_mode & 0777) == 0700);
+    printf("hostile: cache folder made under umask 000: mode %03o\n", (unsigned)(sb.st_mode & 0777));
+    alarm(120); /* a load that blocks on a FIFO ends the test instead of hanging it */
+
+    /* an entry that is a FIFO, and a lock that is a FIFO */
+    test_key t;
+    make_key(&t, 12, 10, 300, "hostile fifo");
+    char entry[4300], lock[4300];
+    CHECK_OK(mr_q_cache_path(c, &t.k, entry, sizeof entry));
+    snprintf(lock, sizeof lock, "%.*s.lock", (int)(strlen(entry) - 4), entry);
+    CHECK(mkfifo(entry, 0666) == 0);
+    CHECK(mkfifo(lock, 0666) == 0);
+    mr_q_cache_stats st0, st1;
+    mr_q_cache_get_stats(c, &st0);
+    CHECK(store_key(s, &t) == 0); /* a miss, without blocking; the store replaces the FIFO entry */
+    mr_q_cache_get_stats(c, &st1);
+    printf("hostile: FIFO entry and lock: miss, rejected %lld, stored %lld\n", (long long)(st1.rejected - st0.rejected),
+           (long long)(st1.stores - st0.stores));
+    CHECK(st1.rejected - st0.rejected == 1);
+    CHECK(st1.stores - st0.stores == 1);
+    CHECK(lstat(entry, &sb) == 0 && S_ISREG(sb.st_mode));
+    CHECK(load_key(s, &t) == 1);
+    CHECK(lstat(lock, &sb) == 0 && S_ISFIFO(sb.st_mode)); /* not ours: left alone */
+    unlink(lock);
+    free_key(&t);
+
+    /* a lock that is a symbolic link to a missing file */
+    make_key(&t, 12, 10, 301, "hostile link");
+    CHECK_OK(mr_q_cache_path(c, &t.k, entry, sizeof entry));
+    snprintf(lock, sizeof lock, "%.*s.lock", (int)(strlen(entry) - 4), entry);
+    char target[4300];
+    snprintf(target, sizeof target, "%s-planted-target", dir);
+    unlink(target);
+    CHECK(symlink(target, lock) == 0);
+    CHECK(store_key(s, &t) == 0);
+    CHECK(load_key(s, &t) == 1);
+    CHECK(lstat(target, &sb) != 0);
+    printf("hostile: lock linked to a missing file: that file %s\n", lstat(target, &sb) == 0 ? "was CREATED" : "stays absent");
+    CHECK(lstat(lock, &sb) == 0 && S_ISLNK(sb.st_mode)); /* not ours: left alone */
+    unlink(lock);
+
+    /* an entry that is a link to a valid entry: not read through it (a miss, then replaced) */
+    char copy[4300];
+    snprintf(copy, sizeof copy, "%s-entry-copy", dir);
+    CHECK(rename(entry, copy) == 0);
+    CHECK(symlink(copy, entry) == 0);
+    mr_q_cache_get_stats(c, &st0);
+    CHECK(store_key(s, &t) == 0);
+    mr_q_cache_get_stats(c, &st1);
+    CHECK(st1.rejected - st0.rejected == 1);
+    CHECK(lstat(entry, &sb) == 0 && S_ISREG(sb.st_mode));
+    unlink(copy);
+    free_key(&t);
+
+    /* a store that fails in the background (file-size limit: EFBIG) is not "computed, stored" */
+    make_key(&t, 40, 30, 400, "hostile full");
+    char buf[200];
+    float *out = malloc((size_t)t.nq * 2 * sizeof(float));
+    CHECK(s->load(s, &t.k, out) == 0);
+    struct rlimit fs, small = {4096, 4096};
+    getrlimit(RLIMIT_FSIZE, &fs);
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    small.rlim_max = fs.rlim_max;
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    mr_q_cache_get_stats(c, &st0);
+    s->save(s, &t.k, copy_q(&t));
+    const char *said = mr_q_cache_source(c, "computed, stored", buf, sizeof buf);
+    setrlimit(RLIMIT_FSIZE, &fs);
+    signal(SIGXFSZ, old_handler);
+    mr_q_cache_get_stats(c, &st1);
+    printf("hostile: a failed background store: stores %lld, the report says '%s'\n",
+           (long long)(st1.stores - st0.stores), said);
+    CHECK(st1.stores == st0.stores);
+    CHECK(strncmp(said, "computed, not stored (the cache write failed: File too large", 60) == 0);
+    CHECK(stray_files(dir) == 0);
+    CHECK(store_key(s, &t) == 0); /* and a store that works says so */
+    said = mr_q_cache_source(c, "computed, stored", buf, sizeof buf);
+    CHECK(strcmp(said, "computed, stored") == 0);
+    CHECK(strcmp(mr_q_cache_source(c, "store", buf, sizeof buf), "store") == 0);
+    free(out);
+    free_key(&t);
+    alarm(0);
+    mr_q_cache_close(c);
+}
+
 static void default_dir(void)
 {
     char buf[4096];
@@ -634,8 +737,8 @@ int main(void)
 {
     rng = test_seed();
     const char *tmp = test_tmpdir("q_cache");
-    char dir[8][4200];
-    for (int i = 0; i < 8; i++)
+    char dir[9][4200];
+    for (int i = 0; i < 9; i++)
         snprintf(dir[i], sizeof dir[i], "%s/cache%d", tmp, i);
     hits_and_misses(dir[0]);
     eviction(dir[1]);
@@ -645,6 +748,7 @@ int main(void)
     operator_store(dir[3]);
     large_entry(dir[4]);
     threads(dir[5]);
+    hostile_files(dir[8]);
     default_dir();
     return test_finish("test_q_cache");
 }

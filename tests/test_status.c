@@ -12,6 +12,20 @@ int main(void)
         CHECK(strlen(mr_strerror((mr_status)s)) > 0);
     CHECK(mr_error(MR_EFORMAT, "file %s: bad %d", "x.h5", 3) == MR_EFORMAT);
     CHECK(strcmp(mr_last_error(), "file x.h5: bad 3") == 0);
+    /* a long path does not cost the reason: the beginning and the end are kept */
+    static char path[20000];
+    memset(path, 'p', sizeof path - 1);
+    mr_error(MR_EFORMAT, "%s: /kspace/traj has rank 3, expected 2", path);
+    const char *m = mr_last_error();
+    printf("a message with a %zu-byte path: %zu bytes kept, ends '%s'\n", strlen(path), strlen(m), m + strlen(m) - 30);
+    CHECK(strlen(m) == MR_ERROR_MAX - 1);
+    CHECK(strncmp(m, "pppp", 4) == 0 && strstr(m, " ... ") != NULL);
+    const char *reason = ": /kspace/traj has rank 3, expected 2";
+    CHECK(strcmp(m + strlen(m) - strlen(reason), reason) == 0);
+    static char mid[5000];
+    memset(mid, 'q', sizeof mid - 1);
+    mr_error(MR_EIO, "%s: cannot open: %s", mid, "No such file or directory"); /* fits whole */
+    CHECK(strlen(mr_last_error()) == strlen(mid) + strlen(": cannot open: No such file or directory"));
 
     int iters = 60, flag = 0;
     double lambda = 0;

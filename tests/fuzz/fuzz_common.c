@@ -32,7 +32,7 @@ void mr_fuzz_close_file(hid_t *file)
  * on a damaged object header leaves a pinned metadata-cache entry, "Pinned entry count not
  * decreasing", and a second H5Fclose crashes inside libhdf5). That is reported on a line scripts/fuzz.sh
  * classifies as libhdf5; the public reader never opens such a file in its own process
- * (mr_h5_read_isolated), which the containment replay checks. Any other file is a broken promise. */
+ * (mr_h5_read_in_child), which the containment replay checks. Any other file is a broken promise. */
 static void files_closed(void)
 {
     hid_t ids[16];

@@ -26,7 +26,7 @@
 /* Run the target's reader on data[size]: 1 when it accepts the file, 0 when it refuses it. */
 int mr_fuzz_one(const uint8_t *data, size_t size);
 
-/* The public reader on the file at path (with its child-process isolation, mr_h5_read_isolated):
+/* The public reader on the file at path (with its child-process isolation, mr_h5_read_in_child):
  * 1 accepted, 0 refused. For inputs that crash libhdf5 itself (tests/fuzz/regress/<reader>-libhdf5). */
 int mr_fuzz_file(const char *path);
 
