@@ -20,7 +20,7 @@ void mr_log(mr_log_level level, const char *fmt, ...)
     ;
 
 /* A function called before every printed line (e.g. to erase a progress bar drawn on the same
- * terminal line, recon/progress_ui.h); NULL removes it. Set by a command's main thread only. */
+ * terminal line, recon/cli/progress_ui.h); NULL removes it. Set by a command's main thread only. */
 void mr_log_set_before_line(void (*fn)(void *ctx), void *ctx);
 
 /* Monotonic wall-clock seconds, for stage timings. */

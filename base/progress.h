@@ -1,5 +1,5 @@
 /* Progress of long work. Library code never prints progress: it reports it through a callback that
- * the command installs (recon/progress_ui.h shows it: a bar on a terminal, plain lines otherwise,
+ * the command installs (recon/cli/progress_ui.h shows it: a bar on a terminal, plain lines otherwise,
  * nothing with -q). A stage is reported as done = 0 when it starts, done = total when it ends, and
  * any values in between (units of the stage's own work: rows, iterations, coils).
  *

@@ -16,7 +16,7 @@ extern "C" {
 
 /* tmp := "<dir of final>/.<basename of final>.tmp<pid>.<12 random hex digits>", a new name at every
  * call. Only names a file: create it with mr_create_tmp, or let another writer create it through its
- * own temporary file and rename (recon/cmd_convert.c's staged outputs). */
+ * own temporary file and rename (recon/cli/cmd_convert.c's staged outputs). */
 mr_status mr_tmp_name(const char *final_path, char *tmp, size_t tmp_size);
 
 /* Create a new temporary file for final_path (mr_tmp_name; O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,

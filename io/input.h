@@ -59,7 +59,7 @@ const char *mr_input_bart_ksp(const mr_input *in);
 /* The coil noise covariance Psi [C][C][2] of the input's noise scans (ISMRMRD; base/noise_cov.h),
  * borrowed from the handle, and the noise samples per coil it was estimated from (*nsamples, may
  * be NULL); NULL and 0 when the input has no noise scans. The data are never whitened by the
- * readers: recon/volumes.h applies it. */
+ * readers: recon/pipeline/volumes.h applies it. */
 const double *mr_input_noise_cov(const mr_input *in, int64_t *nsamples);
 
 /* Read volume `index` (0 for the single-volume formats): a mrirecon scan read at open is handed over

@@ -9,7 +9,7 @@
  *     per encoding space and the units detected (or taken from the options);
  *  3. the noise acquisitions, when there are any: the coil noise covariance (base/noise_cov.h),
  *     returned in the summary; the reader never changes the data with it (prewhitening is a
- *     processing step: solver/prewhiten.h, applied by recon/volumes.h).
+ *     processing step: solver/prewhiten.h, applied by recon/pipeline/volumes.h).
  * A volume is then read on demand into an mr_kspace: samples in the encoding space's units converted
  * to cycles/FOV of the chosen grid, averages combined or kept apart, the data as stored.
  *

@@ -104,7 +104,7 @@ typedef enum { MR_BASIS_BOX = 0, MR_BASIS_DIRAC = 1 } mr_basis;
  *   out[v] = sum_m a_m e^{+i2pi k_m.r_v}   over the voxels v of g (base/grid.h)
  * the sum of mr_nudft_adjoint (solver/nudft.h): a real [m] (Q, on mr_grid_q) or complex [m][2]
  * (F^H d of one coil, on mr_grid_image); traj [m][3] cycles/FOV; out [size(g)][2]. Host arrays,
- * borrowed for the call. E.g. recon/mpi_recon.h computes them split across MPI ranks. */
+ * borrowed for the call. E.g. recon/cluster/mpi_recon.h computes them split across MPI ranks. */
 typedef mr_status (*mr_nudft_sums_fn)(void *ctx, const mr_grid *g, const float *traj, const float *a,
                                       int real_weights, int64_t m, float *out);
 typedef struct {

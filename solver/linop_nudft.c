@@ -379,7 +379,7 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     if (st == MR_OK && o.fast_normal) {
         char engine[96];
         const mr_grid gq = mr_grid_q(matrix);
-        if (d->provider.fn) /* its bits are its own (e.g. the MPI split: recon/mpi_recon.h) */
+        if (d->provider.fn) /* its bits are its own (e.g. the MPI split: recon/cluster/mpi_recon.h) */
             snprintf(engine, sizeof engine, "sums provider");
         else if (d->sums)
             mr_gpu_sums_describe(d->sums, &gq, 1, engine, sizeof engine);

@@ -1,7 +1,7 @@
 /* Noise prewhitening across receive coils (Pruessmann et al. 2001; Hansen & Kellman 2015).
  *
  * From the noise covariance Psi of noise-only samples (acquired with the RF off; base/noise_cov.h
- * computes it, the ISMRMRD reader returns it with the scan, recon/volumes.c applies this):
+ * computes it, the ISMRMRD reader returns it with the scan, recon/pipeline/volumes.c applies this):
  *   Psi = L L^H                                     (Cholesky, L lower triangular)
  *   W   = sigma_ref L^{-1},  sigma_ref^2 = tr(Psi)/C (mean noise power per coil)
  * Applying W to every k-space sample d_m (the C-vector of its coil values) makes the noise of the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Kill and resume: a batch (--jobs 1, 4 scans) is killed after its first scan finished, while its second
-# waits at a test gate (MR_TEST_SCAN_GATE, recon/batch.c: no race with the scans), then
+# waits at a test gate (MR_TEST_SCAN_GATE, recon/batch/batch.c: no race with the scans), then
 # resumed; every image dataset and PNG must equal those of an uninterrupted run, and the folders
 # finished before the kill must be untouched (same inode and mtime). Done once with SIGKILL (no
 # cleanup: a stale .partial folder is left for --resume to remove) and once with SIGINT (exit

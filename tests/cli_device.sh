@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --device is parsed once (the option type of recon/opts.h) and means the same in every command:
+# --device is parsed once (the option type of recon/cli/opts.h) and means the same in every command:
 # gpu:0 is accepted by the parser of recon, batch, validate and bench; an explicit GPU request on a
 # machine without one is a run-time failure (exit 1, "no usable GPU") for recon and batch alike --
 # with a GPU both succeed --; a malformed device is a usage error (exit 2) naming the value once.

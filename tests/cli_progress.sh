@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Progress on stderr (recon/progress_ui.h): with the delay forced to 0 (MR_PROGRESS_DELAY=0) every
+# Progress on stderr (recon/cli/progress_ui.h): with the delay forced to 0 (MR_PROGRESS_DELAY=0) every
 # stage shows, as plain lines when stderr is not a terminal: recon's Q, F^H d, the iterative methods, DCF and gridding,
 # validate's simulation, bench's rows; stdout carries only the results, unchanged; -q shows nothing;
 # the default delay (1 s) keeps short stages silent; on a terminal (script(1), when installed) a bar

@@ -46,7 +46,7 @@ for P in 2 3; do
 done
 
 # ---- 2./3. a rank killed mid-batch ----------------------------------------------------------------
-# Every scan's child waits at a gate (MR_TEST_SCAN_GATE, recon/batch.c) until this test lets it go, so
+# Every scan's child waits at a gate (MR_TEST_SCAN_GATE, recon/batch/batch.c) until this test lets it go, so
 # the test knows which rank is inside which scan: no race with the scans, however fast or slow they run.
 mkdir -p "$S/big"
 NBIG=8

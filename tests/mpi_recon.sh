@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# `mpirun -n P mrirecon recon` (recon/mpi_recon.h: Q and F^H d split over the ranks, CG on rank 0)
+# `mpirun -n P mrirecon recon` (recon/cluster/mpi_recon.h: Q and F^H d split over the ranks, CG on rank 0)
 # against the one-process recon, on one host (MPI builds only; 77 without mpirun):
 #  * 2 and 3 ranks; 2D and 3D; one coil and 8-coil SENSE (phantom --coils); --method all;
 #  * the portable CPU kernel (MR_CPU_KERNEL=portable): the split sums are bit-identical to the
-#    one-process ones (recon/mpi_split.h), so every image must be bit-identical (tool_imgcmp);
+#    one-process ones (recon/cluster/mpi_split.h), so every image must be bit-identical (tool_imgcmp);
 #  * the machine's CPU kernel (AVX2/AVX-512 "powers"): Q equal within float32 rounding (relative L2
 #    about 5e-8), which CG amplifies with its iterations (as switching the CPU kernel in one process
 #    does); with 10 iterations the CG image must agree within relative L2 1e-4 and the gridding images

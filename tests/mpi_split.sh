@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The split sums (recon/mpi_split.h) over 1, 2 and 3 ranks on one host (MPI builds only; 77 without
+# The split sums (recon/cluster/mpi_split.h) over 1, 2 and 3 ranks on one host (MPI builds only; 77 without
 # mpirun), through tests/tool_mpi_split --check: Q (real weights, Q grid: the Hermitian mirror) and
 # F^H d (complex weights, image grid), 2D (rows) and 3D (z-slabs), even and odd matrices, the
-# machine's CPU kernel and the portable one (MR_CPU_KERNEL); each compared with the one-process kernel (bit-identical where recon/mpi_split.h promises it, else
+# machine's CPU kernel and the portable one (MR_CPU_KERNEL); each compared with the one-process kernel (bit-identical where recon/cluster/mpi_split.h promises it, else
 # relative L2 <= 1e-6) and with a float64 direct sum (relative L2 <= 1e-5).
 # Usage: bash mpi_split.sh MRIRECON SCRATCH
 . "$(dirname "$0")/batch_lib.sh"

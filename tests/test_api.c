@@ -1,16 +1,16 @@
-/* The C API of libmrirecon (recon/api.h) without Python, so that its memory handling runs under the
+/* The C API of libmrirecon (recon/api/api.h) without Python, so that its memory handling runs under the
  * sanitizers (CI's ASan + UBSan + leak step; the Python tests cannot load a sanitizer build):
  *  - a phantom made with the phantom command's options, copied out and into a new scan bit for bit;
  *  - recon of that scan in memory and of the same scan written to a file: the same images and reports'
  *    metrics; every volume/method accessor, and the sizes checked on copies;
  *  - usage errors (MR_API_USAGE) with the commands' messages, run-time errors naming the file or array;
  *  - images written and read back; the option table and help texts.
- * Linked with recon/api.c itself (CMakeLists.txt), not with the shared library. */
+ * Linked with recon/api/api.c itself (CMakeLists.txt), not with the shared library. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "recon/api.h"
+#include "recon/api/api.h"
 #include "testutil.h"
 
 static const char *const phantom_args[] = {"--matrix=24", "--spokes=30", "--readout=48", "--snr=30", "--seed=2",

@@ -1,6 +1,6 @@
-/* The choice of lambda (recon/autolambda.h) and its use by the pipeline:
+/* The choice of lambda (solver/autolambda.h) and its use by the pipeline:
  *  1. mr_lambda_choose: --lambda, --lambda-rel (= R x diag) and the automatic rules K sigma^2 / s^2
- *     (quadratic priors) and K sigma sqrt(d) (l1-type priors; K and the rule per prior, recon/priors.h),
+ *     (quadratic priors) and K sigma sqrt(d) (l1-type priors; K and the rule per prior, recon/pipeline/priors.h),
  *     0 for noiseless scans and for scans that do not state their noise;
  *  2. through mr_recon_run on a noisy phantom: the report's lambda is the automatic one (> 0), the
  *     relative one is R x normal_diagonal, and the automatic choice does not depend on the data's
@@ -16,10 +16,10 @@
 #include "io/fsutil.h"
 #include "io/image_h5.h"
 #include "io/kspace_h5.h"
-#include "recon/autolambda.h"
-#include "recon/pipeline.h"
-#include "recon/priors.h"
-#include "recon/report.h"
+#include "solver/autolambda.h"
+#include "recon/pipeline/pipeline.h"
+#include "recon/pipeline/priors.h"
+#include "recon/report/report.h"
 #include "testutil.h"
 
 typedef struct {

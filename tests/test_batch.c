@@ -27,7 +27,7 @@
 
 #include "io/fsutil.h"
 #include "io/image_png.h"
-#include "recon/batch.h"
+#include "recon/batch/batch.h"
 #include "testutil.h"
 
 static void write_text(const char *path, const char *text)

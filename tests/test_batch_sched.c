@@ -1,4 +1,4 @@
-/* The scheduler hooks of recon/batch.c (mr_batch_sched: how recon/mpi_batch.c spreads a batch over
+/* The scheduler hooks of recon/batch/batch.c (mr_batch_sched: how recon/cluster/mpi_batch.c spreads a batch over
  * MPI ranks), driven by in-process fakes, in every build:
  *  - root: the queue order (cfg->order) is followed by this process's workers and by the fake
  *    "other process", which takes scans with mr_batch_take and reports them some polls later with
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "io/fsutil.h"
-#include "recon/batch.h"
+#include "recon/batch/batch.h"
 #include "testutil.h"
 
 static mr_status ok_job(const char *scan, const char *outdir, const mr_batch_slot *slot, void *ctx)

@@ -1,4 +1,4 @@
-/* Coil compression (solver/coil_compress.h, recon/sens_estimate.h mr_sens_compress_coils), fixed seeds:
+/* Coil compression (solver/coil_compress.h, recon/pipeline/sens_estimate.h mr_sens_compress_coils), fixed seeds:
  *
  *  1. Data with exactly a K-dimensional coil subspace (8 coils = random combinations of 3 sources):
  *     compressed to 3 virtual coils, all the energy is kept (retained >= 1 - 1e-9, and ||y||^2 / ||d||^2
@@ -19,7 +19,7 @@
 
 #include "phantoms/noise.h"
 #include "phantoms/scan.h"
-#include "recon/sens_estimate.h"
+#include "recon/pipeline/sens_estimate.h"
 #include "scan_testutil.h"
 #include "sense_testutil.h"
 #include "solver/coil_compress.h"

@@ -22,7 +22,7 @@
 
 #include "maps_testutil.h"
 #include "phantoms/scan.h"
-#include "recon/sens_estimate.h"
+#include "recon/pipeline/sens_estimate.h"
 #include "sense_testutil.h"
 #include "solver/espirit.h"
 #include "scan_testutil.h"

@@ -21,8 +21,8 @@
 
 #include "gpu/gpu.h"
 #include "io/kspace_h5.h"
-#include "recon/pipeline.h"
-#include "recon/report.h"
+#include "recon/pipeline/pipeline.h"
+#include "recon/report/report.h"
 #include "solver/cg.h"
 #include "scan_testutil.h"
 #include "test_op_random.h"

@@ -18,7 +18,7 @@
 #include "gpu/espirit.h"
 #include "gpu/gpu.h"
 #include "phantoms/scan.h"
-#include "recon/sens_estimate.h"
+#include "recon/pipeline/sens_estimate.h"
 #include "solver/espirit.h"
 #include "scan_testutil.h"
 #include "testutil.h"
@@ -78,7 +78,7 @@ static void gpu_case(const char *name, mr_traj_kind kind, int64_t edge, int is3d
         compare(name, mc, ec, mg, eg, N, C, o.crop);
     }
     mr_espirit_calib_free(&cal);
-    /* through recon/sens_estimate.h */
+    /* through recon/pipeline/sens_estimate.h */
     mr_sens_estimate_opts so;
     mr_sens_estimate_opts_default(&so);
     so.gpu = 0;

@@ -3,7 +3,7 @@
  * impossible discards, indices beyond the header's limits, stored lengths that disagree with the
  * headers, wrong dataset types, a declared size the file does not store, no imaging data,
  * unidentifiable trajectory units, a singular noise covariance: found by the read stage's
- * prewhitening, recon/volumes.h; a dwell time of 3e38 us or -1 us; a stored data length of 0x7fffffff).
+ * prewhitening, recon/pipeline/volumes.h; a dwell time of 3e38 us or -1 us; a stored data length of 0x7fffffff).
  * Each must fail with MR_EFORMAT and one message naming the problem, leaving no output (the handle and
  * scan pointers stay NULL), and no process may take more than a bounded amount of memory doing so.
  * SKIP (77) without libismrmrd. */
@@ -23,7 +23,7 @@ int main(void)
 
 #include "base/log.h"
 #include "io/input.h"
-#include "recon/volumes.h"
+#include "recon/pipeline/volumes.h"
 #include "ismrmrd_testutil.h"
 #include "phantoms/scan.h"
 

@@ -25,7 +25,7 @@ int main(void)
 #include "io/kspace_h5.h"
 #include "ismrmrd_testutil.h"
 #include "phantoms/scan.h"
-#include "recon/volumes.h"
+#include "recon/pipeline/volumes.h"
 #include "solver/prewhiten.h"
 
 static char dir[1024];
@@ -218,7 +218,7 @@ static void test_noise(void)
     mr_kspace *raw = read_file(path, &ro, 0, NULL, &in);
     compare("noise scans: the reader leaves the data as stored", raw, ks, 1.0, 0);
     mr_kspace_free(raw);
-    /* the read stage (recon/volumes.h) whitens them, or not */
+    /* the read stage (recon/pipeline/volumes.h) whitens them, or not */
     mr_kspace *white = NULL, *off = NULL;
     mr_volume_desc wd, od;
     memset(&wd, 0, sizeof wd);

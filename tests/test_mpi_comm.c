@@ -1,4 +1,4 @@
-/* The parts of recon/mpi_comm.h and recon/mpi_split.h that run in one process, in every build (the
+/* The parts of recon/cluster/mpi_comm.h and recon/cluster/mpi_split.h that run in one process, in every build (the
  * runs over several ranks are tests/mpi_split.sh and tests/mpi_batch.sh, in MPI builds):
  *  - mr_comm_check_runs: runs in any order accepted; overlap, out of range, a gap (with cover),
  *    negative counts refused, with messages naming the element;
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recon/mpi_batch.h"
-#include "recon/mpi_comm.h"
-#include "recon/mpi_split.h"
+#include "recon/cluster/mpi_batch.h"
+#include "recon/cluster/mpi_comm.h"
+#include "recon/cluster/mpi_split.h"
 #include "solver/nudft.h"
 #include "testutil.h"
 

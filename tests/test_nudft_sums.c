@@ -5,14 +5,14 @@
  * host every result must be bit-identical; on a GPU backend (when one is usable) the provider's CPU
  * sums go through host copies and the results agree within float32 rounding (relative L2 1e-4). A
  * failing provider fails create and adjoint with its message. Then the provider of `mpirun mrirecon
- * recon` (recon/mpi_recon.h) on a one-process communicator: F^H d bit-identical, Q within float32
+ * recon` (recon/cluster/mpi_recon.h) on a one-process communicator: F^H d bit-identical, Q within float32
  * rounding (its mirrored slabs use longer rows: relative L2 <= 1e-6), the normal's result too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "recon/mpi_comm.h"
-#include "recon/mpi_recon.h"
+#include "recon/cluster/mpi_comm.h"
+#include "recon/cluster/mpi_recon.h"
 #include "solver/linop.h"
 #include "solver/nudft.h"
 #include "test_op_random.h"

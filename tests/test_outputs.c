@@ -1,4 +1,4 @@
-/* The image files of a reconstruction (recon/outputs.h), written concurrently:
+/* The image files of a reconstruction (recon/report/outputs.h), written concurrently:
  *   - every file is there and complete, and nothing else (no temporary file): image_<method>.h5 read
  *     back gives the images bit for bit, image_<method>.nii holds |image|, image_<method>.png and
  *     compare.png are byte for byte what their writers give when called one at a time, a second
@@ -16,8 +16,8 @@
 #include "io/image_png.h"
 #include "io_testutil.h"
 #include "nifti_testutil.h"
-#include "recon/compare.h"
-#include "recon/outputs.h"
+#include "recon/report/compare.h"
+#include "recon/report/outputs.h"
 #include "testutil.h"
 
 #define NX 20

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recon/outputs.h"
-#include "recon/plot.h"
+#include "recon/report/outputs.h"
+#include "recon/report/plot.h"
 #include "testutil.h"
 
 #define W 16

@@ -20,7 +20,7 @@
 #include "io/input.h"
 #include "io/kspace_h5.h"
 #include "nifti_testutil.h"
-#include "recon/pipeline.h"
+#include "recon/pipeline/pipeline.h"
 #include "scan_testutil.h"
 #include "testutil.h"
 

@@ -1,10 +1,10 @@
-/* SENSE (recon/pipeline.h, --sens) on simulated coils (phantom --coils), on the CPU.
+/* SENSE (recon/pipeline/pipeline.h, --sens) on simulated coils (phantom --coils), on the CPU.
  *
  *  1. A 2D 64^2 scan, radial 33 spokes x 128 (3x undersampled), 4 coils with analytic maps, noiseless,
  *     60 CG iterations: SENSE with the stored maps reaches PSNR >= 29.5 dB against the band-limited
  *     truth (measured 30.48 dB) and percent error <= 17, and beats per-coil CG + root-sum-of-squares
  *     (measured 27.52 dB, scored against the truth weighted by the maps' root-sum-of-squares, the image
- *     RSS reconstructs: recon/sens_estimate.h) by >= 1 dB. Gridding with the maps (KB) does not lose
+ *     RSS reconstructs: recon/pipeline/sens_estimate.h) by >= 1 dB. Gridding with the maps (KB) does not lose
  *     against its RSS combination (measured +0.29 dB). (Fully sampled and noiseless, SENSE and RSS
  *     reconstruct the same information: 101 spokes give 30.28 and 30.80 dB; the RSS image differs
  *     from rho only by the weighting ||S||, which the weighted truth takes out.)
@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 
 #include "io/kspace_h5.h"
-#include "recon/pipeline.h"
-#include "recon/report.h"
+#include "recon/pipeline/pipeline.h"
+#include "recon/report/report.h"
 #include "solver/cg.h"
 #include "scan_testutil.h"
 #include "testutil.h"

@@ -1,4 +1,4 @@
-/* SENSE with coil maps estimated from the data (--sens estimate, recon/sens_estimate.h), on the CPU,
+/* SENSE with coil maps estimated from the data (--sens estimate, recon/pipeline/sens_estimate.h), on the CPU,
  * through the pipeline (mr_recon_run): 2D 128^2 radial, readout 256, 8 simulated coils with analytic
  * maps and k-space (phantom --coils 8), 60 CG iterations, two cases:
  *   1. 201 spokes (Nyquist), complex noise at 30 dB SNR (seed 7);
@@ -26,9 +26,9 @@
 #include <string.h>
 
 #include "io/kspace_h5.h"
-#include "recon/pipeline.h"
-#include "recon/report.h"
-#include "recon/sens_estimate.h"
+#include "recon/pipeline/pipeline.h"
+#include "recon/report/report.h"
+#include "recon/pipeline/sens_estimate.h"
 #include "phantoms/scan.h"
 #include "testutil.h"
 

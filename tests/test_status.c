@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "recon/opts.h"
+#include "recon/cli/opts.h"
 #include "testutil.h"
 
 int main(void)

@@ -1,4 +1,4 @@
-/* tool_mpi_split: check and time the split adjoint sums (recon/mpi_split.h) on random inputs.
+/* tool_mpi_split: check and time the split adjoint sums (recon/cluster/mpi_split.h) on random inputs.
  *
  *   mpirun -n P tool_mpi_split [--what q|fhd] [--grid q|image] [--dims 2|3] [--matrix N] [--samples M]
  *                              [--device cpu|gpu] [--threads T] [--mirror auto|on|off]
@@ -12,7 +12,7 @@
  * bit-identical voxels, max |difference|, relative L2; and both against a float64 direct sum on
  * up to 2000 voxels, fewer for large M (at most 2e9 sample-voxel pairs; relative L2 <= 1e-5
  * required, as tests/test_nudft.c). --expect-identical
- * requires bit-identical results where recon/mpi_split.h promises them (CPU: F^H d, and Q with the
+ * requires bit-identical results where recon/cluster/mpi_split.h promises them (CPU: F^H d, and Q with the
  * mirror on the portable kernel, MR_CPU_KERNEL=portable); elsewhere, and without it, relative L2 <= 1e-6 from
  * the one-process result is required. Exit 0 pass, 1 fail, 2 usage. Without MPI (or without mpirun) it runs as one rank. */
 #include <math.h>
@@ -23,8 +23,8 @@
 
 #include "base/log.h"
 #include "gpu/gpu.h"
-#include "recon/mpi_comm.h"
-#include "recon/mpi_split.h"
+#include "recon/cluster/mpi_comm.h"
+#include "recon/cluster/mpi_split.h"
 #include "solver/nudft.h"
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;

@@ -11,7 +11,7 @@
  *    sqrt(2 - 2 |<s, S/||S||>|) (0 for a voxel cropped: then counted as cropped), the fraction of object
  *    voxels cropped, and the fraction of voxels outside the object whose maps are not zero;
  *  - writes OUT.h5: the scan with the estimated maps as /kspace/sens and, when it had true maps, its
- *    truth images weighted by ||S|| (the image unit-norm maps reconstruct, recon/sens_estimate.h), so
+ *    truth images weighted by ||S|| (the image unit-norm maps reconstruct, recon/pipeline/sens_estimate.h), so
  *    that `mrirecon recon OUT.h5` scores SENSE with these maps, and `--sens-maps OUT.h5` uses them for
  *    another file of the same scan (e.g. its BART pair).
  * Exit 0, 1 on a failed estimate, 2 on bad usage or an unreadable scan. */
@@ -26,7 +26,7 @@
 #include "io/input.h"
 #include "io/kspace_h5.h"
 #include "maps_testutil.h"
-#include "recon/sens_estimate.h"
+#include "recon/pipeline/sens_estimate.h"
 #include "solver/coilmaps.h"
 #include "solver/espirit.h"
 

@@ -1,4 +1,4 @@
-"""libmrirecon through ctypes: loading it (where: _find.py), the declarations of recon/api.h, status
+"""libmrirecon through ctypes: loading it (where: _find.py), the declarations of recon/api/api.h, status
 checks."""
 
 import ctypes
@@ -7,9 +7,9 @@ import threading
 from . import _errors
 from ._find import ENV_VAR, LIB_NAME, candidates
 
-API_VERSION = 1  # recon/api.h MR_API_VERSION this binding speaks
+API_VERSION = 1  # recon/api/api.h MR_API_VERSION this binding speaks
 
-# One call sequence at a time: the library's FFTW planning and log level are process-wide (recon/api.h).
+# One call sequence at a time: the library's FFTW planning and log level are process-wide (recon/api/api.h).
 LOCK = threading.RLock()
 
 
@@ -57,7 +57,7 @@ class ImageInfo(ctypes.Structure):
     ]
 
 
-# array kinds of mr_api_scan_set/get (recon/api.h mr_api_array)
+# array kinds of mr_api_scan_set/get (recon/api/api.h mr_api_array)
 TRAJ, DATA, WEIGHTS, TRUTH, TRUTH_BL, SENS, TIME, FIELDMAP = range(8)
 
 _P = ctypes.c_void_p

@@ -1,5 +1,5 @@
 """Keyword arguments to a command line for the library, which parses it with the command's own option table
-(recon/cmd_args.h): the names, values, defaults, checks and messages are those of ``mrirecon COMMAND``."""
+(recon/cli/cmd_args.h): the names, values, defaults, checks and messages are those of ``mrirecon COMMAND``."""
 
 import ctypes
 import functools

@@ -1,5 +1,5 @@
 """Scans as numpy arrays: read from any file our readers accept, made by the phantom command, or built from
-arrays; handed to the library as an mr_api_scan (recon/api.h) for reconstruction and writing."""
+arrays; handed to the library as an mr_api_scan (recon/api/api.h) for reconstruction and writing."""
 
 import contextlib
 import ctypes
@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _errors, _lib, _options
 
-# the arrays of a scan: attribute, kind (recon/api.h), dtype, shape as a function of (M, C, Nx, Ny, Nz)
+# the arrays of a scan: attribute, kind (recon/api/api.h), dtype, shape as a function of (M, C, Nx, Ny, Nz)
 _ARRAYS = (
     ("trajectory", _lib.TRAJ, np.float32, lambda m, c, nx, ny, nz: (m, 3)),
     ("data", _lib.DATA, np.complex64, lambda m, c, nx, ny, nz: (c, m)),

@@ -339,7 +339,7 @@ static void write_ismrmrd_seeds(void)
     o.readout = readout;
     o.noise_acqs = 2;
     for (int k = 0; k < ISM_NCORRUPTIONS; k++) {
-        /* a singular noise covariance is the read stage's refusal (recon/volumes.c prewhitens), not the
+        /* a singular noise covariance is the read stage's refusal (recon/pipeline/volumes.c prewhitens), not the
          * reader's: the reader accepts that file, so it is an ok- seed */
         const int reader_ok = !strcmp(ism_corruptions[k].name, "noise-singular");
         snprintf(path, sizeof path, "%s/%s-%s.h5", mdir, reader_ok ? "ok" : "bad", ism_corruptions[k].name);
