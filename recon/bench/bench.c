@@ -14,6 +14,7 @@
 #include "../../gpu/gpu_ops.h"
 #include "../../gpu/sums.h"
 #include "../../io/fsutil.h"
+#include "../../io/json.h"
 #include "../../io/kspace_h5.h"
 #include "../../io/q_cache.h"
 #include "../../base/log.h"
@@ -852,12 +853,17 @@ static mr_status bench_e2e(bench_ctx *c)
 /* ---- JSON -------------------------------------------------------------------------------------- */
 
 /* `, "name": value` (null when not finite) */
+/* ", "name": value" (io/json.h: null when not finite; strings escaped) */
 static void json_num(FILE *f, const char *name, double v)
 {
-    if (isfinite(v))
-        fprintf(f, ", \"%s\": %.6g", name, v);
-    else
-        fprintf(f, ", \"%s\": null", name);
+    fprintf(f, ", \"%s\": ", name);
+    mr_json_number(f, v, 6);
+}
+
+static void json_str(FILE *f, const char *sep, const char *name, const char *v)
+{
+    fprintf(f, "%s\"%s\": ", sep, name);
+    mr_json_string(f, v);
 }
 
 static mr_status bench_json(const bench_ctx *c, const char *path)
@@ -867,16 +873,20 @@ static mr_status bench_json(const bench_ctx *c, const char *path)
     mr_status st = mr_open_tmp(path, tmp, sizeof tmp, &f);
     if (st != MR_OK)
         return st;
-    fprintf(f, "{\n  \"problem\": \"%s\",\n  \"matrix\": [%lld, %lld, %lld],\n  \"samples\": %lld,\n", c->o->problem,
-            (long long)c->matrix[0], (long long)c->matrix[1], (long long)c->matrix[2], (long long)c->m);
-    fprintf(f, "  \"device\": \"%s\",\n  \"flop_per_pair\": {\"FHd\": %d, \"Q\": %d},\n  \"reps\": %d,\n",
-            c->device_desc, MR_BENCH_FLOP_FHD, MR_BENCH_FLOP_Q, c->o->reps);
+    json_str(f, "{\n  ", "problem", c->o->problem);
+    fprintf(f, ",\n  \"matrix\": [%lld, %lld, %lld],\n  \"samples\": %lld,\n", (long long)c->matrix[0],
+            (long long)c->matrix[1], (long long)c->matrix[2], (long long)c->m);
+    json_str(f, "  ", "device", c->device_desc);
+    fprintf(f, ",\n  \"flop_per_pair\": {\"FHd\": %d, \"Q\": %d},\n  \"reps\": %d,\n", MR_BENCH_FLOP_FHD,
+            MR_BENCH_FLOP_Q, c->o->reps);
     fprintf(f, "  \"rows\": [");
     for (int i = 0; i < c->nrows; i++) {
         const bench_row *r = &c->rows[i];
         const double s = r->ms * r->scale * 1e-3;
-        fprintf(f, "%s\n    {\"sum\": \"%s\", \"impl\": \"%s\", \"config\": \"%s\"", i ? "," : "", r->kernel,
-                r->impl, r->config);
+        fprintf(f, "%s\n    {", i ? "," : "");
+        json_str(f, "", "sum", r->kernel);
+        json_str(f, ", ", "impl", r->impl);
+        json_str(f, ", ", "config", r->config);
         json_num(f, "seconds", s);
         json_num(f, "timed_fraction", 1.0 / r->scale);
         json_num(f, "pairs", r->pairs);
@@ -889,8 +899,11 @@ static mr_status bench_json(const bench_ctx *c, const char *path)
     for (int k = 0; k < BENCH_E2E_RUNS; k++) {
         if (!c->have_e2e[k])
             continue;
-        fprintf(f, "%s\n    {\"run\": \"%s\", \"backend\": \"%s\", \"sums\": \"%s\", \"q_source\": \"%s\"",
-                first ? "" : ",", e2e_labels[k], c->e2e_backend[k], c->e2e_sums[k], c->e2e_q_source[k]);
+        fprintf(f, "%s\n    {", first ? "" : ",");
+        json_str(f, "", "run", e2e_labels[k]);
+        json_str(f, ", ", "backend", c->e2e_backend[k]);
+        json_str(f, ", ", "sums", c->e2e_sums[k]);
+        json_str(f, ", ", "q_source", c->e2e_q_source[k]);
         json_num(f, "total_s", c->e2e_total[k]);
         json_num(f, "q_s", c->e2e_q[k]);
         json_num(f, "fhd_s", c->e2e_fhd[k]);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../io/json.h"
 #include "../../io/image_io.h"
 #include "../../io/fieldmap.h"
 #include "../../io/input.h"
@@ -205,28 +206,11 @@ static void print_text(const mr_kspace *ks, const scan_stats *s)
         printf("field map     absent\n");
 }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
+/* JSON on stdout through io/json.h (one escaping for every JSON mrirecon writes) */
+static void json_string(const char *s) { mr_json_string(stdout, s); }
 
 /* A JSON number, or null where JSON has none (infinities). */
-static void json_number(double v)
-{
-    if (isfinite(v))
-        printf("%.9g", v);
-    else
-        printf("null");
-}
+static void json_number(double v) { mr_json_number(stdout, v, 9); }
 
 static void json_key(const char *key, int first)
 {

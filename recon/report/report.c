@@ -5,337 +5,258 @@
 #include <string.h>
 
 #include "../../io/fsutil.h"
+#include "../../io/json.h"
 #include "../../solver/nudft.h"
 #include "outputs.h"
 
 const char *mr_truth_name(mr_truth_kind t) { return t == MR_TRUTH_BANDLIMITED ? "bandlimited" : "image"; }
 
-/* ---- JSON ------------------------------------------------------------------------------------- */
-
-static void jnum(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fputs("null", f); /* JSON has no inf/nan */
-}
-
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-/* A JSON object being written: fields are separated and indented by the helpers below. */
-typedef struct {
-    FILE *f;
-    int indent; /* of the fields */
-    int n;      /* fields written so far */
-} jobj;
-
-static void jfield(jobj *o, const char *key)
-{
-    fprintf(o->f, "%s%*s", o->n++ ? ",\n" : "\n", o->indent, "");
-    jstr(o->f, key);
-    fputs(": ", o->f);
-}
-
-static void jf_num(jobj *o, const char *key, double v)
-{
-    jfield(o, key);
-    jnum(o->f, v);
-}
-
-static void jf_int(jobj *o, const char *key, long long v)
-{
-    jfield(o, key);
-    fprintf(o->f, "%lld", v);
-}
-
-static void jf_str(jobj *o, const char *key, const char *v)
-{
-    jfield(o, key);
-    jstr(o->f, v);
-}
-
-static void jf_array(jobj *o, const char *key, const double *v, int n)
-{
-    jfield(o, key);
-    fputc('[', o->f);
-    for (int i = 0; i < n; i++) {
-        if (i)
-            fputs(", ", o->f);
-        jnum(o->f, v[i]);
-    }
-    fputc(']', o->f);
-}
-
-/* Open a nested object as field `key` of parent (key NULL: an array element). */
-static jobj jopen(jobj *parent, const char *key)
-{
-    if (key)
-        jfield(parent, key);
-    else
-        fprintf(parent->f, "%s%*s", parent->n++ ? ",\n" : "\n", parent->indent, "");
-    fputc('{', parent->f);
-    jobj o = {parent->f, parent->indent + 2, 0};
-    return o;
-}
-
-static void jclose(jobj *o)
-{
-    if (o->n)
-        fprintf(o->f, "\n%*s}", o->indent - 2, "");
-    else
-        fputc('}', o->f);
-}
+/* ---- JSON (io/json.h) ---------------------------------------------------------------------- */
 
 /* "read" (the input and the read stage) and "image" (the grid the images were written on). */
-static void json_input(jobj *top, const mr_report *r)
+static void json_input(mr_json_obj *top, const mr_report *r)
 {
     FILE *f = top->f;
-    jobj rd = jopen(top, "read");
-    jf_str(&rd, "format", r->format ? r->format : "");
-    jf_int(&rd, "volume", r->volume);
-    jf_int(&rd, "volumes", r->volumes);
-    jf_str(&rd, "volume_label", r->volume_label);
-    jfield(&rd, "prewhitened");
+    mr_json_obj rd = mr_json_open(top, "read");
+    mr_json_str(&rd, "format", r->format ? r->format : "");
+    mr_json_int(&rd, "volume", r->volume);
+    mr_json_int(&rd, "volumes", r->volumes);
+    mr_json_str(&rd, "volume_label", r->volume_label);
+    mr_json_key(&rd, "prewhitened");
     fputs(r->prewhitened ? "true" : "false", f);
-    jf_int(&rd, "noise_samples_per_coil", r->noise_samples);
-    jclose(&rd);
-    jobj im = jopen(top, "image");
-    jfield(&im, "matrix");
+    mr_json_int(&rd, "noise_samples_per_coil", r->noise_samples);
+    mr_json_close(&rd);
+    mr_json_obj im = mr_json_open(top, "image");
+    mr_json_key(&im, "matrix");
     fprintf(f, "[%lld, %lld, %lld]", (long long)r->matrix[0], (long long)r->matrix[1], (long long)r->matrix[2]);
     double fov[3], vox[3];
     for (int a = 0; a < 3; a++) {
         fov[a] = r->fov_mm[a] > 0 ? r->fov_mm[a] : NAN;
         vox[a] = fov[a] / (double)(r->matrix[a] > 0 ? r->matrix[a] : 1);
     }
-    jf_array(&im, "fov_mm", fov, 3);
-    jf_array(&im, "voxel_mm", vox, 3);
-    jfield(&im, "cropped_from");
+    mr_json_array(&im, "fov_mm", fov, 3);
+    mr_json_array(&im, "voxel_mm", vox, 3);
+    mr_json_key(&im, "cropped_from");
     if (r->grid[0] > 0)
         fprintf(f, "[%lld, %lld, %lld]", (long long)r->grid[0], (long long)r->grid[1], (long long)r->grid[2]);
     else
         fputs("null", f);
-    jfield(&im, "scanner_geometry");
+    mr_json_key(&im, "scanner_geometry");
     fputs(r->geometry ? "true" : "false", f);
-    jf_str(&im, "nifti", r->nifti ? r->nifti : "none");
+    mr_json_str(&im, "nifti", r->nifti ? r->nifti : "none");
     char formats[128];
     mr_image_formats_text(mr_outputs_formats(r), formats, sizeof formats);
-    jf_str(&im, "formats", formats);
-    jclose(&im);
+    mr_json_str(&im, "formats", formats);
+    mr_json_close(&im);
+}
+
+/* "settings": how the run was set up (the options as applied, the models and their bounds, coils, lambda). */
+static void json_settings(mr_json_obj *top, const mr_report *r)
+{
+    FILE *f = top->f;
+    mr_json_obj set = mr_json_open(top, "settings");
+    mr_json_str(&set, "method", r->method);
+    mr_json_int(&set, "iters", r->iters);
+    mr_json_num(&set, "tol", r->tol);
+    mr_json_num(&set, "lambda", r->lambda);
+    mr_json_str(&set, "reg", r->reg);
+    mr_json_str(&set, "solver", r->solver ? r->solver : "auto");
+    mr_json_str(&set, "basis", r->basis);
+    mr_json_str(&set, "device", r->device);
+    mr_json_str(&set, "backend", r->backend);
+    const char *cpu_kernels = mr_nudft_kernel_name();
+    mr_json_str(&set, "cpu_kernels", cpu_kernels ? cpu_kernels : "none");
+    mr_json_str(&set, "precision", r->precision ? r->precision : "auto");
+    if (r->model[0]) {
+        mr_json_str(&set, "model", r->model);
+        mr_json_str(&set, "model_why", r->model_why);
+        if (r->model_text[0])
+            mr_json_str(&set, "model_description", r->model_text);
+        if (!r->field_model[0])
+            mr_json_num(&set, "model_bound", r->model_bound);
+        if (r->model_error[0] >= 0) {
+            mr_json_num(&set, "model_error_adjoint", r->model_error[0]);
+            mr_json_num(&set, "model_error_forward", r->model_error[1]);
+        }
+    }
+    if (r->field_model[0]) {
+        mr_json_obj fo = mr_json_open(&set, "field");
+        mr_json_str(&fo, "model", r->field_model);
+        mr_json_str(&fo, "map", r->field_source);
+        mr_json_int(&fo, "segments", r->field_segments);
+        mr_json_num(&fo, "bound_max", r->field_bound[0]);
+        mr_json_num(&fo, "bound_rms", r->field_bound[1]);
+        if (r->field_measured >= 0)
+            mr_json_num(&fo, "measured_error", r->field_measured);
+        mr_json_array(&fo, "omega_range_hz", r->field_range, 2);
+        mr_json_array(&fo, "time_range_s", r->field_range + 2, 2);
+        mr_json_close(&fo);
+    }
+    if (r->sums[0]) {
+        mr_json_str(&set, "sums", r->sums);
+        mr_json_str(&set, "q_source", r->q_source ? r->q_source : "");
+        mr_json_str(&set, "q_cache", r->q_cache ? r->q_cache : "off");
+    }
+    mr_json_str(&set, "noise_sigma_from", r->noise_from ? r->noise_from : "none");
+    if (r->noise_from && !strcmp(r->noise_from, "estimated"))
+        mr_json_num(&set, "noise_sigma_se", r->noise_sigma_se);
+    if (r->coils_before > 0) {
+        mr_json_int(&set, "coils_before_compression", r->coils_before);
+        mr_json_num(&set, "coil_energy_retained", r->coil_energy);
+    }
+    mr_json_str(&set, "sens", r->sens ? r->sens : "none");
+    if (r->sens_source)
+        mr_json_str(&set, "sens_maps", r->sens_source);
+    if (r->sens && !strcmp(r->sens, "estimate")) {
+        const double cal[3] = {(double)r->sens_calib[0], (double)r->sens_calib[1], (double)r->sens_calib[2]};
+        mr_json_array(&set, "sens_calibration_grid", cal, 3);
+        if (r->sens_method) {
+            mr_json_str(&set, "sens_method", r->sens_method);
+            if (!strcmp(r->sens_method, "espirit")) {
+                const double kc[2] = {(double)r->sens_kernels[0], (double)r->sens_kernels[1]};
+                mr_json_array(&set, "sens_kernels_of_columns", kc, 2);
+                mr_json_num(&set, "sens_cropped_fraction", r->sens_cropped);
+            }
+            mr_json_num(&set, "sens_seconds", r->sens_seconds);
+            mr_json_key(&set, "sens_on_gpu");
+            fputs(r->sens_on_gpu ? "true" : "false", f);
+        }
+    }
+    mr_json_key(&set, "truth_weighted_by_maps_rss");
+    fputs(r->truth_weighted ? "true" : "false", f);
+    mr_json_int(&set, "threads", r->threads);
+    mr_json_str(&set, "dcf", r->dcf);
+    mr_json_num(&set, "oversample", r->oversample);
+    mr_json_int(&set, "kernel_width", r->kernel_width);
+    mr_json_num(&set, "normal_diagonal", r->normal_diag);
+    mr_json_num(&set, "lambda_rel", r->lambda_rel);
+    mr_json_str(&set, "lambda_from", r->lambda_from);
+    mr_json_close(&set);
 }
 
 static void json_body(FILE *f, const mr_report *r)
 {
-    fputc('{', f);
-    jobj top = {f, 2, 0};
-    jf_str(&top, "input", r->input);
+    mr_json_obj top = mr_json_begin(f);
+    mr_json_str(&top, "input", r->input);
 
-    jobj scan = jopen(&top, "scan");
+    mr_json_obj scan = mr_json_open(&top, "scan");
     const int64_t *grid = r->grid[0] > 0 ? r->grid : r->matrix; /* the scan's matrix, before a crop */
-    jfield(&scan, "matrix");
+    mr_json_key(&scan, "matrix");
     fprintf(f, "[%lld, %lld, %lld]", (long long)grid[0], (long long)grid[1], (long long)grid[2]);
-    jf_int(&scan, "samples", r->nsamples);
-    jf_int(&scan, "coils", r->ncoils);
-    jf_str(&scan, "trajectory", r->traj_kind);
-    jf_str(&scan, "phantom", r->phantom);
-    jf_num(&scan, "noise_sigma", r->noise_sigma >= 0 ? r->noise_sigma : NAN);
-    jf_int(&scan, "samples_outside_nyquist", r->samples_outside);
-    jfield(&scan, "truth");
+    mr_json_int(&scan, "samples", r->nsamples);
+    mr_json_int(&scan, "coils", r->ncoils);
+    mr_json_str(&scan, "trajectory", r->traj_kind);
+    mr_json_str(&scan, "phantom", r->phantom);
+    mr_json_num(&scan, "noise_sigma", r->noise_sigma >= 0 ? r->noise_sigma : NAN);
+    mr_json_int(&scan, "samples_outside_nyquist", r->samples_outside);
+    mr_json_key(&scan, "truth");
     fprintf(f, "[%s%s%s]", r->has_truth[0] ? "\"image\"" : "", r->has_truth[0] && r->has_truth[1] ? ", " : "",
             r->has_truth[1] ? "\"bandlimited\"" : "");
-    jclose(&scan);
+    mr_json_close(&scan);
     json_input(&top, r);
 
-    jobj set = jopen(&top, "settings");
-    jf_str(&set, "method", r->method);
-    jf_int(&set, "iters", r->iters);
-    jf_num(&set, "tol", r->tol);
-    jf_num(&set, "lambda", r->lambda);
-    jf_str(&set, "reg", r->reg);
-    jf_str(&set, "solver", r->solver ? r->solver : "auto");
-    jf_str(&set, "basis", r->basis);
-    jf_str(&set, "device", r->device);
-    jf_str(&set, "backend", r->backend);
-    const char *cpu_kernels = mr_nudft_kernel_name();
-    jf_str(&set, "cpu_kernels", cpu_kernels ? cpu_kernels : "none");
-    jf_str(&set, "precision", r->precision ? r->precision : "auto");
-    if (r->model[0]) {
-        jf_str(&set, "model", r->model);
-        jf_str(&set, "model_why", r->model_why);
-        if (r->model_text[0])
-            jf_str(&set, "model_description", r->model_text);
-        if (!r->field_model[0])
-            jf_num(&set, "model_bound", r->model_bound);
-        if (r->model_error[0] >= 0) {
-            jf_num(&set, "model_error_adjoint", r->model_error[0]);
-            jf_num(&set, "model_error_forward", r->model_error[1]);
-        }
-    }
-    if (r->field_model[0]) {
-        jobj fo = jopen(&set, "field");
-        jf_str(&fo, "model", r->field_model);
-        jf_str(&fo, "map", r->field_source);
-        jf_int(&fo, "segments", r->field_segments);
-        jf_num(&fo, "bound_max", r->field_bound[0]);
-        jf_num(&fo, "bound_rms", r->field_bound[1]);
-        if (r->field_measured >= 0)
-            jf_num(&fo, "measured_error", r->field_measured);
-        jf_array(&fo, "omega_range_hz", r->field_range, 2);
-        jf_array(&fo, "time_range_s", r->field_range + 2, 2);
-        jclose(&fo);
-    }
-    if (r->sums[0]) {
-        jf_str(&set, "sums", r->sums);
-        jf_str(&set, "q_source", r->q_source ? r->q_source : "");
-        jf_str(&set, "q_cache", r->q_cache ? r->q_cache : "off");
-    }
-    jf_str(&set, "noise_sigma_from", r->noise_from ? r->noise_from : "none");
-    if (r->noise_from && !strcmp(r->noise_from, "estimated"))
-        jf_num(&set, "noise_sigma_se", r->noise_sigma_se);
-    if (r->coils_before > 0) {
-        jf_int(&set, "coils_before_compression", r->coils_before);
-        jf_num(&set, "coil_energy_retained", r->coil_energy);
-    }
-    jf_str(&set, "sens", r->sens ? r->sens : "none");
-    if (r->sens_source)
-        jf_str(&set, "sens_maps", r->sens_source);
-    if (r->sens && !strcmp(r->sens, "estimate")) {
-        const double cal[3] = {(double)r->sens_calib[0], (double)r->sens_calib[1], (double)r->sens_calib[2]};
-        jf_array(&set, "sens_calibration_grid", cal, 3);
-        if (r->sens_method) {
-            jf_str(&set, "sens_method", r->sens_method);
-            if (!strcmp(r->sens_method, "espirit")) {
-                const double kc[2] = {(double)r->sens_kernels[0], (double)r->sens_kernels[1]};
-                jf_array(&set, "sens_kernels_of_columns", kc, 2);
-                jf_num(&set, "sens_cropped_fraction", r->sens_cropped);
-            }
-            jf_num(&set, "sens_seconds", r->sens_seconds);
-            jfield(&set, "sens_on_gpu");
-            fputs(r->sens_on_gpu ? "true" : "false", f);
-        }
-    }
-    jfield(&set, "truth_weighted_by_maps_rss");
-    fputs(r->truth_weighted ? "true" : "false", f);
-    jf_int(&set, "threads", r->threads);
-    jf_str(&set, "dcf", r->dcf);
-    jf_num(&set, "oversample", r->oversample);
-    jf_int(&set, "kernel_width", r->kernel_width);
-    jf_num(&set, "normal_diagonal", r->normal_diag);
-    jf_num(&set, "lambda_rel", r->lambda_rel);
-    jf_str(&set, "lambda_from", r->lambda_from);
-    jclose(&set);
+    json_settings(&top, r);
 
-    jobj t = jopen(&top, "timings_s");
-    jf_num(&t, "read", r->t_read);
-    jf_num(&t, "operator_create", r->t_op_create);
-    jf_num(&t, "q", r->t_q);
-    jf_num(&t, "plan", r->t_plan);
-    jf_num(&t, "fft_plan", r->t_fft_plan);
-    jf_num(&t, "sums_setup", r->t_sums_setup);
-    jf_num(&t, "device_init", r->t_device_init);
-    jf_num(&t, "fhd", r->t_fhd);
-    jf_num(&t, "solve", r->t_solve);
-    jf_num(&t, "dcf", r->t_dcf);
-    jf_num(&t, "gridding", r->t_gridding);
-    jf_num(&t, "write", r->t_write);
-    jf_num(&t, "total", r->t_total);
-    jclose(&t);
-    jf_int(&top, "peak_memory_kib", r->peak_rss_kib);
+    mr_json_obj t = mr_json_open(&top, "timings_s");
+    mr_json_num(&t, "read", r->t_read);
+    mr_json_num(&t, "operator_create", r->t_op_create);
+    mr_json_num(&t, "q", r->t_q);
+    mr_json_num(&t, "plan", r->t_plan);
+    mr_json_num(&t, "fft_plan", r->t_fft_plan);
+    mr_json_num(&t, "sums_setup", r->t_sums_setup);
+    mr_json_num(&t, "device_init", r->t_device_init);
+    mr_json_num(&t, "fhd", r->t_fhd);
+    mr_json_num(&t, "solve", r->t_solve);
+    mr_json_num(&t, "dcf", r->t_dcf);
+    mr_json_num(&t, "gridding", r->t_gridding);
+    mr_json_num(&t, "write", r->t_write);
+    mr_json_num(&t, "total", r->t_total);
+    mr_json_close(&t);
+    mr_json_int(&top, "peak_memory_kib", r->peak_rss_kib);
 
-    jobj disp = jopen(&top, "display");
+    mr_json_obj disp = mr_json_open(&top, "display");
     const double window[2] = {0, r->window_hi};
-    jf_array(&disp, "window", window, 2);
-    jf_str(&disp, "window_from", r->window_from);
+    mr_json_array(&disp, "window", window, 2);
+    mr_json_str(&disp, "window_from", r->window_from);
     if (r->has_truth[MR_TRUTH_IMAGE] || r->has_truth[MR_TRUTH_BANDLIMITED]) {
-        jf_num(&disp, "error_gain", r->error_gain);
-        jf_str(&disp, "compare_truth", mr_truth_name(r->compare_truth));
+        mr_json_num(&disp, "error_gain", r->error_gain);
+        mr_json_str(&disp, "compare_truth", mr_truth_name(r->compare_truth));
     }
-    jclose(&disp);
+    mr_json_close(&disp);
 
-    jfield(&top, "methods");
+    mr_json_key(&top, "methods");
     fputc('[', f);
-    jobj list = {f, 4, 0};
+    mr_json_obj list = {f, 4, 0};
     for (int i = 0; i < r->nmethods; i++) {
         const mr_report_method *m = &r->m[i];
-        jobj mo = jopen(&list, NULL);
-        jf_str(&mo, "method", m->method);
-        jf_num(&mo, "seconds", m->seconds);
-        jobj mm = jopen(&mo, "metrics");
+        mr_json_obj mo = mr_json_open(&list, NULL);
+        mr_json_str(&mo, "method", m->method);
+        mr_json_num(&mo, "seconds", m->seconds);
+        mr_json_obj mm = mr_json_open(&mo, "metrics");
         for (int k = 0; k < MR_TRUTH_COUNT; k++) {
             if (!m->have_metrics[k])
                 continue;
-            jobj x = jopen(&mm, mr_truth_name((mr_truth_kind)k));
-            jf_num(&x, "mse", m->metrics[k].mse);
-            jf_num(&x, "psnr_db", m->metrics[k].psnr_db);
-            jf_num(&x, "snr_db", m->metrics[k].snr_db);
-            jf_num(&x, "percent_error", m->metrics[k].percent_error);
-            jf_num(&x, "max_truth", m->metrics[k].max_truth);
-            jclose(&x);
+            mr_json_obj x = mr_json_open(&mm, mr_truth_name((mr_truth_kind)k));
+            mr_json_num(&x, "mse", m->metrics[k].mse);
+            mr_json_num(&x, "psnr_db", m->metrics[k].psnr_db);
+            mr_json_num(&x, "snr_db", m->metrics[k].snr_db);
+            mr_json_num(&x, "percent_error", m->metrics[k].percent_error);
+            mr_json_num(&x, "max_truth", m->metrics[k].max_truth);
+            mr_json_close(&x);
         }
-        jclose(&mm);
-        jf_int(&mo, "iterations", m->iterations);
+        mr_json_close(&mm);
+        mr_json_int(&mo, "iterations", m->iterations);
         if (m->history) {
-            jf_str(&mo, "solver", m->solver);
-            jf_str(&mo, "stop", m->stop);
-            jf_num(&mo, "time_solve_s", m->t_solve);
-            jf_num(&mo, "time_monitor_s", m->t_monitor);
-            jf_str(&mo, "history_name", m->history_name);
-            jf_num(&mo, "final_history", m->final_history);
-            jf_array(&mo, "history", m->history, m->iterations + 1);
+            mr_json_str(&mo, "solver", m->solver);
+            mr_json_str(&mo, "stop", m->stop);
+            mr_json_num(&mo, "time_solve_s", m->t_solve);
+            mr_json_num(&mo, "time_monitor_s", m->t_monitor);
+            mr_json_str(&mo, "history_name", m->history_name);
+            mr_json_num(&mo, "final_history", m->final_history);
+            mr_json_array(&mo, "history", m->history, m->iterations + 1);
             if (!strcmp(m->history_name, "relative residual")) { /* the CG keys of earlier versions */
-                jf_num(&mo, "final_relative_residual", m->final_history);
-                jf_array(&mo, "residual_history", m->history, m->iterations + 1);
+                mr_json_num(&mo, "final_relative_residual", m->final_history);
+                mr_json_array(&mo, "residual_history", m->history, m->iterations + 1);
             }
             if (m->objective) {
-                jf_array(&mo, "objective_history", m->objective, m->iterations + 1);
-                jf_array(&mo, "data_term_history", m->data_term, m->iterations + 1);
+                mr_json_array(&mo, "objective_history", m->objective, m->iterations + 1);
+                mr_json_array(&mo, "data_term_history", m->data_term, m->iterations + 1);
             }
-            jf_int(&mo, "normal_applications", m->normal_apps);
+            mr_json_int(&mo, "normal_applications", m->normal_apps);
             if (isfinite(m->lipschitz))
-                jf_num(&mo, "lipschitz", m->lipschitz);
+                mr_json_num(&mo, "lipschitz", m->lipschitz);
             if (isfinite(m->step))
-                jf_num(&mo, "step", m->step);
+                mr_json_num(&mo, "step", m->step);
             if (isfinite(m->rho))
-                jf_num(&mo, "rho", m->rho);
+                mr_json_num(&mo, "rho", m->rho);
             if (!strcmp(m->solver, "fista"))
-                jf_int(&mo, "restarts", m->restarts);
+                mr_json_int(&mo, "restarts", m->restarts);
             if (!strcmp(m->solver, "admm"))
-                jf_int(&mo, "inner_iterations", m->inner_iterations);
-            jfield(&mo, "terms");
+                mr_json_int(&mo, "inner_iterations", m->inner_iterations);
+            mr_json_key(&mo, "terms");
             fputc('[', f);
-            jobj tl = {f, mo.indent + 2, 0};
+            mr_json_obj tl = {f, mo.indent + 2, 0};
             for (int j = 0; j < m->nterms; j++) {
                 const mr_report_term *term = &m->terms[j];
-                jobj to = jopen(&tl, NULL);
-                jf_str(&to, "prior", term->name);
-                jf_str(&to, "penalty", term->penalty);
-                jf_num(&to, "lambda", term->lambda);
-                jf_num(&to, "lambda_rel", term->lambda_rel);
-                jf_str(&to, "lambda_from", term->from);
+                mr_json_obj to = mr_json_open(&tl, NULL);
+                mr_json_str(&to, "prior", term->name);
+                mr_json_str(&to, "penalty", term->penalty);
+                mr_json_num(&to, "lambda", term->lambda);
+                mr_json_num(&to, "lambda_rel", term->lambda_rel);
+                mr_json_str(&to, "lambda_from", term->from);
                 if (term->history)
-                    jf_array(&to, "history", term->history, m->iterations + 1);
-                jclose(&to);
+                    mr_json_array(&to, "history", term->history, m->iterations + 1);
+                mr_json_close(&to);
             }
             fputc(']', f);
             if (m->psnr) {
-                jf_str(&mo, "psnr_history_truth", mr_truth_name(m->psnr_truth));
-                jf_array(&mo, "psnr_history_db", m->psnr, m->iterations + 1);
+                mr_json_str(&mo, "psnr_history_truth", mr_truth_name(m->psnr_truth));
+                mr_json_array(&mo, "psnr_history_db", m->psnr, m->iterations + 1);
             }
         } else {
-            jf_num(&mo, "time_gridding_s", m->t_gridding);
+            mr_json_num(&mo, "time_gridding_s", m->t_gridding);
         }
-        jclose(&mo);
+        mr_json_close(&mo);
     }
     fputs("\n  ]\n}\n", f);
 }
