@@ -246,7 +246,7 @@ static void child_main(const mr_batch_config *cfg, const mr_batch_scan *s, const
     }
     test_gate(s->name);
     double t0 = mr_now();
-    char key[2048];
+    char key[MR_BATCH_FINGERPRINT_MAX + 256];
     mr_clear_error();
     /* the identity is taken before reading, so that a file changed during the run is redone */
     mr_status st = marker_key(s->path, cfg->fingerprint, key, sizeof key);
@@ -626,7 +626,7 @@ mr_status mr_batch_run(const mr_batch_config *cfg, mr_batch_list *l, int *interr
         s->reason[0] = '\0';
         free(s->log);
         s->log = NULL;
-        char final[PATH_MAX_LEN], key[2048];
+        char final[PATH_MAX_LEN], key[MR_BATCH_FINGERPRINT_MAX + 256];
         if (cfg->mode == MR_BATCH_RESUME && !worker_role &&
             scan_path(final, sizeof final, cfg->outdir, s->name, FINAL_FMT) == MR_OK &&
             marker_key(s->path, cfg->fingerprint, key, sizeof key) == MR_OK &&

@@ -36,6 +36,9 @@ typedef enum {
 #define MR_BATCH_LOG_LINES 20
 #define MR_BATCH_LOG_BYTES 4096
 
+/* The longest option fingerprint a .done marker holds, with its NUL. */
+#define MR_BATCH_FINGERPRINT_MAX 4096
+
 typedef struct {
     char *path;     /* input file as resolved (relative list entries joined to the list's folder) */
     char *name;     /* unique output folder name (basename without .h5/.mrd/_ksp.cfl, disambiguated) */
@@ -84,7 +87,8 @@ typedef struct {
     const int *gpus;     /* gpus[w] = device of worker w, or NULL for CPU workers */
     int threads;         /* threads per worker */
     double timeout;      /* seconds per scan, 0 = none */
-    const char *fingerprint; /* options that change results; stored in .done, compared on resume */
+    const char *fingerprint; /* options that change results; stored in .done, compared on resume; shorter
+                                than MR_BATCH_FINGERPRINT_MAX */
     int progress;        /* 0 none, 1 lines per finished scan, 2 redrawn bar (terminal) */
     mr_batch_job job;
     void *ctx;

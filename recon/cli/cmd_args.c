@@ -24,16 +24,27 @@ void mr_recon_args_init(mr_recon_args *a)
     static const char *const senses[] = {"auto", "file", "estimate", "espirit", "walsh", "rss", NULL};
     static const char *const niftis[] = {"magnitude", "complex", "none", NULL};
     mr_read_cli_init(&a->rdc);
-    const mr_opt table[] = {
+    /* the command's own options (where and how the run goes: not in the shared block) */
+    const mr_opt head[] = {
         {"output", 'o', MR_OPT_STRING, &a->outdir, "OUTDIR", "output directory (created; required)", NULL, 0, -1},
-        {"method", 'm', MR_OPT_STRING, &o->method, "LIST", MR_OPT_HELP_METHOD, NULL, 0, -1},
-        {"iters", 0, MR_OPT_INT_OR_0, &o->iters, "N", MR_OPT_HELP_ITERS, NULL, 1, 100000},
-        {"tol", 0, MR_OPT_DOUBLE, &o->tol, "T", MR_OPT_HELP_TOL, NULL, 0, 1},
-        MR_CG_CLI_OPTS(&a->cg, o),
+    };
+    const mr_opt tail[] = {
         {"device", 0, MR_OPT_DEVICE, &a->device, "D", MR_OPT_HELP_DEVICE, NULL, 0, -1},
-        {"precision", 0, MR_OPT_PRECISION, &o->op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
         {"q-cache", 0, MR_OPT_STRING, &o->q_cache, "DIR", MR_OPT_HELP_Q_CACHE, NULL, 0, -1},
         {"threads", 0, MR_OPT_INT, &o->op.threads, "T", "CPU threads (0: all cores)", NULL, 0, 4096},
+        {"force", 0, MR_OPT_FLAG, &o->force, NULL,
+         "OUTDIR may hold an earlier run's outputs: replace them (only the files recon writes are removed)", NULL, 0,
+         -1},
+        {"verbose", 'v', MR_OPT_FLAG, &a->verbose, NULL, "more diagnostics (CG residual per iteration)", NULL, 0, -1},
+        {"quiet", 'q', MR_OPT_FLAG, &a->quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
+    };
+    /* the shared block: every option that shapes the result (also batch's, and its --resume fingerprint) */
+    const mr_opt block[] = {
+        {"method", 'm', MR_OPT_STRING, &o->method, "LIST", MR_OPT_HELP_METHOD, NULL, 0, -1},
+        {"iters", 'n', MR_OPT_INT_OR_0, &o->iters, "N", MR_OPT_HELP_ITERS, NULL, 1, 100000},
+        {"tol", 0, MR_OPT_DOUBLE, &o->tol, "T", MR_OPT_HELP_TOL, NULL, 0, 1},
+        MR_CG_CLI_OPTS(&a->cg, o),
+        {"precision", 0, MR_OPT_PRECISION, &o->op.precision, "P", MR_OPT_HELP_PRECISION, NULL, 0, -1},
         {"sens", 0, MR_OPT_CHOICE, &o->sens, "S",
          "coils: file = SENSE with coil maps (the scan's /kspace/sens or --sens-maps), estimate = SENSE with maps "
          "estimated from the data (ESPIRiT; walsh: Walsh/Inati), rss = each coil alone + root-sum-of-squares, auto "
@@ -59,14 +70,15 @@ void mr_recon_args_init(mr_recon_args *a)
          "3D pictures (image_<method>.png, compare.png): the planes through voxel X,Y,Z instead of the centre", NULL,
          0, -1},
         MR_READ_CLI_OPTS(&a->rdc),
-        {"force", 0, MR_OPT_FLAG, &o->force, NULL,
-         "OUTDIR may hold an earlier run's outputs: replace them (only the files recon writes are removed)", NULL, 0,
-         -1},
-        {"verbose", 'v', MR_OPT_FLAG, &a->verbose, NULL, "more diagnostics (CG residual per iteration)", NULL, 0, -1},
-        {"quiet", 'q', MR_OPT_FLAG, &a->quiet, NULL, "only warnings and errors on stderr", NULL, 0, -1},
     };
-    _Static_assert(sizeof table / sizeof table[0] <= MR_CMD_ARGS_MAX_OPTS, "recon's table outgrew MR_CMD_ARGS_MAX_OPTS");
-    memcpy(a->table, table, sizeof table);
+    enum { NHEAD = sizeof head / sizeof head[0], NBLOCK = sizeof block / sizeof block[0] };
+    enum { NTAIL = sizeof tail / sizeof tail[0] };
+    _Static_assert(NHEAD + NBLOCK + NTAIL <= MR_CMD_ARGS_MAX_OPTS, "recon's table outgrew MR_CMD_ARGS_MAX_OPTS");
+    memcpy(a->table, head, sizeof head);
+    memcpy(a->table + NHEAD, block, sizeof block);
+    memcpy(a->table + NHEAD + NBLOCK, tail, sizeof tail);
+    a->block = a->table + NHEAD;
+    a->nblock = NBLOCK;
     a->spec = (mr_cmd_spec){
         "recon",
         "SCAN",
@@ -100,10 +112,58 @@ void mr_recon_args_init(mr_recon_args *a)
         "writes the outputs and logs (docs/CLUSTER.md). Every rank exits with rank 0's status.\n"
         "The same options reach the Python package (docs/PYTHON.md: mrirecon.recon(scan, method=...)).",
         a->table,
-        (int)(sizeof table / sizeof table[0]),
+        NHEAD + NBLOCK + NTAIL,
         1,
         1,
     };
+}
+
+int mr_recon_args_check(mr_recon_args *a, const mr_cmd_spec *spec, const mr_opts_result *res, const char *scan)
+{
+    mr_recon_opts *o = &a->o;
+    int rc;
+    if (o->sens_maps && strcmp(o->sens, "auto") && strcmp(o->sens, "file"))
+        return mr_opts_usage(spec, "--sens-maps %s and --sens %s exclude each other", o->sens_maps, o->sens);
+    if ((rc = mr_opts_check_precision(spec, o->op.precision, a->device)) != MR_EXIT_OK)
+        return rc;
+    if ((rc = mr_cg_cli_apply(spec, &a->cg, o)) != MR_EXIT_OK)
+        return rc;
+    if (mr_read_cli_apply(&a->rdc, &o->read, &o->prewhiten) != MR_OK)
+        return mr_opts_usage(spec, "%s", mr_last_error());
+    if (mr_outputs_parse_formats(a->formats, mr_opts_given(spec, res, "nifti") ? o->nifti : NULL, &o->formats) !=
+        MR_OK)
+        return mr_opts_usage(spec, "%s", mr_last_error());
+    if (scan && a->in_memory) { /* the reader options: those whose value lands in a->rdc */
+        for (int i = 0; i < spec->nopts; i++) {
+            const char *d = spec->opts[i].dest;
+            if (res->given[i] && d >= (const char *)&a->rdc && d < (const char *)(&a->rdc + 1))
+                return mr_opts_usage(spec, "--%s applies to reading a scan file; %s is a scan in memory (give the "
+                                           "option when reading it)",
+                                     spec->opts[i].name, scan);
+        }
+    } else if (scan && mr_read_cli_check(spec, res, &o->read, scan) != MR_OK) {
+        return mr_opts_usage(spec, "%s", mr_last_error());
+    }
+    if ((rc = mr_method_options_check(spec, res, o->method)) != MR_EXIT_OK)
+        return rc;
+    if (a->slice_text) {
+        double v[3];
+        if (mr_opts_parse_list3(a->slice_text, v) != 3)
+            return mr_opts_usage(spec, "--slice: '%s' is not X,Y,Z (voxel indices)", a->slice_text);
+        for (int k = 0; k < 3; k++) {
+            if (v[k] != floor(v[k]) || v[k] < 0 || v[k] >= MR_MAX_MATRIX_EDGE)
+                return mr_opts_usage(spec, "--slice: '%s': each index must be an integer in 0..%d", a->slice_text,
+                                     MR_MAX_MATRIX_EDGE - 1);
+            a->slice[k] = (int64_t)v[k];
+        }
+        o->slice = a->slice;
+    }
+    return MR_EXIT_OK;
+}
+
+mr_status mr_recon_args_fingerprint(const mr_recon_args *a, char *buf, size_t size)
+{
+    return mr_opts_fingerprint(a->block, a->nblock, buf, size);
 }
 
 int mr_recon_args_parse(mr_recon_args *a, int argc, char **argv)
@@ -119,43 +179,100 @@ int mr_recon_args_parse(mr_recon_args *a, int argc, char **argv)
         return mr_opts_usage(spec, "missing -o OUTDIR");
     if (a->outdir && !a->outdir[0])
         return mr_opts_usage(spec, "-o: the output directory is empty");
-    if (o->sens_maps && strcmp(o->sens, "auto") && strcmp(o->sens, "file"))
-        return mr_opts_usage(spec, "--sens-maps %s and --sens %s exclude each other", o->sens_maps, o->sens);
-    if ((rc = mr_opts_check_precision(spec, o->op.precision, a->device)) != MR_EXIT_OK)
+    if ((rc = mr_recon_args_check(a, spec, &a->res, a->scan)) != MR_EXIT_OK)
         return rc;
-    if ((rc = mr_cg_cli_apply(spec, &a->cg, o)) != MR_EXIT_OK)
-        return rc;
-    if (mr_read_cli_apply(&a->rdc, &o->read, &o->prewhiten) != MR_OK)
-        return mr_opts_usage(spec, "%s", mr_last_error());
-    if (mr_outputs_parse_formats(a->formats, mr_opts_given(spec, &a->res, "nifti") ? o->nifti : NULL, &o->formats) !=
-        MR_OK)
-        return mr_opts_usage(spec, "%s", mr_last_error());
-    if (a->in_memory) { /* the reader options: those whose value lands in a->rdc */
-        for (int i = 0; i < spec->nopts; i++) {
-            const char *d = spec->opts[i].dest;
-            if (a->res.given[i] && d >= (const char *)&a->rdc && d < (const char *)(&a->rdc + 1))
-                return mr_opts_usage(spec, "--%s applies to reading a scan file; %s is a scan in memory (give the "
-                                           "option when reading it)",
-                                     spec->opts[i].name, a->scan);
-        }
-    } else if (mr_read_cli_check(spec, &a->res, &o->read, a->scan) != MR_OK) {
-        return mr_opts_usage(spec, "%s", mr_last_error());
-    }
-    if ((rc = mr_method_options_check(spec, &a->res, o->method)) != MR_EXIT_OK)
-        return rc;
-    if (a->slice_text) {
-        double v[3];
-        if (mr_opts_parse_list3(a->slice_text, v) != 3)
-            return mr_opts_usage(spec, "--slice: '%s' is not X,Y,Z (voxel indices)", a->slice_text);
-        for (int k = 0; k < 3; k++) {
-            if (v[k] != floor(v[k]) || v[k] < 0 || v[k] >= MR_MAX_MATRIX_EDGE)
-                return mr_opts_usage(spec, "--slice: '%s': each index must be an integer in 0..%d", a->slice_text,
-                                     MR_MAX_MATRIX_EDGE - 1);
-            a->slice[k] = (int64_t)v[k];
-        }
-        o->slice = a->slice;
-    }
     mr_op_opts_set_device(&o->op, a->device);
+    return MR_OPTS_GO;
+}
+
+/* ---- batch ------------------------------------------------------------------------------------- */
+
+static const char batch_description[] =
+    "Each INPUT is a scan file (mrirecon HDF5, ISMRMRD or a BART NAME_ksp, as 'mrirecon recon' reads\n"
+    "them), a directory (its *.h5, *.mrd and BART *_ksp.cfl files, sorted by name, not recursive) or a list\n"
+    "file (@FILE, or a name ending in .txt or .lst: one path per line, relative paths relative to the\n"
+    "list file, '#' starts a comment). Each scan is reconstructed in its own child process into\n"
+    "OUTDIR/<name>/ (the files of 'mrirecon recon', plus the marker .done and two thumbnails; a\n"
+    "multi-volume ISMRMRD scan gets one folder per volume inside), where <name> is the file name without\n"
+    ".h5/.mrd/_ksp.cfl (a repeated name gets -2, -3, ... in input order).\n"
+    "A scan that cannot be read, fails, crashes or runs past --timeout is reported and skipped;\n"
+    "the batch goes on. OUTDIR/summary.csv, summary.md and summary.html (one self-contained page,\n"
+    "sortable, with thumbnails) list every scan with its metrics or the reason it failed.\n"
+    "\n"
+    "A scan's files appear in OUTDIR/.<name>.partial/ and are renamed to OUTDIR/<name>/ only when\n"
+    "complete. An existing non-empty OUTDIR is refused unless --resume (keep the finished scans\n"
+    "whose input and options are unchanged, redo the rest) or --force (redo every scan).\n"
+    "\n"
+    "Workers: with GPUs (--device auto or gpu) one worker per GPU by default; on the CPU\n"
+    "--jobs 0 picks max(1, cores/4) workers. Each worker gets max(1, cores/jobs) threads unless\n"
+    "--threads is given.\n"
+    "\n"
+    "Progress goes to stderr: a bar redrawn in place on a terminal, else one line per finished scan.\n"
+    "\n"
+    "Several hosts (MPI builds): 'mpirun -n P mrirecon batch ...' (or srun) shares the scans among\n"
+    "P ranks: rank 0 hands them out, big scans first, runs some itself, prints the progress and\n"
+    "writes the summary; OUTDIR must be on a file system all ranks share. --device, --jobs and\n"
+    "--threads apply per rank: the ranks of a node split its GPUs (by node-local rank) or its\n"
+    "cores. A rank that dies is reported and its running scans fail; --resume redoes them\n"
+    "(docs/CLUSTER.md: Open MPI ends the whole job on a dead rank unless --enable-recovery).\n"
+    "Exit status: 0 every scan succeeded, 1 some scans failed (or the batch itself failed),\n"
+    "2 usage error (also: OUTDIR not empty without --resume/--force), 130 interrupted (SIGINT or\n"
+    "SIGTERM: running scans are killed, their partial folders removed, the summary written).";
+
+void mr_batch_args_init(mr_batch_args *b)
+{
+    memset(b, 0, sizeof *b);
+    mr_recon_args_init(&b->r);
+    b->rank_timeout = 60;
+    const mr_opt own[] = {
+        {"output", 'o', MR_OPT_STRING, &b->outdir, "OUTDIR", "output folder (required)", NULL, 0, -1},
+        {"device", 0, MR_OPT_DEVICE, &b->r.device, "D",
+         "where the operator runs (gpu or gpu:all: one worker per GPU; gpu:N: every worker on GPU N; a list "
+         "gpu:N,M,... counts as its first GPU: each scan runs on one GPU)",
+         NULL, 0, -1},
+        {"jobs", 'j', MR_OPT_INT, &b->jobs, "J", "scans reconstructed at once (0 = auto)", NULL, 0, 1024},
+        {"threads", 't', MR_OPT_INT, &b->threads, "T", "CPU threads per worker (0 = max(1, cores/jobs))", NULL, 0, 4096},
+        {"resume", 0, MR_OPT_FLAG, &b->resume, NULL, "finish an earlier batch in OUTDIR: redo only unfinished or changed scans",
+         NULL, 0, -1},
+        {"force", 0, MR_OPT_FLAG, &b->force, NULL, "redo every scan even though OUTDIR is not empty", NULL, 0, -1},
+        {"timeout", 0, MR_OPT_DOUBLE, &b->timeout, "SEC", "kill a scan running longer than this (0 = never)", NULL, 0,
+         1e9},
+        {"q-cache", 0, MR_OPT_STRING, &b->r.o.q_cache, "DIR",
+         "directory of the Q cache shared by the workers: scans with one trajectory compute Q once (default: "
+         "$MRIRECON_CACHE_DIR/q, else ~/.cache/mrirecon/q; off: none; docs/RECON.md)",
+         NULL, 0, -1},
+        {"rank-timeout", 0, MR_OPT_DOUBLE, &b->rank_timeout, "SEC",
+         "under mpirun: a rank silent this long is declared lost (its scans fail)", NULL, 1, 1e9},
+    };
+    const mr_opt verbosity[] = {
+        {"verbose", 'v', MR_OPT_FLAG, &b->verbose, NULL, "more diagnostics", NULL, 0, -1},
+        {"quiet", 'q', MR_OPT_FLAG, &b->quiet, NULL, "warnings and errors only, no progress", NULL, 0, -1},
+    };
+    enum { NOWN = sizeof own / sizeof own[0], NV = sizeof verbosity / sizeof verbosity[0] };
+    _Static_assert(NOWN + MR_CMD_ARGS_MAX_OPTS + NV <= MR_OPTS_MAX, "batch's table outgrew MR_OPTS_MAX");
+    const int nblock = b->r.nblock;
+    memcpy(b->table, own, sizeof own);
+    memcpy(b->table + NOWN, b->r.block, (size_t)nblock * sizeof *b->table);
+    memcpy(b->table + NOWN + nblock, verbosity, sizeof verbosity);
+    b->spec = (mr_cmd_spec){"batch", "INPUT... -o OUTDIR", "reconstruct many scans with progress, summaries and resume",
+                            batch_description, b->table, NOWN + nblock + NV, 1, -1};
+}
+
+int mr_batch_args_parse(mr_batch_args *b, int argc, char **argv)
+{
+    const mr_cmd_spec *spec = &b->spec;
+    int rc = mr_opts_begin(spec, argc, argv, &b->res, &b->verbose, &b->quiet);
+    if (rc != MR_OPTS_GO)
+        return rc;
+    if ((!b->outdir || !b->outdir[0]) || (b->resume && b->force))
+        rc = mr_opts_usage(spec, "%s", b->resume && b->force ? "--resume and --force exclude each other"
+                                                             : "missing -o OUTDIR");
+    else
+        rc = mr_recon_args_check(&b->r, spec, &b->res, NULL);
+    if (rc != MR_EXIT_OK) {
+        mr_opts_free(&b->res);
+        return rc;
+    }
     return MR_OPTS_GO;
 }
 

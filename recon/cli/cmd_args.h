@@ -33,6 +33,8 @@ typedef struct {
     mr_opts_result res;    /* res.given: which options were on the command line */
     /* internal: the table and what its options parse into */
     mr_opt table[MR_CMD_ARGS_MAX_OPTS];
+    const mr_opt *block; /* the shared block: table[...] of every option that shapes the result */
+    int nblock;
     mr_cg_cli cg;
     mr_read_cli rdc;
     const char *formats, *slice_text;
@@ -46,6 +48,41 @@ void mr_recon_args_init(mr_recon_args *a);
  * return at once, as mr_opts_begin: MR_EXIT_USAGE after a usage message (printed where mr_opts_set_print
  * allows, recorded as mr_last_error), MR_EXIT_OK after --help (printed likewise). */
 int mr_recon_args_parse(mr_recon_args *a, int argc, char **argv);
+
+/* The shared block of recon's table (a->block[0..a->nblock)): every option that shapes the result (method,
+ * priors, model, coils, gridding, output formats, the readers' options, ...), as opposed to the command's
+ * own (-o, --device, --threads, --q-cache, --force, -v, -q). batch puts the same block into its table, so an
+ * option added to it is an option of both commands, with one help text, one validation and a place in
+ * batch's --resume fingerprint (mr_recon_args_fingerprint).
+ *
+ * The checks of the block after parsing with a table that holds it (spec, res: that table's parse):
+ * --sens-maps against --sens, --precision against a->device, the iterative methods' options (cg_cli), the
+ * readers' options, --format/--nifti, the options that apply to some methods only, --slice. With scan
+ * (NULL: skipped) also the reader options against that scan's format (or, a->in_memory, refused). Returns
+ * MR_EXIT_OK, or MR_EXIT_USAGE after mr_opts_usage. */
+int mr_recon_args_check(mr_recon_args *a, const mr_cmd_spec *spec, const mr_opts_result *res, const char *scan);
+
+/* The block's settings as "name=value ..." (mr_opts_fingerprint): batch's --resume key. */
+mr_status mr_recon_args_fingerprint(const mr_recon_args *a, char *buf, size_t size);
+
+/* `mrirecon batch`'s command line: its own options (-o, --device, --jobs, --threads, --resume, --force,
+ * --timeout, --rank-timeout, -v, -q) and recon's shared block, parsed into r (r.o: the recon options of every
+ * scan; r.device: --device). Must not be copied (the table points into it). */
+typedef struct {
+    mr_recon_args r;
+    const char *outdir;
+    int jobs, threads, resume, force, verbose, quiet;
+    double timeout, rank_timeout;
+    mr_cmd_spec spec;
+    mr_opts_result res; /* after a successful parse: the positionals (INPUT...); free with mr_opts_free */
+    mr_opt table[MR_OPTS_MAX];
+} mr_batch_args;
+
+void mr_batch_args_init(mr_batch_args *b);
+
+/* Parse and check (mr_recon_args_check without a scan: batch checks the reader options against its inputs).
+ * Returns MR_OPTS_GO (b->res holds the inputs) or the exit code to return at once, as mr_recon_args_parse. */
+int mr_batch_args_parse(mr_batch_args *b, int argc, char **argv);
 
 typedef struct {
     /* input (after mr_phantom_args_init, before mr_phantom_args_parse) */

@@ -288,6 +288,59 @@ void mr_opts_help(const mr_cmd_spec *s, FILE *out)
         fprintf(out, "\nExit status: 0 success, 1 run-time failure, 2 usage error.\n");
 }
 
+int mr_opts_value(const mr_opt *o, char *buf, size_t size)
+{
+    switch (o->type) {
+    case MR_OPT_FLAG:
+    case MR_OPT_INT:
+    case MR_OPT_INT_OR_0:
+        return snprintf(buf, size, "%d", *(const int *)o->dest);
+    case MR_OPT_DOUBLE:
+        return snprintf(buf, size, "%.17g", *(const double *)o->dest);
+    case MR_OPT_STRING:
+    case MR_OPT_CHOICE: {
+        const char *v = *(const char *const *)o->dest;
+        return snprintf(buf, size, "%s", v ? v : "-");
+    }
+    case MR_OPT_DEVICE: {
+        char v[MR_DEVICE_TEXT];
+        mr_device_format(*(const mr_device_sel *)o->dest, v, sizeof v);
+        return snprintf(buf, size, "%s", v);
+    }
+    case MR_OPT_PRECISION:
+        return snprintf(buf, size, "%s", mr_precision_name(*(const mr_precision *)o->dest));
+    case MR_OPT_LIST: {
+        const mr_opt_list *l = o->dest;
+        int n = snprintf(buf, size, "%s", l->count ? "" : "-");
+        for (int i = 0; i < l->count && n >= 0; i++) {
+            const size_t at = (size_t)n < size ? (size_t)n : size;
+            n += snprintf(buf + at, size - at, "%s%s", i ? "," : "", l->items[i]);
+        }
+        return n;
+    }
+    }
+    return snprintf(buf, size, "?");
+}
+
+mr_status mr_opts_fingerprint(const mr_opt *opts, int n, char *buf, size_t size)
+{
+    size_t at = 0;
+    if (size)
+        buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        int k = snprintf(buf + at, size - at, "%s%s=", i ? " " : "", opts[i].name);
+        if (k >= 0 && (size_t)k < size - at) {
+            at += (size_t)k;
+            k = mr_opts_value(&opts[i], buf + at, size - at);
+        }
+        if (k < 0 || (size_t)k >= size - at)
+            return mr_error(MR_EINVAL, "the options' fingerprint does not fit in %zu bytes (at --%s)", size,
+                            opts[i].name);
+        at += (size_t)k;
+    }
+    return MR_OK;
+}
+
 void mr_opts_apply_verbosity(int verbose, int quiet)
 {
     mr_log_set_level(quiet ? MR_LOG_WARN : (verbose ? MR_LOG_DEBUG : MR_LOG_INFO));

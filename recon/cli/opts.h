@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../../base/status.h"
 #include "../../solver/backend.h"
 #include "../../solver/linop.h"
 
@@ -96,6 +97,16 @@ void mr_opts_free(mr_opts_result *res);
 
 /* Print the usage/help text generated from the table. */
 void mr_opts_help(const mr_cmd_spec *spec, FILE *out);
+
+/* The value an option's dest holds now, as text ("-" for an absent string, a list's items joined by ',',
+ * doubles with 17 significant digits): what it parsed, else its default. Returns the length snprintf
+ * would write (>= size: truncated). */
+int mr_opts_value(const mr_opt *o, char *buf, size_t size);
+
+/* "name=value name=value ..." over opts[0..n): every option with its value now (mr_opts_value), in table
+ * order. A derived record of a table's settings (batch's --resume fingerprint): an option added to the
+ * table enters it without anything written by hand. MR_EINVAL when it does not fit in size. */
+mr_status mr_opts_fingerprint(const mr_opt *opts, int n, char *buf, size_t size);
 
 /* Standard -v/-q handling shared by every command: sets the log level. */
 void mr_opts_apply_verbosity(int verbose, int quiet);
