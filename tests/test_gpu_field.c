@@ -140,12 +140,8 @@ static void nufft_tier(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3]
     field_problem p = field_problem_make(&rng, matrix, m);
     mr_field_tier tier;
     mr_field_tier_nufft_ctx tctx;
-    mr_field_tier_nufft(&tier, &tctx, NULL);
     mr_field_opts o;
-    mr_field_opts_default(&o);
-    o.model = model;
-    o.segments = 4;
-    o.check = 1;
+    field_tier_setup(&tier, &tctx, &o, model);
     mr_linop *ex = NULL, *g = NULL, *c = NULL;
     mr_field_info gi;
     CHECK_OK(mr_linop_field_create(&ex, cpu, matrix, p.traj, p.time, p.field, m, p.w, 2, &o, NULL));

@@ -90,12 +90,8 @@ static void nufft_tier(mr_backend *be, mr_field_model model, const int64_t matri
     field_problem p = field_problem_make(&rng, matrix, m);
     mr_field_tier tier;
     mr_field_tier_nufft_ctx tctx;
-    mr_field_tier_nufft(&tier, &tctx, NULL);
     mr_field_opts o;
-    mr_field_opts_default(&o);
-    o.model = model;
-    o.segments = 4;
-    o.check = 1;
+    field_tier_setup(&tier, &tctx, &o, model);
     o.basis = MR_BASIS_DIRAC;
     mr_linop *ex = NULL, *nu = NULL;
     mr_field_info ie, in;
