@@ -7,7 +7,11 @@
 #             (a computed and a cached Q); GPU memory peak from nvidia-smi
 #   big       256^3 kooshball (4312 x 528 = 2,276,736 samples): defaults, --method cg, 8 coils SENSE (cg and
 #             defaults); GPU memory peaks
-#   field     the field operators' GPU test and the book problem with a field (scripts/device_field.sh bench)
+#   field     the book problem with readout timing (8 us dwell, TE 1 ms) and a field (20 Hz + linear +-100 Hz),
+#             against the same scan without a field, through `recon --device gpu`: --method cg and the
+#             defaults with the model auto (the field's segments on the NUFFT tier), --model exact (the exact
+#             tier), --fieldmap-model off (uncorrected), --check (the model error measured); issue 22's target:
+#             the fast model <= 3x the field-free reconstruction
 #   coils32   the book trajectory with 32 coils (30 dB, maps in the file: 660 MB): --method cg and the
 #             defaults, SENSE with the file's maps (issue 21's read-once target: <= 1.5 s wall with CG)
 #   maps      ESPIRiT coil maps for the book trajectory with 8 coils (tool_sens_maps, 3 repetitions) and the
@@ -80,7 +84,26 @@ EOF
       --device gpu --q-cache off -q
     ;;
   field)
-    bash scripts/device_field.sh bench >>"$S" 2>&1
+    log "book phantoms with and without a field"
+    fcommon=(--dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --dwell 8 --te 1 --snr 30 -q)
+    "$bin" phantom -o /tmp/book_nf.h5 "${fcommon[@]}" >>"$S" 2>&1
+    "$bin" phantom -o /tmp/book_f.h5 "${fcommon[@]}" --fieldmap c=20,x=150,y=50 >>"$S" 2>&1
+    for i in 1 2; do
+      run_recon "no field, --method cg run $i" /tmp/fnf_cg$i /tmp/book_nf.h5 --device gpu --method cg --q-cache off -q
+      run_recon "field, --method cg (model auto) run $i" /tmp/ff_cg$i /tmp/book_f.h5 --device gpu --method cg \
+        --q-cache off -q
+    done
+    run_recon "field, --method cg --model exact (exact tier)" /tmp/ff_cgex /tmp/book_f.h5 --device gpu --method cg \
+      --model exact --q-cache off -q
+    run_recon "field, --method cg --fieldmap-model off (uncorrected)" /tmp/ff_off /tmp/book_f.h5 --device gpu \
+      --method cg --fieldmap-model off --q-cache off -q
+    run_recon "field, --method cg --check (model error measured)" /tmp/ff_chk /tmp/book_f.h5 --device gpu \
+      --method cg --check --q-cache off -q
+    run_recon "no field, defaults" /tmp/fnf_def /tmp/book_nf.h5 --device gpu --q-cache off -q
+    run_recon "field, defaults" /tmp/ff_def /tmp/book_f.h5 --device gpu --q-cache off -q
+    for d in /tmp/ff_cg2 /tmp/ff_cgex /tmp/ff_chk /tmp/ff_def; do
+      python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); s = r["settings"]; print(sys.argv[1], "model", s.get("model"), "|", s.get("model_why"), "| field", json.dumps(s.get("field")))' "$d/report.json" >>"$S" 2>&1
+    done
     ;;
   coils32)
     log "book trajectory, 32 coils"

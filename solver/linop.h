@@ -244,6 +244,13 @@ mr_status mr_linop_nufft_create(mr_linop **out, mr_backend *be, const int64_t ma
                                 const float *weights, int64_t ncoils, const mr_nufft_op_opts *opts, mr_nudft_info *info,
                                 mr_nufft_op_info *ninfo);
 
+/* Type-1 sums onto the Q grid (mr_grid_q(matrix)) of nk weight vectors, one plan for all (opts: tol and
+ * upsample; NULL defaults): q[j] (the backend's memory, [size][2]) = sum_m a_j,m e^{+i2pi k_m.r}, with
+ * a[j] a host array, real [M] when real[j], else complex [M][2]. The kernels of Toeplitz operators with
+ * per-sample factors (the field model's, solver/linop_field.h). */
+mr_status mr_nufft_q_sums(mr_backend *be, const int64_t matrix[3], const float *traj, int64_t m,
+                          const mr_nufft_op_opts *opts, int nk, const float *const *a, const int *real, float *const *q);
+
 /* ---- the Toeplitz normal alone: {Nx,Ny,Nz,C} -> itself, y_c = sum_n' Q(r_n - r_n') x_c,n' per coil --
  * q [mr_grid_size(mr_grid_q(matrix))][2] in the backend's memory, borrowed for the call. Hermitian
  * when Q(-r) = conj Q(r) (true for every Q of the NUDFT). fft_plan_seconds (may be NULL) receives the

@@ -80,6 +80,14 @@ typedef struct {
 } mr_field_tier_exact_ctx;
 void mr_field_tier_exact(mr_field_tier *t, mr_field_tier_exact_ctx *ctx, const mr_nudft_opts *nudft);
 
+/* The NUFFT tier: F = mr_linop_nufft_create with nufft's tolerance and upsampling (fast_normal off, basis
+ * from the call); the kernels by type-1 NUFFTs onto the Q grid, one plan for all (mr_nufft_q_sums), each
+ * to about the tolerance. nufft (may be NULL: defaults) is copied into *ctx, which must outlive t. */
+typedef struct {
+    mr_nufft_op_opts nufft;
+} mr_field_tier_nufft_ctx;
+void mr_field_tier_nufft(mr_field_tier *t, mr_field_tier_nufft_ctx *ctx, const mr_nufft_op_opts *nufft);
+
 /* ---- options and report ------------------------------------------------------------------------ */
 
 typedef enum {

@@ -77,6 +77,25 @@ static mr_status tier_gpu_sums(mr_backend *be, const int64_t matrix[3], const fl
     return mr_gpu_sums_create(out, mr_backend_gpu_ctx(be), traj, m, &so);
 }
 
+/* a = qw b_j for the per-sample factors bj [M][2]: real [M] when every factor is real (returns 1: the
+ * diagonal kernels |B_l|^2 of both models; the sums' Hermitian half is about twice as fast), else
+ * complex [M][2] (returns 0). */
+static int kernel_weights(const float *qw, const float *bj, int64_t m, float *a)
+{
+    int real = 1;
+    for (int64_t k = 0; k < m && real; k++)
+        real = bj[2 * k + 1] == 0.0f;
+    for (int64_t k = 0; k < m; k++) {
+        if (real) {
+            a[k] = qw[k] * bj[2 * k];
+            continue;
+        }
+        a[2 * k] = qw[k] * bj[2 * k];
+        a[2 * k + 1] = qw[k] * bj[2 * k + 1];
+    }
+    return real;
+}
+
 static mr_status tier_exact_kernels(const mr_field_tier *t, mr_backend *be, const int64_t matrix[3], const float *traj,
                                     int64_t m, const float *weights, mr_basis basis, const float *b, int nk,
                                     float *const *q)
@@ -97,20 +116,7 @@ static mr_status tier_exact_kernels(const mr_field_tier *t, mr_backend *be, cons
         !(da = mr_backend_alloc(be, m)))
         st = MR_ENOMEM;
     for (int j = 0; j < nk && st == MR_OK; j++) {
-        const float *bj = b + 2 * (size_t)j * m;
-        /* real factors (the diagonal kernels |B_l|^2 of both models): real weights, the sums' Hermitian
-           half (about twice as fast) */
-        int real = 1;
-        for (int64_t k = 0; k < m && real; k++)
-            real = bj[2 * k + 1] == 0.0f;
-        for (int64_t k = 0; k < m; k++) {
-            if (real) {
-                a[k] = qw[k] * bj[2 * k];
-                continue;
-            }
-            a[2 * k] = qw[k] * bj[2 * k];
-            a[2 * k + 1] = qw[k] * bj[2 * k + 1];
-        }
+        const int real = kernel_weights(qw, b + 2 * (size_t)j * m, m, a);
         if (provider) { /* e.g. the MPI split: on the host, then to the backend */
             st = ctx->nudft.sums.fn(ctx->nudft.sums.ctx, &gq, traj, a, real, m, gpu ? hq : q[j]);
             if (st == MR_OK && gpu)
@@ -140,6 +146,60 @@ void mr_field_tier_exact(mr_field_tier *t, mr_field_tier_exact_ctx *ctx, const m
     t->name = "exact";
     t->create = tier_exact_create;
     t->kernels = tier_exact_kernels;
+    t->ctx = ctx;
+}
+
+/* ---- the NUFFT tier -------------------------------------------------------------------------------- */
+
+static mr_status tier_nufft_create(const mr_field_tier *t, mr_backend *be, const int64_t matrix[3], const float *traj,
+                                   int64_t m, const float *weights, int64_t ncoils, mr_basis basis, mr_linop **out,
+                                   char *engine, size_t size)
+{
+    const mr_field_tier_nufft_ctx *ctx = t->ctx;
+    mr_nufft_op_opts o = ctx->nufft;
+    o.basis = basis;
+    o.fast_normal = 0;
+    mr_nudft_info info;
+    mr_status st = mr_linop_nufft_create(out, be, matrix, traj, m, weights, ncoils, &o, &info, NULL);
+    if (st == MR_OK && engine)
+        snprintf(engine, size, "%s", info.engine_name);
+    return st;
+}
+
+static mr_status tier_nufft_kernels(const mr_field_tier *t, mr_backend *be, const int64_t matrix[3], const float *traj,
+                                    int64_t m, const float *weights, mr_basis basis, const float *b, int nk,
+                                    float *const *q)
+{
+    const mr_field_tier_nufft_ctx *ctx = t->ctx;
+    float *qw = malloc((size_t)m * sizeof(float)), *a = malloc((size_t)nk * (size_t)m * 2 * sizeof(float));
+    const float **aj = malloc((size_t)nk * sizeof *aj);
+    int *real = malloc((size_t)nk * sizeof *real);
+    mr_status st = qw && a && aj && real ? MR_OK : mr_error(MR_ENOMEM, "field kernels: out of memory for %d kernels", nk);
+    if (st == MR_OK) {
+        field_sample_scale(matrix, traj, m, weights, basis, NULL, qw);
+        for (int j = 0; j < nk; j++) {
+            float *w = a + 2 * (size_t)j * m;
+            real[j] = kernel_weights(qw, b + 2 * (size_t)j * m, m, w);
+            aj[j] = w;
+        }
+        st = mr_nufft_q_sums(be, matrix, traj, m, &ctx->nufft, nk, aj, real, q);
+    }
+    free(qw);
+    free(a);
+    free(aj);
+    free(real);
+    return st;
+}
+
+void mr_field_tier_nufft(mr_field_tier *t, mr_field_tier_nufft_ctx *ctx, const mr_nufft_op_opts *nufft)
+{
+    if (nufft)
+        ctx->nufft = *nufft;
+    else
+        mr_nufft_op_opts_default(&ctx->nufft);
+    t->name = "nufft";
+    t->create = tier_nufft_create;
+    t->kernels = tier_nufft_kernels;
     t->ctx = ctx;
 }
 

@@ -91,17 +91,80 @@ static mr_status gpu_kernel(const mr_nufft_params *p, const mr_grid *g, mr_gpu_n
     return MR_OK;
 }
 
-/* A GPU plan of grid g with parameters p. */
-static mr_status gpu_plan(nufft_data *d, const mr_grid *g, const mr_nufft_params *p, mr_gpu_nufft **out)
+/* A GPU plan of grid g with parameters p for the m samples traj (host). */
+static mr_status gpu_plan_of(mr_gpu_ctx *gctx, const float *traj, int64_t m, const mr_grid *g, const mr_nufft_params *p,
+                             mr_gpu_nufft **out)
 {
     mr_gpu_nufft_kernel k;
     double *dec[3] = {NULL, NULL, NULL};
     mr_status st = gpu_kernel(p, g, &k, dec);
     if (st == MR_OK)
-        st = mr_gpu_nufft_create(out, d->nq.gctx, g, d->traj, d->nq.m, &k);
+        st = mr_gpu_nufft_create(out, gctx, g, traj, m, &k);
     for (int a = 0; a < 3; a++)
         free(dec[a]);
     return st;
+}
+
+static mr_status gpu_plan(nufft_data *d, const mr_grid *g, const mr_nufft_params *p, mr_gpu_nufft **out)
+{
+    return gpu_plan_of(d->nq.gctx, d->traj, d->nq.m, g, p, out);
+}
+
+/* Type 1 onto the Q grid of nk weight vectors with one plan (see linop.h mr_nufft_q_sums). */
+static mr_status q_sums(mr_backend *be, const int64_t matrix[3], const float *traj, int64_t m,
+                        const mr_nufft_opts *no, int nk, const float *const *a, const int *real, float *const *q)
+{
+    const mr_grid gq = mr_grid_q(matrix);
+    mr_status st;
+    if (mr_backend_on_gpu(be)) {
+        mr_gpu_ctx *gctx = mr_backend_gpu_ctx(be);
+        mr_nufft_params par;
+        mr_gpu_nufft *plan = NULL;
+        const mr_vecops *v = mr_backend_vecops(be);
+        float *da = NULL;
+        st = mr_nufft_op_params(1, &gq, m, no, &par);
+        if (st == MR_OK)
+            st = gpu_plan_of(gctx, traj, m, &gq, &par, &plan);
+        if (st == MR_OK && !(da = mr_backend_alloc(be, m)))
+            st = MR_ENOMEM;
+        for (int j = 0; j < nk && st == MR_OK; j++) {
+            st = v->from_host(v->ctx, real[j] ? (m + 1) / 2 : m, da, a[j]);
+            if (st == MR_OK)
+                st = mr_gpu_nufft_type1(plan, 1, da, real[j], 0, q[j]);
+        }
+        if (st == MR_OK)
+            st = mr_gpu_ctx_sync(gctx); /* before the plan's grid is freed */
+        v->release(v->ctx, da);
+        mr_gpu_nufft_destroy(plan);
+    } else {
+        mr_nufft *plan = NULL;
+        st = mr_nufft_create(&plan, &gq, traj, m, no);
+        for (int j = 0; j < nk && st == MR_OK; j++)
+            st = mr_nufft_type1(plan, 1, a[j], real[j], q[j]);
+        mr_nufft_destroy(plan);
+    }
+    return st;
+}
+
+static void nufft_opts_of(const mr_nufft_op_opts *o, int threads, mr_nufft_opts *no)
+{
+    mr_nufft_opts_default(no);
+    no->tol = o->tol;
+    no->upsample = o->upsample;
+    no->threads = threads;
+}
+
+mr_status mr_nufft_q_sums(mr_backend *be, const int64_t matrix[3], const float *traj, int64_t m,
+                          const mr_nufft_op_opts *opts, int nk, const float *const *a, const int *real, float *const *q)
+{
+    mr_nufft_op_opts o;
+    if (opts)
+        o = *opts;
+    else
+        mr_nufft_op_opts_default(&o);
+    mr_nufft_opts no;
+    nufft_opts_of(&o, mr_backend_threads(be), &no);
+    return q_sums(be, matrix, traj, m, &no, nk, a, real, q);
 }
 
 static mr_status nufft_forward(void *p, const float *x, float *y)
@@ -161,32 +224,9 @@ static mr_status nufft_normal(void *p, const float *x, float *y)
 static mr_status compute_q(void *ctx, const float *qw, float *q)
 {
     nufft_data *d = ctx;
-    const mr_grid gq = mr_grid_q(d->nq.matrix);
     mr_progress_report(d->progress, "Q", 0, 1);
-    mr_status st;
-    if (d->nq.gctx) {
-        mr_nufft_params par;
-        mr_gpu_nufft *plan = NULL;
-        const mr_vecops *v = mr_backend_vecops(d->be);
-        float *dqw = NULL;
-        st = mr_nufft_op_params(1, &gq, d->nq.m, &d->nopts, &par);
-        if (st == MR_OK)
-            st = gpu_plan(d, &gq, &par, &plan);
-        if (st == MR_OK && !(dqw = mr_backend_upload(d->be, d->nq.m, qw)))
-            st = MR_ENOMEM;
-        if (st == MR_OK)
-            st = mr_gpu_nufft_type1(plan, 1, dqw, 1, 0, q);
-        if (st == MR_OK)
-            st = mr_gpu_ctx_sync(d->nq.gctx); /* before the plan's grid is freed */
-        v->release(v->ctx, dqw);
-        mr_gpu_nufft_destroy(plan);
-    } else {
-        mr_nufft *plan = NULL;
-        st = mr_nufft_create(&plan, &gq, d->traj, d->nq.m, &d->nopts);
-        if (st == MR_OK)
-            st = mr_nufft_type1(plan, 1, qw, 1, q);
-        mr_nufft_destroy(plan);
-    }
+    const int real = 1;
+    mr_status st = q_sums(d->be, d->nq.matrix, d->traj, d->nq.m, &d->nopts, 1, &qw, &real, &q);
     if (st == MR_OK)
         mr_progress_report(d->progress, "Q", 1, 1);
     return st;
@@ -260,10 +300,7 @@ mr_status mr_linop_nufft_create(mr_linop **out, mr_backend *be, const int64_t ma
     d->threads = mr_backend_threads(be);
     d->progress = o.progress;
     d->traj = traj;
-    mr_nufft_opts_default(&d->nopts);
-    d->nopts.tol = o.tol;
-    d->nopts.upsample = o.upsample;
-    d->nopts.threads = d->threads;
+    nufft_opts_of(&o, d->threads, &d->nopts);
 
     const mr_grid gi = mr_grid_image(matrix), gq = mr_grid_q(matrix);
     mr_nufft_params pi, pq;

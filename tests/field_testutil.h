@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "solver/backend.h"
+#include "solver/linop_field.h"
 #include "test_op_random.h"
 
 typedef struct {
@@ -45,6 +46,18 @@ static inline void field_problem_free(field_problem *p)
 }
 
 /* A host backend of 2 threads (NULL after a failed CHECK). */
+/* The options of the tier comparisons: `model` with 4 segments, the model error measured, the NUFFT tier
+ * made in *tier (with *ctx) for the caller to set as o->tier. */
+static inline void field_tier_setup(mr_field_tier *tier, mr_field_tier_nufft_ctx *ctx, mr_field_opts *o,
+                                    mr_field_model model)
+{
+    mr_field_tier_nufft(tier, ctx, NULL);
+    mr_field_opts_default(o);
+    o->model = model;
+    o->segments = 4;
+    o->check = 1;
+}
+
 static inline mr_backend *field_cpu_backend(void)
 {
     mr_backend *be = NULL;

@@ -105,10 +105,11 @@ static inline int lc_gpu_backends(uint64_t *rng, mr_backend **gpu, mr_backend **
     return 1;
 }
 
-/* Forward, adjoint and normal of the same operator on two backends (og on the GPU, oc on the host) on
- * the same random inputs: relative L2 <= bound_fa (forward, adjoint) and bound_normal. */
-static inline void lc_agree(const char *label, mr_linop *og, mr_linop *oc, uint64_t *rng, double bound_fa,
-                            double bound_normal)
+/* Forward, adjoint and normal of two operators with one contract (e.g. the same operator on two backends,
+ * or two implementations), named by `pair` ("GPU vs CPU"), on the same random inputs: relative L2 <=
+ * bound_fa (forward, adjoint) and bound_normal. */
+static inline void lc_agree_pair(const char *label, const char *pair, mr_linop *og, mr_linop *oc, uint64_t *rng,
+                                 double bound_fa, double bound_normal)
 {
     const int64_t nd = mr_linop_dom_size(og), nc = mr_linop_cod_size(og);
     float *x = test_random_normal(rng, 2 * nd), *y = test_random_normal(rng, 2 * nc);
@@ -117,20 +118,27 @@ static inline void lc_agree(const char *label, mr_linop *og, mr_linop *oc, uint6
     char what[256];
     CHECK_OK(lc_apply(og, mr_linop_forward, x, nd, a, nc));
     CHECK_OK(lc_apply(oc, mr_linop_forward, x, nd, b, nc));
-    snprintf(what, sizeof what, "%s: GPU vs CPU forward", label);
+    snprintf(what, sizeof what, "%s: %s forward", label, pair);
     CHECK_LE(what, test_rel_l2_ff(a, b, 2 * nc), bound_fa);
     CHECK_OK(lc_apply(og, mr_linop_adjoint, y, nc, a, nd));
     CHECK_OK(lc_apply(oc, mr_linop_adjoint, y, nc, b, nd));
-    snprintf(what, sizeof what, "%s: GPU vs CPU adjoint", label);
+    snprintf(what, sizeof what, "%s: %s adjoint", label, pair);
     CHECK_LE(what, test_rel_l2_ff(a, b, 2 * nd), bound_fa);
     CHECK_OK(lc_apply(og, mr_linop_normal, x, nd, a, nd));
     CHECK_OK(lc_apply(oc, mr_linop_normal, x, nd, b, nd));
-    snprintf(what, sizeof what, "%s: GPU vs CPU normal", label);
+    snprintf(what, sizeof what, "%s: %s normal", label, pair);
     CHECK_LE(what, test_rel_l2_ff(a, b, 2 * nd), bound_normal);
     free(x);
     free(y);
     free(a);
     free(b);
+}
+
+/* The same operator on two backends (og on the GPU, oc on the host). */
+static inline void lc_agree(const char *label, mr_linop *og, mr_linop *oc, uint64_t *rng, double bound_fa,
+                            double bound_normal)
+{
+    lc_agree_pair(label, "GPU vs CPU", og, oc, rng, bound_fa, bound_normal);
 }
 
 #endif

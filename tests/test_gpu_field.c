@@ -133,6 +133,37 @@ static void segmented(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3],
     field_problem_free(&p);
 }
 
+/* The NUFFT tier on the GPU: against the exact tier on the host (the reference) and the NUFFT tier on the
+ * host, its adjoint test, the measured model error within the bound. */
+static void nufft_tier(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3], int64_t m, mr_field_model model)
+{
+    field_problem p = field_problem_make(&rng, matrix, m);
+    mr_field_tier tier;
+    mr_field_tier_nufft_ctx tctx;
+    mr_field_opts o;
+    field_tier_setup(&tier, &tctx, &o, model);
+    mr_linop *ex = NULL, *g = NULL, *c = NULL;
+    mr_field_info gi;
+    CHECK_OK(mr_linop_field_create(&ex, cpu, matrix, p.traj, p.time, p.field, m, p.w, 2, &o, NULL));
+    o.tier = &tier;
+    CHECK_OK(mr_linop_field_create(&g, gpu, matrix, p.traj, p.time, p.field, m, p.w, 2, &o, &gi));
+    CHECK_OK(mr_linop_field_create(&c, cpu, matrix, p.traj, p.time, p.field, m, p.w, 2, &o, NULL));
+    char label[200];
+    snprintf(label, sizeof label, "%s model %lldx%lldx%lld, 4 segments, 2 coils, NUFFT tier on the GPU (%s)",
+             mr_field_model_name(model), (long long)matrix[0], (long long)matrix[1], (long long)matrix[2], gi.engine);
+    if (ex && g && c) {
+        lc_agree_pair(label, "GPU NUFFT tier vs host exact tier", g, ex, &rng, 2e-5, 2e-5);
+        lc_agree(label, g, c, &rng, 2e-5, 2e-5);
+        lc_check(label, g, &rng, 1e-4, 1e-4);
+        CHECK_LE("NUFFT tier on the GPU: measured error against the exact model <= the bound", gi.measured,
+                 gi.bound_max * 1.01 + 1e-5);
+    }
+    mr_linop_free(ex);
+    mr_linop_free(g);
+    mr_linop_free(c);
+    field_problem_free(&p);
+}
+
 int main(void)
 {
     mr_backend *gpu = NULL, *cpu = NULL;
@@ -147,6 +178,8 @@ int main(void)
     segmented(gpu, cpu, m2, 3001, MR_FIELD_MODEL_FREQUENCY);
     segmented(gpu, cpu, m2, 2500, MR_FIELD_MODEL_TIME);
     segmented(gpu, cpu, m3, 2001, MR_FIELD_MODEL_FREQUENCY);
+    nufft_tier(gpu, cpu, m2, 3001, MR_FIELD_MODEL_FREQUENCY);
+    nufft_tier(gpu, cpu, m3, 2001, MR_FIELD_MODEL_TIME);
     mr_backend_free(gpu);
     mr_backend_free(cpu);
     return test_finish("test_gpu_field");

@@ -5,6 +5,8 @@
  *    interpolators' bound follows; with the segment count chosen for a tolerance both the bound and the
  *    measured error meet it; the chooser needs more segments for more cycles of field phase;
  *  - composition with SENSE maps and a regularised normal system, CG on it;
+ *  - the NUFFT tier against the exact tier (same model and segments, 2D and 3D): forward, adjoint and
+ *    normal within 1e-5, its adjoint test, its measured model error within the bound;
  *  - refusals name what is missing. */
 #include <math.h>
 #include <stdlib.h>
@@ -80,6 +82,40 @@ static void segmented(mr_backend *be, mr_field_model model)
     field_problem_free(&p);
 }
 
+/* The NUFFT tier (mr_field_tier_nufft) against the exact tier, same model and segments: the same
+ * operator to the NUFFT's tolerance (1e-6, float32), its own adjoint test, and the measured model error
+ * within the interpolators' bound. */
+static void nufft_tier(mr_backend *be, mr_field_model model, const int64_t matrix[3], int64_t m)
+{
+    field_problem p = field_problem_make(&rng, matrix, m);
+    mr_field_tier tier;
+    mr_field_tier_nufft_ctx tctx;
+    mr_field_opts o;
+    field_tier_setup(&tier, &tctx, &o, model);
+    o.basis = MR_BASIS_DIRAC;
+    mr_linop *ex = NULL, *nu = NULL;
+    mr_field_info ie, in;
+    CHECK_OK(mr_linop_field_create(&ex, be, matrix, p.traj, p.time, p.field, p.m, p.w, 2, &o, &ie));
+    o.tier = &tier;
+    CHECK_OK(mr_linop_field_create(&nu, be, matrix, p.traj, p.time, p.field, p.m, p.w, 2, &o, &in));
+    char label[200];
+    snprintf(label, sizeof label, "%s, %lldx%lldx%lld, 4 segments, 2 coils, nufft tier", mr_field_model_name(model),
+             (long long)matrix[0], (long long)matrix[1], (long long)matrix[2]);
+    if (ex && nu) {
+        printf("%s: tier '%s', engine %s, measured %.3e (exact tier %.3e), bound %.3e\n", label, in.tier, in.engine,
+               in.measured, ie.measured, in.bound_max);
+        CHECK(!strcmp(in.tier, "nufft"));
+        lc_agree_pair(label, "NUFFT tier vs exact tier", nu, ex, &rng, 1e-5, 1e-5);
+        lc_check(label, nu, &rng, 1e-5, 1e-4);
+        char what[260];
+        snprintf(what, sizeof what, "%s: measured error against the exact model <= the bound", label);
+        CHECK_LE(what, in.measured, in.bound_max * 1.01 + 1e-5);
+    }
+    mr_linop_free(ex);
+    mr_linop_free(nu);
+    field_problem_free(&p);
+}
+
 /* SENSE maps chained with the fast model, a regularised normal system, CG */
 static void composition(mr_backend *be)
 {
@@ -150,6 +186,11 @@ int main(void)
     segmented(be, MR_FIELD_MODEL_FREQUENCY);
     segmented(be, MR_FIELD_MODEL_TIME);
     composition(be);
+    const int64_t m2[3] = {24, 20, 1}, m3[3] = {12, 10, 8};
+    nufft_tier(be, MR_FIELD_MODEL_FREQUENCY, m2, 900);
+    nufft_tier(be, MR_FIELD_MODEL_TIME, m2, 900);
+    nufft_tier(be, MR_FIELD_MODEL_FREQUENCY, m3, 1500);
+    nufft_tier(be, MR_FIELD_MODEL_TIME, m3, 1500);
     chooser();
     mr_backend_free(be);
     return test_finish("test_linop_field");

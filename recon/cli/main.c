@@ -1,8 +1,11 @@
 /* mrirecon: command dispatcher. The only place that turns statuses into exit codes is each
  * command's entry point; main only picks the command. */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../base/cpu.h"
 #include "../../base/status.h"
@@ -23,7 +26,7 @@ static const command commands[] = {
     {"phantom", mr_cmd_phantom, "write a simulated scan (analytic Shepp-Logan k-space) to an HDF5 file"},
     {"info", mr_cmd_info, "print what a k-space file holds (mrirecon, ISMRMRD or BART)"},
     {"convert", mr_cmd_convert, "convert k-space (mrirecon HDF5, ISMRMRD, BART) and images (to every format)"},
-    {"recon", mr_cmd_recon, "reconstruct a scan (CG least squares, gridding baselines)"},
+    {"recon", mr_cmd_recon, "reconstruct a scan (total variation by default; other priors, CG, gridding)"},
     {"validate", mr_cmd_validate, "run the book's validation experiment and print the table"},
     {"bench", mr_cmd_bench, "benchmark the Q and F^H d kernels and the whole pipeline"},
     {"batch", mr_cmd_batch, "reconstruct many scans with progress, summaries and resume"},
@@ -33,7 +36,8 @@ static const command commands[] = {
 static void usage(FILE *out)
 {
     fprintf(out, "Usage: mrirecon COMMAND [OPTIONS] [ARGS]\n\n"
-                 "Iterative non-Cartesian MRI reconstruction (exact F^H d and Q, Toeplitz CG, gridding).\n\n"
+                 "Iterative non-Cartesian MRI reconstruction (sparsity priors, exact sums or NUFFT, Toeplitz normal,\n"
+                 "SENSE, field maps, gridding baselines).\n\n"
                  "Commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
@@ -43,8 +47,35 @@ static void usage(FILE *out)
                  "Exit status: 0 success, 1 run-time failure, 2 usage error.\n");
 }
 
+/* OpenMP's threads wait for each other at every barrier. libgomp's default (OMP_WAIT_POLICY unset)
+ * spins for a while first, which on a loaded machine turns each barrier into a lost time slice: the
+ * 2D 128^2 TV default took 4.8-7.4 s instead of 0.4 s with another process busy on a 2-core machine
+ * (AMD EPYC, 2026-11-27; BART 0.5-0.7 s there). libgomp reads its settings before main runs, so the
+ * passive policy is set by running this program again with it, once, unless the user chose a policy
+ * (OMP_WAIT_POLICY or GOMP_SPINCOUNT set) or the executable is not ours (a tool such as valgrind runs
+ * it). The cost on an idle machine: docs/RECON.md, "Threads". */
+static void passive_openmp(char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
+        return;
+    char exe[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return;
+    exe[n] = '\0';
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    if (strncmp(base, "mrirecon", 8) != 0)
+        return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
+        return;
+    execv(exe, argv);
+    unsetenv("OMP_WAIT_POLICY"); /* exec failed: run on as we are */
+}
+
 int main(int argc, char **argv)
 {
+    passive_openmp(argv);
     /* a file-size limit (ulimit -f) makes writes fail with EFBIG, reported like a full disk,
      * instead of killing the process with SIGXFSZ */
     signal(SIGXFSZ, SIG_IGN);

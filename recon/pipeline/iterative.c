@@ -22,6 +22,8 @@ struct mr_iter_objects {
     const mr_vecops *v;
     mr_linop *f, *sens, *e;
     float *d, *b, *x, *truth;
+    mr_field_tier tier;           /* the field model's Fourier tier when it is the NUFFT (outlives f) */
+    mr_field_tier_nufft_ctx tctx;
     double peak;    /* max |truth| (the PSNR monitor) */
     double scale;   /* s of the automatic lambda (whole image; NAN until computed) */
     double dn2;     /* ||d||^2 over every coil */
@@ -140,7 +142,13 @@ static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan
     memset(&info, 0, sizeof info);
     info.q_source = "";
     const int64_t fc = s->maps ? ncoils : 1;
-    if (s->field) { /* the field map's operator (exact sums tier) */
+    mr_encoding_opts eo;
+    mr_encoding_opts_default(&eo);
+    eo.model = o->model;
+    eo.tol = o->nufft_tol;
+    eo.check = o->check;
+    eo.op = no;
+    if (s->field) { /* the field map's operator: its segments on the tier the encoding model would take */
         mr_field_opts fo;
         mr_field_opts_default(&fo);
         fo.model = plan->field_model;
@@ -149,6 +157,29 @@ static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan
         fo.basis = no.basis;
         fo.nudft = no;
         fo.progress = o->progress;
+        mr_encoding_info ei;
+        const char *tier_why = "requested";
+        int nufft = o->model == MR_MODEL_NUFFT;
+        if (o->model == MR_MODEL_AUTO && plan->field_model != MR_FIELD_MODEL_EXACT) {
+            if (mr_encoding_choose(c->be, ks->matrix, M, fc, &eo, &ei) == MR_OK) {
+                nufft = ei.model == MR_MODEL_NUFFT;
+                tier_why = ei.why;
+            } else {
+                mr_clear_error(); /* the field operator's own memory check speaks below */
+            }
+        }
+        if (plan->field_model == MR_FIELD_MODEL_EXACT) {
+            nufft = 0;
+            tier_why = "the exact field model runs on the exact sums";
+        }
+        if (nufft) {
+            mr_nufft_op_opts nuo;
+            mr_nufft_op_opts_default(&nuo);
+            nuo.tol = o->nufft_tol;
+            nuo.progress = o->progress;
+            mr_field_tier_nufft(&c->tier, &c->tctx, &nuo);
+            fo.tier = &c->tier;
+        }
         mr_field_info fi;
         st = mr_linop_field_create(&c->f, c->be, ks->matrix, ks->traj, ks->time, ks->fieldmap, M, NULL, fc, &fo, &fi);
         if (st == MR_OK) {
@@ -159,8 +190,8 @@ static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan
             r->field_measured = fi.measured;
             const double range[4] = {fi.omega_min, fi.omega_max, fi.t_min, fi.t_max};
             memcpy(r->field_range, range, sizeof range);
-            snprintf(r->model, sizeof r->model, "exact");
-            snprintf(r->model_why, sizeof r->model_why, "the field map's model runs on the exact sums");
+            snprintf(r->model, sizeof r->model, "%s", nufft ? "nufft" : "exact");
+            snprintf(r->model_why, sizeof r->model_why, "field map, %.200s", tier_why);
             snprintf(info.engine_name, sizeof info.engine_name, "%s", fi.engine);
             info.q_seconds = fi.kernel_seconds;
             info.plan_seconds = fi.setup_seconds - fi.kernel_seconds;
@@ -173,12 +204,6 @@ static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan
                        fi.measured);
         }
     } else { /* the encoding model: exact sums or NUFFT (solver/encoding.h) */
-        mr_encoding_opts eo;
-        mr_encoding_opts_default(&eo);
-        eo.model = o->model;
-        eo.tol = o->nufft_tol;
-        eo.check = o->check;
-        eo.op = no;
         mr_encoding_info ei;
         st = mr_encoding_create(&c->f, c->be, ks->matrix, ks->traj, M, NULL, fc, &eo, &ei);
         if (st == MR_OK) {
