@@ -118,7 +118,7 @@ static void one_case(mr_penalty kind, int64_t n, int64_t groups, int weighted, d
 
     /* conjugate prox against Moreau, and its ball */
     const double lambda = 0.3 + test_uniform(&rng), s = 0.2 + 3 * test_uniform(&rng);
-    float *c = malloc((size_t)m * 2 * sizeof(float)), *vs = malloc((size_t)m * 2 * sizeof(float));
+    float *c = malloc((size_t)m * 2 * sizeof(float)), *vs = calloc((size_t)m * 2, sizeof(float));
     mr_prox_conj_apply(&v, &p, lambda, s, in, c);
     for (int64_t i = 0; i < 2 * m; i++)
         vs[i] = (float)(in[i] / s);
