@@ -94,6 +94,91 @@ static void split_free(admm *a)
     mr_problem_vec_free(a->p, a->r0);
 }
 
+/* One split per non-smooth term: z, u, R x, z_old (and a tight term's prox scratch). */
+static mr_status splits_alloc(admm *a)
+{
+    mr_problem *p = a->p;
+    for (int j = 0; j < p->nterms; j++) {
+        if (mr_term_smooth(p, j))
+            continue;
+        split *s = &a->s[a->ns++];
+        s->j = j;
+        s->m = mr_term_split_size(p, j);
+        if (!(s->z = mr_problem_vec(p, s->m)) || !(s->u = mr_problem_vec(p, s->m)) ||
+            !(s->rx = mr_problem_vec(p, s->m)) || !(s->zo = mr_problem_vec(p, s->m)) ||
+            (p->terms[j].t.tight && !(s->zt = mr_problem_vec(p, p->terms[j].zn))))
+            return MR_ENOMEM;
+    }
+    return MR_OK;
+}
+
+/* rhs = b + rho sum_j R_j^H (z_j - u_j) */
+static mr_status x_update_rhs(admm *a, float *rhs)
+{
+    mr_problem *p = a->p;
+    const mr_vecops *v = p->v;
+    mr_status st = MR_OK;
+    v->copy(v->ctx, p->n, rhs, p->b);
+    for (int i = 0; st == MR_OK && i < a->ns; i++) {
+        split *s = &a->s[i];
+        mr_vec_axpby(v, s->m, s->rx, 1.0, s->z, -1.0, s->u);
+        if ((st = mr_term_split_adjoint(p, s->j, s->rx, a->t)) == MR_OK)
+            mr_vec_axpy(v, p->n, rhs, a->rho, a->t);
+    }
+    return st;
+}
+
+/* The z and u updates of iteration k: z_j = prox(R_j x + u_j), u_j += R_j x - z_j; sd = sum_j R_j^H (z_j -
+ * z_j,old) (the dual residual's direction) and *prim2 = sum_j ||R_j x - z_j||^2 (the primal residual). */
+static mr_status z_u_update(admm *a, const float *x, int k, float *sd, double *prim2)
+{
+    mr_problem *p = a->p;
+    const mr_vecops *v = p->v;
+    const int64_t n = p->n;
+    mr_status st = MR_OK;
+    *prim2 = 0;
+    v->zero(v->ctx, n, sd);
+    for (int i = 0; st == MR_OK && i < a->ns; i++) {
+        split *s = &a->s[i];
+        const mr_term_state *ts = &p->terms[s->j];
+        if ((st = mr_term_split_forward(p, s->j, x, s->rx)) != MR_OK)
+            break;
+        v->copy(v->ctx, s->m, s->zo, s->z);
+        mr_vec_axpby(v, s->m, s->z, 1.0, s->rx, 1.0, s->u); /* z = R x + u, then its prox */
+        if (mr_term_on_image(p, s->j)) {
+            st = mr_term_prox_image(p, s->j, 1.0 / a->rho, k, s->z, s->z, s->zt);
+        } else {
+            if (ts->t.refresh)
+                ts->t.refresh(ts->t.refresh_ctx, k);
+            mr_prox_apply(v, &ts->prox, ts->t.lambda / a->rho, s->z, s->z);
+        }
+        if (st != MR_OK)
+            break;
+        mr_vec_axpy(v, s->m, s->u, 1.0, s->rx);
+        mr_vec_axpy(v, s->m, s->u, -1.0, s->z);
+        mr_vec_axpby(v, s->m, s->zo, 1.0, s->z, -1.0, s->zo); /* z - z_old */
+        if ((st = mr_term_split_adjoint(p, s->j, s->zo, a->t)) == MR_OK)
+            mr_vec_axpy(v, n, sd, 1.0, a->t);
+        mr_vec_axpby(v, s->m, s->rx, 1.0, s->rx, -1.0, s->z); /* R x - z */
+        const double pr = v->norm(v->ctx, s->m, s->rx);
+        *prim2 += pr * pr;
+    }
+    return st;
+}
+
+/* Residual balancing: rho doubled (halved) when the primal residual exceeds MR_ADMM_MU times the dual one
+ * (the reverse), the scaled duals u rescaled with it. */
+static void balance_rho(admm *a, int k, double prim, double dual)
+{
+    if (!(prim > MR_ADMM_MU * dual || dual > MR_ADMM_MU * prim))
+        return;
+    const double f = prim > dual ? MR_ADMM_TAU : 1.0 / MR_ADMM_TAU;
+    a->rho *= f;
+    for (int i = 0; i < a->ns; i++)
+        mr_vec_scale(a->p->v, a->s[i].m, a->s[i].u, 1.0 / f);
+    mr_log(MR_LOG_DEBUG, "admm: iteration %d: primal residual %.3e, dual %.3e: rho -> %.4g", k, prim, dual, a->rho);
+}
+
 mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solve_result *res)
 {
     const mr_vecops *v = p->v;
@@ -116,17 +201,8 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
     a.r0 = mr_problem_vec(p, n);
     if (!rhs || !xo || !nx || !sd || !a.t || !a.r || !a.rhs_prev || !a.r_prev || !a.r0)
         st = MR_ENOMEM;
-    for (int j = 0; st == MR_OK && j < p->nterms; j++) {
-        if (mr_term_smooth(p, j))
-            continue;
-        split *s = &a.s[a.ns++];
-        s->j = j;
-        s->m = mr_term_split_size(p, j);
-        if (!(s->z = mr_problem_vec(p, s->m)) || !(s->u = mr_problem_vec(p, s->m)) ||
-            !(s->rx = mr_problem_vec(p, s->m)) || !(s->zo = mr_problem_vec(p, s->m)) ||
-            (p->terms[j].t.tight && !(s->zt = mr_problem_vec(p, p->terms[j].zn))))
-            st = MR_ENOMEM;
-    }
+    if (st == MR_OK)
+        st = splits_alloc(&a);
     double l = NAN;
     if (st == MR_OK && o->rho > 0) {
         a.rho = o->rho;
@@ -158,14 +234,7 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
     co.warm_start = 1;
     while (st == MR_OK && !done && k < o->iters) {
         k++;
-        /* rhs = b + rho sum_j R_j^H (z_j - u_j) */
-        v->copy(v->ctx, n, rhs, p->b);
-        for (int i = 0; st == MR_OK && i < a.ns; i++) {
-            split *s = &a.s[i];
-            mr_vec_axpby(v, s->m, s->rx, 1.0, s->z, -1.0, s->u);
-            if ((st = mr_term_split_adjoint(p, s->j, s->rx, a.t)) == MR_OK)
-                mr_vec_axpy(v, n, rhs, a.rho, a.t);
-        }
+        st = x_update_rhs(&a, rhs);
         v->copy(v->ctx, n, xo, x);
         co.r0 = NULL;
         if (a.rho == rho_prev && k % MR_ADMM_REFRESH != 0) { /* r_0 = rhs - rhs_prev + r_prev */
@@ -197,35 +266,8 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
         }
         if (st != MR_OK)
             break;
-        /* z and u updates, the residuals */
-        double prim2 = 0;
-        v->zero(v->ctx, n, sd);
-        for (int i = 0; st == MR_OK && i < a.ns; i++) {
-            split *s = &a.s[i];
-            const mr_term_state *ts = &p->terms[s->j];
-            if ((st = mr_term_split_forward(p, s->j, x, s->rx)) != MR_OK)
-                break;
-            v->copy(v->ctx, s->m, s->zo, s->z);
-            mr_vec_axpby(v, s->m, s->z, 1.0, s->rx, 1.0, s->u); /* z = R x + u, then its prox */
-            if (mr_term_on_image(p, s->j)) {
-                st = mr_term_prox_image(p, s->j, 1.0 / a.rho, k, s->z, s->z, s->zt);
-            } else {
-                if (ts->t.refresh)
-                    ts->t.refresh(ts->t.refresh_ctx, k);
-                mr_prox_apply(v, &ts->prox, ts->t.lambda / a.rho, s->z, s->z);
-            }
-            if (st != MR_OK)
-                break;
-            mr_vec_axpy(v, s->m, s->u, 1.0, s->rx);
-            mr_vec_axpy(v, s->m, s->u, -1.0, s->z);
-            mr_vec_axpby(v, s->m, s->zo, 1.0, s->z, -1.0, s->zo); /* z - z_old */
-            if ((st = mr_term_split_adjoint(p, s->j, s->zo, a.t)) == MR_OK)
-                mr_vec_axpy(v, n, sd, 1.0, a.t);
-            mr_vec_axpby(v, s->m, s->rx, 1.0, s->rx, -1.0, s->z); /* R x - z */
-            const double pr = v->norm(v->ctx, s->m, s->rx);
-            prim2 += pr * pr;
-        }
-        if (st != MR_OK)
+        double prim2;
+        if ((st = z_u_update(&a, x, k, sd, &prim2)) != MR_OK)
             break;
         const double prim = sqrt(prim2), dual = a.rho * v->norm(v->ctx, n, sd);
         const double hist = mr_solve_rel_change(v, n, x, xo, a.t);
@@ -235,14 +277,8 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
             stop = "tolerance";
             break;
         }
-        if (o->adapt_rho && (prim > MR_ADMM_MU * dual || dual > MR_ADMM_MU * prim)) {
-            const double f = prim > dual ? MR_ADMM_TAU : 1.0 / MR_ADMM_TAU;
-            a.rho *= f;
-            for (int i = 0; i < a.ns; i++)
-                mr_vec_scale(v, a.s[i].m, a.s[i].u, 1.0 / f);
-            mr_log(MR_LOG_DEBUG, "admm: iteration %d: primal residual %.3e, dual %.3e: rho -> %.4g", k, prim, dual,
-                   a.rho);
-        }
+        if (o->adapt_rho)
+            balance_rho(&a, k, prim, dual);
     }
     res->rho = a.rho;
     split_free(&a);

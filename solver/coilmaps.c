@@ -187,34 +187,10 @@ static mr_status fill_outside(cplx *v, unsigned char *filled, const int64_t n[3]
     return left == 0 ? MR_OK : mr_error(MR_EINVAL, "coil maps: the coil images hold no signal");
 }
 
-mr_status mr_coilmaps_from_images(const float *imgs, int64_t C, const int64_t small[3], const int64_t matrix[3],
-                                  const mr_coilmaps_opts *o, float *maps)
+/* The global virtual coil v_ref: the dominant eigenvector of G = sum_r x x^H over the calibration grid
+ * (G zeroed by the caller; tmp: C scratch). */
+static mr_status global_virtual_coil(const float *imgs, int64_t ns, int64_t C, cplx *G, cplx *vref, cplx *tmp)
 {
-    mr_coilmaps_opts def;
-    if (!o) {
-        mr_coilmaps_opts_default(&def);
-        o = &def;
-    }
-    if (C < 1 || C > 4096)
-        return mr_error(MR_EINVAL, "coil maps: %lld coils", (long long)C);
-    if (o->window < 1 || o->window > 15 || o->window % 2 == 0)
-        return mr_error(MR_EINVAL, "coil maps: window %d is not an odd number in 1..15", o->window);
-    mr_status st = mr_matrix_check(small, "coil maps: calibration grid");
-    if (st == MR_OK)
-        st = mr_matrix_check(matrix, "coil maps: image matrix");
-    if (st != MR_OK)
-        return st;
-    const int64_t ns = small[0] * small[1] * small[2];
-    cplx *v = malloc((size_t)(ns * C) * sizeof *v);
-    double *lam = malloc((size_t)ns * sizeof *lam);
-    unsigned char *filled = malloc((size_t)ns);
-    cplx *G = calloc((size_t)(C * C), sizeof *G), *vref = malloc((size_t)C * sizeof *vref),
-         *tmp = malloc((size_t)C * sizeof *tmp);
-    if (!v || !lam || !filled || !G || !vref || !tmp) {
-        st = mr_error(MR_ENOMEM, "coil maps: out of memory for %lld coils on %lld voxels", (long long)C, (long long)ns);
-        goto done;
-    }
-    /* the global virtual coil: dominant eigenvector of sum_r x x^H */
     for (int64_t r = 0; r < ns; r++)
         for (int64_t i = 0; i < C; i++) {
             const cplx xi = pix(imgs, ns, i, r);
@@ -223,10 +199,42 @@ mr_status mr_coilmaps_from_images(const float *imgs, int64_t C, const int64_t sm
         }
     for (int64_t i = 0; i < C; i++)
         vref[i] = 1.0 / sqrt((double)C);
-    if (!(power_iteration(G, C, vref, tmp) > 0)) {
-        st = mr_error(MR_EINVAL, "coil maps: the coil images are all zero");
-        goto done;
-    }
+    if (!(power_iteration(G, C, vref, tmp) > 0))
+        return mr_error(MR_EINVAL, "coil maps: the coil images are all zero");
+    return MR_OK;
+}
+
+/* R = sum of x x^H over the window of half-width h around voxel (x, y, z) of the calibration grid
+ * (Hermitian, both triangles filled); xr: C scratch. */
+static void window_correlation(const float *imgs, int64_t C, const int64_t small[3], int64_t x, int64_t y, int64_t z,
+                               int h, cplx *xr, cplx *R)
+{
+    const int64_t ns = small[0] * small[1] * small[2];
+    memset(R, 0, (size_t)(C * C) * sizeof *R);
+    for (int64_t zz = z - h; zz <= z + h; zz++)
+        for (int64_t yy = y - h; yy <= y + h; yy++)
+            for (int64_t xx = x - h; xx <= x + h; xx++) {
+                if (xx < 0 || yy < 0 || zz < 0 || xx >= small[0] || yy >= small[1] || zz >= small[2])
+                    continue;
+                const int64_t q = (zz * small[1] + yy) * small[0] + xx;
+                for (int64_t c = 0; c < C; c++)
+                    xr[c] = pix(imgs, ns, c, q);
+                for (int64_t i = 0; i < C; i++)
+                    for (int64_t j = 0; j <= i; j++)
+                        R[i * C + j] += xr[i] * conj(xr[j]);
+            }
+    for (int64_t i = 0; i < C; i++)
+        for (int64_t j = i + 1; j < C; j++)
+            R[i * C + j] = conj(R[j * C + i]);
+}
+
+/* Per voxel of the calibration grid: the dominant eigenvector v (C per voxel) of the window's correlation
+ * matrix, its phase aligned to v_ref, and its eigenvalue lam. Returns non-zero when a thread's scratch
+ * could not be allocated. */
+static int local_eigenvectors(const float *imgs, int64_t C, const int64_t small[3], const mr_coilmaps_opts *o,
+                              const cplx *vref, cplx *v, double *lam)
+{
+    const int64_t ns = small[0] * small[1] * small[2];
     const int h = o->window / 2;
     int failed = 0;
 #pragma omp parallel num_threads(o->threads > 0 ? o->threads : omp_get_max_threads())
@@ -242,22 +250,7 @@ mr_status mr_coilmaps_from_images(const float *imgs, int64_t C, const int64_t sm
             if (!R || !w || !t || !xr)
                 continue;
             const int64_t x = r % small[0], y = (r / small[0]) % small[1], z = r / (small[0] * small[1]);
-            memset(R, 0, (size_t)(C * C) * sizeof *R);
-            for (int64_t zz = z - h; zz <= z + h; zz++)
-                for (int64_t yy = y - h; yy <= y + h; yy++)
-                    for (int64_t xx = x - h; xx <= x + h; xx++) {
-                        if (xx < 0 || yy < 0 || zz < 0 || xx >= small[0] || yy >= small[1] || zz >= small[2])
-                            continue;
-                        const int64_t q = (zz * small[1] + yy) * small[0] + xx;
-                        for (int64_t c = 0; c < C; c++)
-                            xr[c] = pix(imgs, ns, c, q);
-                        for (int64_t i = 0; i < C; i++)
-                            for (int64_t j = 0; j <= i; j++)
-                                R[i * C + j] += xr[i] * conj(xr[j]);
-                    }
-            for (int64_t i = 0; i < C; i++)
-                for (int64_t j = i + 1; j < C; j++)
-                    R[i * C + j] = conj(R[j * C + i]);
+            window_correlation(imgs, C, small, x, y, z, h, xr, R);
             memcpy(w, vref, (size_t)C * sizeof *w);
             lam[r] = power_iteration(R, C, w, t);
             /* phase of the virtual coil's projection removed: v_ref^H v real >= 0 */
@@ -273,26 +266,30 @@ mr_status mr_coilmaps_from_images(const float *imgs, int64_t C, const int64_t sm
         free(t);
         free(xr);
     }
-    if (failed) {
-        st = mr_error(MR_ENOMEM, "coil maps: out of memory for the correlation matrices");
-        goto done;
-    }
+    return failed;
+}
+
+/* filled[r]: voxel r's eigenvalue is >= threshold x the largest (and > 0); returns how many are. */
+static int64_t threshold_mask(const double *lam, int64_t ns, double threshold, unsigned char *filled)
+{
     double lmax = 0;
     for (int64_t r = 0; r < ns; r++)
         lmax = fmax(lmax, lam[r]);
     int64_t kept = 0;
     for (int64_t r = 0; r < ns; r++) {
-        filled[r] = lam[r] >= o->threshold * lmax && lam[r] > 0;
+        filled[r] = lam[r] >= threshold * lmax && lam[r] > 0;
         kept += filled[r];
     }
-    mr_log(MR_LOG_DEBUG, "coil maps: %lld coils, calibration grid %lldx%lldx%lld, %lld of %lld voxels above the "
-                         "threshold",
-           (long long)C, (long long)small[0], (long long)small[1], (long long)small[2], (long long)kept, (long long)ns);
-    if ((st = fill_outside(v, filled, small, C)) != MR_OK)
-        goto done;
-    /* trilinear interpolation to the image matrix (same FOV), renormalised */
+    return kept;
+}
+
+/* The maps on the image matrix (same FOV): v trilinearly interpolated from the calibration grid,
+ * renormalised per voxel. */
+static void interpolate_to_matrix(const cplx *v, int64_t C, const int64_t small[3], const int64_t matrix[3],
+                                  int threads, float *maps)
+{
     const int64_t N = matrix[0] * matrix[1] * matrix[2];
-#pragma omp parallel for schedule(static) num_threads(o->threads > 0 ? o->threads : omp_get_max_threads())
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
     for (int64_t z = 0; z < matrix[2]; z++) {
         cplx *acc = malloc((size_t)C * sizeof *acc);
         if (!acc)
@@ -349,6 +346,48 @@ mr_status mr_coilmaps_from_images(const float *imgs, int64_t C, const int64_t sm
             }
         free(acc);
     }
+}
+
+mr_status mr_coilmaps_from_images(const float *imgs, int64_t C, const int64_t small[3], const int64_t matrix[3],
+                                  const mr_coilmaps_opts *o, float *maps)
+{
+    mr_coilmaps_opts def;
+    if (!o) {
+        mr_coilmaps_opts_default(&def);
+        o = &def;
+    }
+    if (C < 1 || C > 4096)
+        return mr_error(MR_EINVAL, "coil maps: %lld coils", (long long)C);
+    if (o->window < 1 || o->window > 15 || o->window % 2 == 0)
+        return mr_error(MR_EINVAL, "coil maps: window %d is not an odd number in 1..15", o->window);
+    mr_status st = mr_matrix_check(small, "coil maps: calibration grid");
+    if (st == MR_OK)
+        st = mr_matrix_check(matrix, "coil maps: image matrix");
+    if (st != MR_OK)
+        return st;
+    const int64_t ns = small[0] * small[1] * small[2];
+    cplx *v = malloc((size_t)(ns * C) * sizeof *v);
+    double *lam = malloc((size_t)ns * sizeof *lam);
+    unsigned char *filled = malloc((size_t)ns);
+    cplx *G = calloc((size_t)(C * C), sizeof *G), *vref = malloc((size_t)C * sizeof *vref),
+         *tmp = malloc((size_t)C * sizeof *tmp);
+    if (!v || !lam || !filled || !G || !vref || !tmp) {
+        st = mr_error(MR_ENOMEM, "coil maps: out of memory for %lld coils on %lld voxels", (long long)C, (long long)ns);
+        goto done;
+    }
+    if ((st = global_virtual_coil(imgs, ns, C, G, vref, tmp)) != MR_OK)
+        goto done;
+    if (local_eigenvectors(imgs, C, small, o, vref, v, lam)) {
+        st = mr_error(MR_ENOMEM, "coil maps: out of memory for the correlation matrices");
+        goto done;
+    }
+    const int64_t kept = threshold_mask(lam, ns, o->threshold, filled);
+    mr_log(MR_LOG_DEBUG, "coil maps: %lld coils, calibration grid %lldx%lldx%lld, %lld of %lld voxels above the "
+                         "threshold",
+           (long long)C, (long long)small[0], (long long)small[1], (long long)small[2], (long long)kept, (long long)ns);
+    if ((st = fill_outside(v, filled, small, C)) != MR_OK)
+        goto done;
+    interpolate_to_matrix(v, C, small, matrix, o->threads, maps);
 done:
     free(v);
     free(lam);

@@ -124,11 +124,6 @@ static int64_t kept_count(const double *w, int64_t n, void *ctx)
     return r;
 }
 
-/* G = sum_q a_q a_q^H over the patches a_q = [X_c(q + p)]_{(c, p)} of the calibration region, q in
- * Q = [0, cal - kern]^d: column (c, p) is c K + p. With s = q + p and Delta = p - p',
- *     G[(c, p), (c', p')] = sum_{s in p + Q} g(s),   g(s) = X_c(s) conj(X_c'(s - Delta)),
- * a box sum of g, read from its summed-area table: one table per (c, c', Delta) instead of one product
- * over the patches per entry (in 3D, 24^3 and kernel 4: 2.5x fewer operations; in 2D 5x). */
 /* An eigenvector's global phase is arbitrary and the eigen-solver's choice jumps with one-ulp
  * changes of the data; fix it: the first coil holding at least half the largest magnitude is made
  * real and positive (a half, not the largest, so that coils of equal magnitude cannot swap). */
@@ -148,6 +143,11 @@ static void fix_global_phase(cplx *v, int64_t C)
         v[c] *= rot;
 }
 
+/* G = sum_q a_q a_q^H over the patches a_q = [X_c(q + p)]_{(c, p)} of the calibration region, q in
+ * Q = [0, cal - kern]^d: column (c, p) is c K + p. With s = q + p and Delta = p - p',
+ *     G[(c, p), (c', p')] = sum_{s in p + Q} g(s),   g(s) = X_c(s) conj(X_c'(s - Delta)),
+ * a box sum of g, read from its summed-area table: one table per (c, c', Delta) instead of one product
+ * over the patches per entry (in 3D, 24^3 and kernel 4: 2.5x fewer operations; in 2D 5x). */
 static mr_status gram_matrix(const cplx *X, int64_t C, const int64_t cal[3], const int64_t kern[3], int nt, cplx *G)
 {
     const int64_t K = kern[0] * kern[1] * kern[2], n = K * C, nc = cal[0] * cal[1] * cal[2];
@@ -211,6 +211,78 @@ static mr_status gram_matrix(const cplx *X, int64_t C, const int64_t cal[3], con
     return failed ? mr_error(MR_ENOMEM, "ESPIRiT: out of memory for the Gram matrix") : MR_OK;
 }
 
+/* The calibration region cal (given, or where the trajectory samples the centre fully), the kernel kern
+ * (k per active axis) and the gridding box grid (cal plus GRID_PAD per side). */
+static mr_status calib_geometry(const int64_t matrix[3], const float *traj, int64_t m, const mr_espirit_opts *o, int k,
+                                int64_t cal[3], int64_t kern[3], int64_t grid[3])
+{
+    if (o->calib > 0) {
+        for (int a = 0; a < 3; a++)
+            cal[a] = active(matrix, a) ? (o->calib < matrix[a] ? o->calib : matrix[a]) : 1;
+    } else {
+        mr_coilmaps_opts co;
+        mr_coilmaps_opts_default(&co);
+        co.calib_max = o->calib_max;
+        mr_status st = mr_coilmaps_calib_size(matrix, traj, m, &co, cal);
+        if (st != MR_OK)
+            return st;
+    }
+    for (int a = 0; a < 3; a++) {
+        kern[a] = active(matrix, a) ? k : 1;
+        grid[a] = active(matrix, a) ? cal[a] + 2 * GRID_PAD : 1;
+        if (active(matrix, a) && cal[a] < kern[a] + 1)
+            return mr_error(MR_EINVAL, "ESPIRiT: calibration region %lld on axis %d is not larger than the kernel %lld",
+                            (long long)cal[a], a, (long long)kern[a]);
+    }
+    return MR_OK;
+}
+
+/* The phase reference vref: the dominant eigenvector of S = sum_kappa X X^H (S zeroed by the caller; ws:
+ * C eigenvalues), its global phase fixed. */
+static mr_status phase_reference(const cplx *X, int64_t C, int64_t nc, cplx *S, double *ws, double *vref)
+{
+    for (int64_t v = 0; v < nc; v++)
+        for (int64_t i = 0; i < C; i++)
+            for (int64_t j = 0; j < C; j++)
+                S[i * C + j] += mr_cmulc(X[i * nc + v], X[j * nc + v]);
+    mr_status st = mr_herm_eig(C, (double *)S, ws, vref, 1, 1);
+    if (st != MR_OK)
+        return st;
+    if (!(ws[C - 1] > 0))
+        return mr_error(MR_EINVAL, "ESPIRiT: the calibration data hold no signal");
+    fix_global_phase((cplx *)vref, C);
+    return MR_OK;
+}
+
+/* P = sum over the kept eigenvectors (the r rows of V, n x n) of v v^H; coef (zeroed by the caller) =
+ * w(Delta) from P: coef[Delta][c][c'] = sum over p - p' = Delta of P[(c, p), (c', p')] / K. */
+static void kernel_weights(const cplx *V, int64_t r, int64_t C, const int64_t kern[3], const int64_t span[3], int nt,
+                           cplx *P, cplx *coef)
+{
+    const int64_t K = kern[0] * kern[1] * kern[2], n = K * C;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+            cplx s = 0;
+            for (int64_t t = 0; t < r; t++)
+                s += mr_cmulc(V[t * n + i], V[t * n + j]);
+            P[i * n + j] = s;
+        }
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int64_t cc = 0; cc < C * C; cc++) {
+        const int64_t c = cc / C, c2 = cc % C;
+        for (int64_t p = 0; p < K; p++) {
+            const int64_t px = p % kern[0], py = (p / kern[0]) % kern[1], pz = p / (kern[0] * kern[1]);
+            for (int64_t p2 = 0; p2 < K; p2++) {
+                const int64_t qx = p2 % kern[0], qy = (p2 / kern[0]) % kern[1], qz = p2 / (kern[0] * kern[1]);
+                const int64_t d = ((pz - qz + kern[2] - 1) * span[1] + (py - qy + kern[1] - 1)) * span[0] +
+                                  (px - qx + kern[0] - 1);
+                coef[d * C * C + cc] += P[(c * K + p) * n + c2 * K + p2] / (double)K;
+            }
+        }
+    }
+}
+
 mr_status mr_espirit_calibrate(const int64_t matrix[3], const float *traj, int64_t m, const float *data, int64_t C,
                                const mr_espirit_opts *o, mr_espirit_calib *out)
 {
@@ -234,25 +306,9 @@ mr_status mr_espirit_calibrate(const int64_t matrix[3], const float *traj, int64
                         k, o->threshold, o->noise_floor, o->crop, o->iters);
     const int nt = o->threads > 0 ? o->threads : omp_get_max_threads();
     double t0 = mr_now();
-    /* the calibration region */
     int64_t cal[3], grid[3], kern[3];
-    if (o->calib > 0) {
-        for (int a = 0; a < 3; a++)
-            cal[a] = active(matrix, a) ? (o->calib < matrix[a] ? o->calib : matrix[a]) : 1;
-    } else {
-        mr_coilmaps_opts co;
-        mr_coilmaps_opts_default(&co);
-        co.calib_max = o->calib_max;
-        if ((st = mr_coilmaps_calib_size(matrix, traj, m, &co, cal)) != MR_OK)
-            return st;
-    }
-    for (int a = 0; a < 3; a++) {
-        kern[a] = active(matrix, a) ? k : 1;
-        grid[a] = active(matrix, a) ? cal[a] + 2 * GRID_PAD : 1;
-        if (active(matrix, a) && cal[a] < kern[a] + 1)
-            return mr_error(MR_EINVAL, "ESPIRiT: calibration region %lld on axis %d is not larger than the kernel %lld",
-                            (long long)cal[a], a, (long long)kern[a]);
-    }
+    if ((st = calib_geometry(matrix, traj, m, o, k, cal, kern, grid)) != MR_OK)
+        return st;
     const int64_t ng = grid[0] * grid[1] * grid[2], nc = cal[0] * cal[1] * cal[2];
     const int64_t K = kern[0] * kern[1] * kern[2], n = K * C;
     const int64_t rows[3] = {cal[0] - kern[0] + 1, cal[1] - kern[1] + 1, cal[2] - kern[2] + 1};
@@ -274,19 +330,8 @@ mr_status mr_espirit_calibrate(const int64_t matrix[3], const float *traj, int64
         goto done;
     out->seconds_grid = mr_now() - t0;
     t0 = mr_now();
-    /* the phase reference: the dominant eigenvector of sum_kappa X X^H */
-    for (int64_t v = 0; v < nc; v++)
-        for (int64_t i = 0; i < C; i++)
-            for (int64_t j = 0; j < C; j++)
-                S[i * C + j] += mr_cmulc(X[i * nc + v], X[j * nc + v]);
-    if ((st = mr_herm_eig(C, (double *)S, ws, out->vref, 1, 1)) != MR_OK)
-        goto done;
-    if (!(ws[C - 1] > 0)) {
-        st = mr_error(MR_EINVAL, "ESPIRiT: the calibration data hold no signal");
-        goto done;
-    }
-    fix_global_phase((cplx *)out->vref, C);
-    if ((st = gram_matrix(X, C, cal, kern, nt, G)) != MR_OK)
+    if ((st = phase_reference(X, C, nc, S, ws, out->vref)) != MR_OK ||
+        (st = gram_matrix(X, C, cal, kern, nt, G)) != MR_OK)
         goto done;
     out->seconds_gram = mr_now() - t0;
     t0 = mr_now();
@@ -316,27 +361,7 @@ mr_status mr_espirit_calibrate(const int64_t matrix[3], const float *traj, int64
         st = mr_error(MR_ENOMEM, "ESPIRiT: out of memory");
         goto done;
     }
-#pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < n; j++) {
-            cplx s = 0;
-            for (int64_t t = 0; t < r; t++)
-                s += mr_cmulc(V[t * n + i], V[t * n + j]);
-            P[i * n + j] = s;
-        }
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int64_t cc = 0; cc < C * C; cc++) {
-        const int64_t c = cc / C, c2 = cc % C;
-        for (int64_t p = 0; p < K; p++) {
-            const int64_t px = p % kern[0], py = (p / kern[0]) % kern[1], pz = p / (kern[0] * kern[1]);
-            for (int64_t p2 = 0; p2 < K; p2++) {
-                const int64_t qx = p2 % kern[0], qy = (p2 / kern[0]) % kern[1], qz = p2 / (kern[0] * kern[1]);
-                const int64_t d = ((pz - qz + kern[2] - 1) * span[1] + (py - qy + kern[1] - 1)) * span[0] +
-                                  (px - qx + kern[0] - 1);
-                coef[d * C * C + cc] += P[(c * K + p) * n + c2 * K + p2] / (double)K;
-            }
-        }
-    }
+    kernel_weights(V, r, C, kern, span, nt, P, coef);
     out->ncoils = C;
     for (int a = 0; a < 3; a++) {
         out->calib[a] = cal[a];

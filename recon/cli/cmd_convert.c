@@ -185,6 +185,93 @@ static int convert_image(const mr_cmd_spec *spec, const char *in_path, const cha
     return fflush(stdout) == 0 && !ferror(stdout) ? MR_EXIT_OK : MR_EXIT_FAILURE;
 }
 
+/* Volume v of the input to its staged output `final`, recorded in *w (name, sizes) for the summary. */
+static mr_status convert_volume(staging *stg, mr_input *in, const char *in_path, int v, int first, int white, int bart,
+                                int bart_scale, const char *final, written *w)
+{
+    mr_kspace *ks = NULL;
+    mr_volume_desc vd;
+    mr_status st = mr_volume_read(in, v, white, &ks, &vd);
+    if (st != MR_OK)
+        return st;
+    if (vd.prewhitened && v == first)
+        mr_log(MR_LOG_INFO, "convert: coils prewhitened with the noise scans (%lld samples per coil, largest "
+                            "correlation %.3f)",
+               (long long)vd.noise_samples, vd.noise_max_corr);
+    if (mr_input_get_format(in) == MR_INPUT_BART && bart_scale) {
+        const double s = 1.0 / sqrt((double)mr_kspace_voxels(ks));
+        for (int64_t i = 0; i < 2 * ks->nsamples * ks->ncoils; i++)
+            ks->data[i] = (float)(ks->data[i] * s);
+    }
+    if (!bart && (ks->truth || ks->weights))
+        mr_log(MR_LOG_DEBUG, "convert: truth images and weights are kept");
+    if (bart && (ks->truth || ks->weights))
+        mr_log(MR_LOG_INFO, "convert: BART output holds trajectory, k-space and coil maps only (weights and truth "
+                            "images of %s are not converted)",
+               in_path);
+    st = write_staged(stg, ks, final, bart, bart_scale);
+    if (st == MR_OK) {
+        w->name = strdup(final);
+        memcpy(w->matrix, ks->matrix, sizeof w->matrix);
+        w->samples = ks->nsamples;
+        w->coils = ks->ncoils;
+        w->maps = ks->sens != NULL;
+        mr_log(MR_LOG_DEBUG, "convert: volume %d staged for %s", v, final);
+    }
+    mr_kspace_free(ks);
+    return st;
+}
+
+/* convert KSPACE OUT: volume `pick` (-1: every volume) of the input to mrirecon HDF5 or BART, every output
+ * staged and renamed into place only when all are written; one line per output on stdout. */
+static int convert_kspace(const mr_cmd_spec *spec, const char *in_path, const char *out, const mr_read_opts *ro,
+                          int white, int pick, int bart, int bart_scale)
+{
+    mr_input *in = NULL;
+    staging stg = {NULL, 0, 0};
+    mr_status st = mr_input_open(in_path, ro, &in);
+    if (st == MR_OK && bart_scale && !bart && mr_input_get_format(in) != MR_INPUT_BART) {
+        mr_input_close(in);
+        return mr_opts_usage(spec, "--bart-scale scales data to or from BART; neither %s (%s) nor %s is BART", in_path,
+                             mr_input_format_name(mr_input_get_format(in)), out);
+    }
+    int nvol = st == MR_OK ? mr_input_nvolumes(in) : 0;
+    if (st == MR_OK && pick >= nvol)
+        st = mr_error(MR_EINVAL, "%s: --volume %d, but the input holds %d volume(s) (0..%d)", in_path, pick, nvol,
+                      nvol - 1);
+    const int first = pick >= 0 ? pick : 0, last = pick >= 0 ? pick : nvol - 1;
+    const int several = pick < 0 && nvol > 1;
+    written *names = NULL;
+    if (st == MR_OK && !(names = calloc((size_t)nvol, sizeof *names)))
+        st = mr_error(MR_ENOMEM, "out of memory");
+    for (int v = first; st == MR_OK && v <= last; v++) {
+        char final[4200];
+        if ((st = volume_name(final, sizeof final, out, bart, v, several)) != MR_OK)
+            break;
+        st = convert_volume(&stg, in, in_path, v, first, white, bart, bart_scale, final, &names[v]);
+    }
+    if (st == MR_OK)
+        st = stage_commit(&stg);
+    else
+        stage_discard(&stg);
+    for (int v = first; st == MR_OK && v <= last; v++)
+        describe(&names[v], bart, mr_input_volume(in, v), v);
+    for (int v = 0; names && v < nvol; v++)
+        free(names[v].name);
+    free(names);
+    free(stg.f);
+    mr_input_close(in);
+    if (st != MR_OK) {
+        fprintf(stderr, "mrirecon convert: %s\n", mr_last_error());
+        return MR_EXIT_FAILURE;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "mrirecon convert: cannot write to stdout\n");
+        return MR_EXIT_FAILURE;
+    }
+    return MR_EXIT_OK;
+}
+
 int mr_cmd_convert(int argc, char **argv)
 {
     const char *to = NULL, *volume = "all", *nifti = NULL;
@@ -278,77 +365,5 @@ int mr_cmd_convert(int argc, char **argv)
                                     "prefix",
                              out, in_path);
     const int bart = to ? strcmp(to, "bart") == 0 : !(ends_with(out, ".h5") || ends_with(out, ".hdf5"));
-
-    mr_input *in = NULL;
-    staging stg = {NULL, 0, 0};
-    mr_kspace *ks = NULL;
-    mr_status st = mr_input_open(in_path, &ro, &in);
-    if (st == MR_OK && bart_scale && !bart && mr_input_get_format(in) != MR_INPUT_BART) {
-        mr_input_close(in);
-        return mr_opts_usage(&spec, "--bart-scale scales data to or from BART; neither %s (%s) nor %s is BART", in_path,
-                             mr_input_format_name(mr_input_get_format(in)), out);
-    }
-    int nvol = st == MR_OK ? mr_input_nvolumes(in) : 0;
-    if (st == MR_OK && pick >= nvol)
-        st = mr_error(MR_EINVAL, "%s: --volume %d, but the input holds %d volume(s) (0..%d)", in_path, pick, nvol,
-                      nvol - 1);
-    const int first = pick >= 0 ? pick : 0, last = pick >= 0 ? pick : nvol - 1;
-    const int several = pick < 0 && nvol > 1;
-    written *names = NULL;
-    if (st == MR_OK && !(names = calloc((size_t)nvol, sizeof *names)))
-        st = mr_error(MR_ENOMEM, "out of memory");
-    for (int v = first; st == MR_OK && v <= last; v++) {
-        char final[4200];
-        if ((st = volume_name(final, sizeof final, out, bart, v, several)) != MR_OK)
-            break;
-        mr_volume_desc vd;
-        if ((st = mr_volume_read(in, v, white, &ks, &vd)) != MR_OK)
-            break;
-        if (vd.prewhitened && v == first)
-            mr_log(MR_LOG_INFO, "convert: coils prewhitened with the noise scans (%lld samples per coil, largest "
-                                "correlation %.3f)",
-                   (long long)vd.noise_samples, vd.noise_max_corr);
-        if (mr_input_get_format(in) == MR_INPUT_BART && bart_scale) {
-            const double s = 1.0 / sqrt((double)mr_kspace_voxels(ks));
-            for (int64_t i = 0; i < 2 * ks->nsamples * ks->ncoils; i++)
-                ks->data[i] = (float)(ks->data[i] * s);
-        }
-        if (!bart && (ks->truth || ks->weights))
-            mr_log(MR_LOG_DEBUG, "convert: truth images and weights are kept");
-        if (bart && (ks->truth || ks->weights))
-            mr_log(MR_LOG_INFO, "convert: BART output holds trajectory, k-space and coil maps only (weights and truth "
-                                "images of %s are not converted)",
-                   in_path);
-        st = write_staged(&stg, ks, final, bart, bart_scale);
-        if (st == MR_OK) {
-            names[v].name = strdup(final);
-            memcpy(names[v].matrix, ks->matrix, sizeof names[v].matrix);
-            names[v].samples = ks->nsamples;
-            names[v].coils = ks->ncoils;
-            names[v].maps = ks->sens != NULL;
-            mr_log(MR_LOG_DEBUG, "convert: volume %d staged for %s", v, final);
-        }
-        mr_kspace_free(ks);
-        ks = NULL;
-    }
-    if (st == MR_OK)
-        st = stage_commit(&stg);
-    else
-        stage_discard(&stg);
-    for (int v = first; st == MR_OK && v <= last; v++)
-        describe(&names[v], bart, mr_input_volume(in, v), v);
-    for (int v = 0; names && v < nvol; v++)
-        free(names[v].name);
-    free(names);
-    free(stg.f);
-    mr_input_close(in);
-    if (st != MR_OK) {
-        fprintf(stderr, "mrirecon convert: %s\n", mr_last_error());
-        return MR_EXIT_FAILURE;
-    }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "mrirecon convert: cannot write to stdout\n");
-        return MR_EXIT_FAILURE;
-    }
-    return MR_EXIT_OK;
+    return convert_kspace(&spec, in_path, out, &ro, white, pick, bart, bart_scale);
 }

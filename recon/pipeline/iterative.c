@@ -103,6 +103,108 @@ static double data_power(const mr_kspace *ks, double *norm2)
     return p / (double)(ks->nsamples * ks->ncoils);
 }
 
+/* E with the field map (solver/linop_field.h): its segments on the tier the encoding model would take;
+ * the model and timings into r and info. */
+static mr_status create_field_operator(run_state *s, const mr_recon_opts *o, const mr_run_plan *plan,
+                                       const mr_encoding_opts *eo, int64_t fc, mr_report *r, mr_nudft_info *info)
+{
+    struct mr_iter_objects *c = s->it;
+    const mr_kspace *ks = s->ks;
+    const int64_t M = ks->nsamples;
+    mr_field_opts fo;
+    mr_field_opts_default(&fo);
+    fo.model = plan->field_model;
+    fo.tol = o->fieldmap_tol;
+    fo.check = o->check;
+    fo.basis = eo->op.basis;
+    fo.nudft = eo->op;
+    fo.progress = o->progress;
+    mr_encoding_info ei;
+    const char *tier_why = "requested";
+    int nufft = o->model == MR_MODEL_NUFFT;
+    if (o->model == MR_MODEL_AUTO && plan->field_model != MR_FIELD_MODEL_EXACT) {
+        if (mr_encoding_choose(c->be, ks->matrix, M, fc, eo, &ei) == MR_OK) {
+            nufft = ei.model == MR_MODEL_NUFFT;
+            tier_why = ei.why;
+        } else {
+            mr_clear_error(); /* the field operator's own memory check speaks below */
+        }
+    }
+    if (plan->field_model == MR_FIELD_MODEL_EXACT) {
+        nufft = 0;
+        tier_why = "the exact field model runs on the exact sums";
+    }
+    if (nufft) {
+        mr_nufft_op_opts nuo;
+        mr_nufft_op_opts_default(&nuo);
+        nuo.tol = o->nufft_tol;
+        nuo.progress = o->progress;
+        mr_field_tier_nufft(&c->tier, &c->tctx, &nuo);
+        fo.tier = &c->tier;
+    }
+    mr_field_info fi;
+    mr_status st =
+        mr_linop_field_create(&c->f, c->be, ks->matrix, ks->traj, ks->time, ks->fieldmap, M, NULL, fc, &fo, &fi);
+    if (st == MR_OK) {
+        snprintf(r->field_model, sizeof r->field_model, "%s", mr_field_model_name(fi.model));
+        r->field_segments = fi.segments;
+        r->field_bound[0] = fi.bound_max;
+        r->field_bound[1] = fi.bound_rms;
+        r->field_measured = fi.measured;
+        const double range[4] = {fi.omega_min, fi.omega_max, fi.t_min, fi.t_max};
+        memcpy(r->field_range, range, sizeof range);
+        snprintf(r->model, sizeof r->model, "%s", nufft ? "nufft" : "exact");
+        snprintf(r->model_why, sizeof r->model_why, "field map, %.200s", tier_why);
+        snprintf(info->engine_name, sizeof info->engine_name, "%s", fi.engine);
+        info->q_seconds = fi.kernel_seconds;
+        info->plan_seconds = fi.setup_seconds - fi.kernel_seconds;
+        info->q_source = fi.segments > 0 ? "computed (field kernels)" : "";
+        mr_log(MR_LOG_INFO, "field map: %s model, %d segment(s), bound %.2g (max) %.2g (rms)%s, %.3f s",
+               r->field_model, fi.segments, fi.bound_max, fi.bound_rms, fi.measured >= 0 ? ", measured below" : "",
+               fi.setup_seconds);
+        if (fi.measured >= 0)
+            mr_log(MR_LOG_INFO, "field map: measured model error %.3g against the exact field model", fi.measured);
+    }
+    return st;
+}
+
+/* E of the encoding model: exact sums or NUFFT (solver/encoding.h); the model into r and info. */
+static mr_status create_encoding_operator(run_state *s, const mr_encoding_opts *eo, int64_t fc, mr_report *r,
+                                          mr_nudft_info *info)
+{
+    struct mr_iter_objects *c = s->it;
+    const mr_kspace *ks = s->ks;
+    mr_encoding_info ei;
+    mr_status st = mr_encoding_create(&c->f, c->be, ks->matrix, ks->traj, ks->nsamples, NULL, fc, eo, &ei);
+    if (st == MR_OK) {
+        *info = ei.op;
+        snprintf(r->model, sizeof r->model, "%s", mr_model_name(ei.model));
+        snprintf(r->model_why, sizeof r->model_why, "%s", ei.why);
+        snprintf(r->model_text, sizeof r->model_text, "%s", ei.description);
+        r->model_bound = ei.bound;
+        r->model_error[0] = ei.error_adjoint;
+        r->model_error[1] = ei.error_forward;
+        mr_log(MR_LOG_INFO, "model: %s", ei.description);
+    }
+    return st;
+}
+
+/* The truth of the per-iteration PSNR on the backend, real, and its peak |truth|. */
+static mr_status upload_truth(struct mr_iter_objects *c, const float *truth, int64_t n)
+{
+    float *tc = malloc((size_t)n * 2 * sizeof(float));
+    if (!tc)
+        return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
+    for (int64_t v = 0; v < n; v++) {
+        tc[2 * v] = truth[v];
+        tc[2 * v + 1] = 0.0f;
+        c->peak = fmax(c->peak, fabs((double)truth[v]));
+    }
+    c->truth = mr_backend_upload(c->be, 2 * n, tc);
+    free(tc);
+    return c->truth ? MR_OK : MR_ENOMEM;
+}
+
 /* The backend, E, the data on it and the truth of the PSNR monitor: once per volume. */
 static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan *plan, mr_report *r)
 {
@@ -148,75 +250,10 @@ static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan
     eo.tol = o->nufft_tol;
     eo.check = o->check;
     eo.op = no;
-    if (s->field) { /* the field map's operator: its segments on the tier the encoding model would take */
-        mr_field_opts fo;
-        mr_field_opts_default(&fo);
-        fo.model = plan->field_model;
-        fo.tol = o->fieldmap_tol;
-        fo.check = o->check;
-        fo.basis = no.basis;
-        fo.nudft = no;
-        fo.progress = o->progress;
-        mr_encoding_info ei;
-        const char *tier_why = "requested";
-        int nufft = o->model == MR_MODEL_NUFFT;
-        if (o->model == MR_MODEL_AUTO && plan->field_model != MR_FIELD_MODEL_EXACT) {
-            if (mr_encoding_choose(c->be, ks->matrix, M, fc, &eo, &ei) == MR_OK) {
-                nufft = ei.model == MR_MODEL_NUFFT;
-                tier_why = ei.why;
-            } else {
-                mr_clear_error(); /* the field operator's own memory check speaks below */
-            }
-        }
-        if (plan->field_model == MR_FIELD_MODEL_EXACT) {
-            nufft = 0;
-            tier_why = "the exact field model runs on the exact sums";
-        }
-        if (nufft) {
-            mr_nufft_op_opts nuo;
-            mr_nufft_op_opts_default(&nuo);
-            nuo.tol = o->nufft_tol;
-            nuo.progress = o->progress;
-            mr_field_tier_nufft(&c->tier, &c->tctx, &nuo);
-            fo.tier = &c->tier;
-        }
-        mr_field_info fi;
-        st = mr_linop_field_create(&c->f, c->be, ks->matrix, ks->traj, ks->time, ks->fieldmap, M, NULL, fc, &fo, &fi);
-        if (st == MR_OK) {
-            snprintf(r->field_model, sizeof r->field_model, "%s", mr_field_model_name(fi.model));
-            r->field_segments = fi.segments;
-            r->field_bound[0] = fi.bound_max;
-            r->field_bound[1] = fi.bound_rms;
-            r->field_measured = fi.measured;
-            const double range[4] = {fi.omega_min, fi.omega_max, fi.t_min, fi.t_max};
-            memcpy(r->field_range, range, sizeof range);
-            snprintf(r->model, sizeof r->model, "%s", nufft ? "nufft" : "exact");
-            snprintf(r->model_why, sizeof r->model_why, "field map, %.200s", tier_why);
-            snprintf(info.engine_name, sizeof info.engine_name, "%s", fi.engine);
-            info.q_seconds = fi.kernel_seconds;
-            info.plan_seconds = fi.setup_seconds - fi.kernel_seconds;
-            info.q_source = fi.segments > 0 ? "computed (field kernels)" : "";
-            mr_log(MR_LOG_INFO, "field map: %s model, %d segment(s), bound %.2g (max) %.2g (rms)%s, %.3f s",
-                   r->field_model, fi.segments, fi.bound_max, fi.bound_rms,
-                   fi.measured >= 0 ? ", measured below" : "", fi.setup_seconds);
-            if (fi.measured >= 0)
-                mr_log(MR_LOG_INFO, "field map: measured model error %.3g against the exact field model",
-                       fi.measured);
-        }
-    } else { /* the encoding model: exact sums or NUFFT (solver/encoding.h) */
-        mr_encoding_info ei;
-        st = mr_encoding_create(&c->f, c->be, ks->matrix, ks->traj, M, NULL, fc, &eo, &ei);
-        if (st == MR_OK) {
-            info = ei.op;
-            snprintf(r->model, sizeof r->model, "%s", mr_model_name(ei.model));
-            snprintf(r->model_why, sizeof r->model_why, "%s", ei.why);
-            snprintf(r->model_text, sizeof r->model_text, "%s", ei.description);
-            r->model_bound = ei.bound;
-            r->model_error[0] = ei.error_adjoint;
-            r->model_error[1] = ei.error_forward;
-            mr_log(MR_LOG_INFO, "model: %s", ei.description);
-        }
-    }
+    if (s->field) /* the field map's operator */
+        st = create_field_operator(s, o, plan, &eo, fc, r, &info);
+    else /* the encoding model */
+        st = create_encoding_operator(s, &eo, fc, r, &info);
     if (st == MR_OK && s->maps) {
         st = mr_linop_sens_create(&c->sens, c->be, ks->matrix, ncoils, s->maps);
         if (st == MR_OK)
@@ -244,20 +281,8 @@ static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan
     if ((st = normal_diag(c, ks->matrix, &r->normal_diag)) != MR_OK)
         return st;
     const float *truth = ks->truth_bl ? ks->truth_bl : ks->truth;
-    if (truth && s->sens != SENS_RSS) { /* the per-iteration PSNR on the backend: the image never leaves */
-        float *tc = malloc((size_t)n * 2 * sizeof(float));
-        if (!tc)
-            return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
-        for (int64_t v = 0; v < n; v++) {
-            tc[2 * v] = truth[v];
-            tc[2 * v + 1] = 0.0f;
-            c->peak = fmax(c->peak, fabs((double)truth[v]));
-        }
-        c->truth = mr_backend_upload(c->be, 2 * n, tc);
-        free(tc);
-        if (!c->truth)
-            return MR_ENOMEM;
-    }
+    if (truth && s->sens != SENS_RSS) /* the per-iteration PSNR on the backend: the image never leaves */
+        return upload_truth(c, truth, n);
     return MR_OK;
 }
 
@@ -384,12 +409,134 @@ static void describe_solve(const mr_solve_result *res, int nterms, mr_report_met
     m->normal_apps = res->normal_apps;
 }
 
+/* One solve on the whole image (every coil model but rss): F^H d (once for every iterative method), the
+ * problem, its solve; the problem into *p (freed by the caller). */
+static mr_status solve_whole(run_state *s, const mr_recon_opts *o, int slot, int first, const mr_prior_list *l,
+                             mr_prior_ops *ops, mr_solve_opts *so, iter_progress *ip, double dn2, mr_report *r,
+                             mr_report_method *m, mr_problem **p)
+{
+    struct mr_iter_objects *c = s->it;
+    const int64_t n = mr_kspace_voxels(s->ks);
+    mr_solve_result *res = &s->res[slot];
+    double t0 = mr_now();
+    mr_status st;
+    if (first || c->b == NULL) { /* F^H d once for every iterative method */
+        if ((st = mr_linop_adjoint(c->e, c->d, c->b)) != MR_OK)
+            return st;
+        r->t_fhd = mr_now() - t0;
+    }
+    if ((st = make_problem(s, o, l, ops, dn2, r, m, p)) != MR_OK)
+        return st;
+    ip->iters = so->iters = mr_solve_iters(*p, so);
+    if ((st = mr_problem_solve(*p, so, c->x, res)) != MR_OK ||
+        (st = c->v->to_host(c->v->ctx, n, s->img[slot], c->x)) != MR_OK)
+        return st;
+    m->t_monitor = res->metric_seconds;
+    m->t_solve = res->seconds - res->metric_seconds;
+    m->psnr = res->metric;
+    m->history = res->history;
+    describe_solve(res, l->n, m);
+    return MR_OK;
+}
+
+/* One solve per coil, combined by root-sum-of-squares: the history is the combined
+ * sqrt(sum_c h_c,k^2 ||b_c||^2 / sum_c ||b_c||^2); each coil's automatic lambda its own (the report names
+ * the largest and the range). The last coil's problem stays in *p (freed by the caller). */
+static mr_status solve_per_coil(run_state *s, const mr_recon_opts *o, int slot, int first, const mr_prior_list *l,
+                                mr_prior_ops *ops, mr_solve_opts *so, iter_progress *ip, mr_report *r,
+                                mr_report_method *m, mr_problem **p)
+{
+    struct mr_iter_objects *c = s->it;
+    const mr_kspace *ks = s->ks;
+    const int64_t n = mr_kspace_voxels(ks), M = ks->nsamples, ncoils = ks->ncoils;
+    mr_combine comb;
+    float *xc = malloc((size_t)n * 2 * sizeof(float));
+    mr_status st = !xc ? mr_error(MR_ENOMEM, "out of memory for %lld-voxel coil images", (long long)n)
+                       : mr_combine_init(&comb, n, ncoils, NULL);
+    if (st != MR_OK) {
+        free(xc);
+        return st;
+    }
+    double b0sq = 0, lambda_lo[MR_REPORT_MAX_TERMS], lambda_hi[MR_REPORT_MAX_TERMS];
+    const char *first_stop = NULL;
+    int same_stop = 1;
+    for (int j = 0; j < MR_REPORT_MAX_TERMS; j++) {
+        lambda_lo[j] = INFINITY;
+        lambda_hi[j] = 0;
+    }
+    so->objective = 0; /* per coil the objective of a coil says little */
+    for (int64_t k = 0; k < ncoils && st == MR_OK; k++) {
+        ip->coil = k;
+        double t0 = mr_now();
+        if ((st = mr_linop_adjoint(c->e, c->d + 2 * M * k, c->b)) != MR_OK)
+            break;
+        if (first)
+            r->t_fhd += mr_now() - t0;
+        const double bn = c->v->norm(c->v->ctx, n, c->b);
+        mr_problem_free(*p);
+        *p = NULL;
+        /* automatic lambda: each coil's own (its image has its own scale) */
+        if ((st = make_problem(s, o, l, ops, 0.0, r, m, p)) != MR_OK)
+            break;
+        if (!s->hist[slot]) { /* the first coil's problem fixes the solver and so its iterations */
+            ip->iters = so->iters = mr_solve_iters(*p, so);
+            if (!(s->hist[slot] = calloc((size_t)so->iters + 1, sizeof(double)))) {
+                st = mr_error(MR_ENOMEM, "out of memory for the history of %d iterations", so->iters);
+                break;
+            }
+        }
+        for (int j = 0; j < l->n; j++) {
+            lambda_lo[j] = fmin(lambda_lo[j], m->terms[j].lambda);
+            lambda_hi[j] = fmax(lambda_hi[j], m->terms[j].lambda);
+        }
+        mr_solve_result rc;
+        if ((st = mr_problem_solve(*p, so, c->x, &rc)) != MR_OK)
+            break;
+        if ((st = c->v->to_host(c->v->ctx, n, xc, c->x)) == MR_OK) {
+            m->t_solve += rc.seconds;
+            same_stop &= !first_stop || !strcmp(rc.stop, first_stop);
+            first_stop = rc.stop;
+            mr_combine_add(&comb, k, xc);
+            for (int i = 0; i <= so->iters; i++) { /* a coil that stopped early keeps its last value */
+                const double hk = rc.history[i < rc.iterations ? i : rc.iterations] * bn;
+                s->hist[slot][i] += hk * hk;
+            }
+            b0sq += bn * bn;
+            if (rc.iterations > m->iterations)
+                m->iterations = rc.iterations;
+            m->solver = mr_solver_name(rc.solver);
+            m->normal_apps += rc.normal_apps;
+            m->history_name = rc.history_name;
+        }
+        mr_solve_result_free(&rc);
+    }
+    for (int j = 0; st == MR_OK && j < l->n; j++)
+        if (lambda_hi[j] > lambda_lo[j]) { /* the report names the largest and the range */
+            mr_report_term *t = &m->terms[j];
+            char from[sizeof t->from];
+            snprintf(from, sizeof from, "%.190s; per coil from %.4g to %.4g", t->from, lambda_lo[j], lambda_hi[j]);
+            snprintf(t->from, sizeof t->from, "%s", from);
+            t->lambda = lambda_hi[j];
+            t->lambda_rel = lambda_hi[j] / r->normal_diag;
+        }
+    if (st == MR_OK) {
+        for (int i = 0; i <= so->iters; i++)
+            s->hist[slot][i] = b0sq > 0 ? sqrt(s->hist[slot][i] / b0sq) : 0;
+        mr_combine_finish(&comb, s->img[slot]);
+        m->stop = same_stop ? first_stop : "different per coil";
+        m->history = s->hist[slot];
+    }
+    mr_combine_free(&comb);
+    free(xc);
+    return st;
+}
+
 mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_plan *plan, int slot, mr_report *r,
                            mr_report_method *m)
 {
     const mr_kspace *ks = s->ks;
     const mr_method_kind kind = plan->methods.kind[slot];
-    const int64_t n = mr_kspace_voxels(ks), M = ks->nsamples, ncoils = ks->ncoils;
+    const int64_t n = mr_kspace_voxels(ks), ncoils = ks->ncoils;
     const int whole = s->sens != SENS_RSS; /* one solve on the whole image (else one per coil) */
     const int first = s->it == NULL;
     mr_status st = first ? prepare(s, o, plan, r) : MR_OK;
@@ -417,112 +564,14 @@ mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_pl
         return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
     }
     mr_problem *p = NULL;
-    mr_solve_result *res = &s->res[slot];
     double dn2 = 0;
     data_power(ks, &dn2);
-    if (whole) {
-        double t0 = mr_now();
-        if (first || c->b == NULL) { /* F^H d once for every iterative method */
-            if ((st = mr_linop_adjoint(c->e, c->d, c->b)) != MR_OK)
-                goto done;
-            r->t_fhd = mr_now() - t0;
-        }
-        if ((st = make_problem(s, o, &l, &ops, dn2, r, m, &p)) != MR_OK)
-            goto done;
-        ip.iters = so.iters = mr_solve_iters(p, &so);
-        if ((st = mr_problem_solve(p, &so, c->x, res)) != MR_OK ||
-            (st = c->v->to_host(c->v->ctx, n, s->img[slot], c->x)) != MR_OK)
-            goto done;
-        m->t_monitor = res->metric_seconds;
-        m->t_solve = res->seconds - res->metric_seconds;
-        m->psnr = res->metric;
-        m->history = res->history;
-        describe_solve(res, l.n, m);
-    } else {
-        /* per coil, combined by root-sum-of-squares: the history is the combined
-         * sqrt(sum_c h_c,k^2 ||b_c||^2 / sum_c ||b_c||^2) */
-        mr_combine comb;
-        float *xc = malloc((size_t)n * 2 * sizeof(float));
-        st = !xc ? mr_error(MR_ENOMEM, "out of memory for %lld-voxel coil images", (long long)n)
-                 : mr_combine_init(&comb, n, ncoils, NULL);
-        if (st != MR_OK) {
-            free(xc);
-            goto done;
-        }
-        double b0sq = 0, lambda_lo[MR_REPORT_MAX_TERMS], lambda_hi[MR_REPORT_MAX_TERMS];
-        const char *first_stop = NULL;
-        int same_stop = 1;
-        for (int j = 0; j < MR_REPORT_MAX_TERMS; j++) {
-            lambda_lo[j] = INFINITY;
-            lambda_hi[j] = 0;
-        }
-        so.objective = 0; /* per coil the objective of a coil says little */
-        for (int64_t k = 0; k < ncoils && st == MR_OK; k++) {
-            ip.coil = k;
-            double t0 = mr_now();
-            if ((st = mr_linop_adjoint(c->e, c->d + 2 * M * k, c->b)) != MR_OK)
-                break;
-            if (first)
-                r->t_fhd += mr_now() - t0;
-            const double bn = c->v->norm(c->v->ctx, n, c->b);
-            mr_problem_free(p);
-            p = NULL;
-            /* automatic lambda: each coil's own (its image has its own scale) */
-            if ((st = make_problem(s, o, &l, &ops, 0.0, r, m, &p)) != MR_OK)
-                break;
-            if (!s->hist[slot]) { /* the first coil's problem fixes the solver and so its iterations */
-                ip.iters = so.iters = mr_solve_iters(p, &so);
-                if (!(s->hist[slot] = calloc((size_t)so.iters + 1, sizeof(double)))) {
-                    st = mr_error(MR_ENOMEM, "out of memory for the history of %d iterations", so.iters);
-                    break;
-                }
-            }
-            for (int j = 0; j < l.n; j++) {
-                lambda_lo[j] = fmin(lambda_lo[j], m->terms[j].lambda);
-                lambda_hi[j] = fmax(lambda_hi[j], m->terms[j].lambda);
-            }
-            mr_solve_result rc;
-            if ((st = mr_problem_solve(p, &so, c->x, &rc)) != MR_OK)
-                break;
-            if ((st = c->v->to_host(c->v->ctx, n, xc, c->x)) == MR_OK) {
-                m->t_solve += rc.seconds;
-                same_stop &= !first_stop || !strcmp(rc.stop, first_stop);
-                first_stop = rc.stop;
-                mr_combine_add(&comb, k, xc);
-                for (int i = 0; i <= so.iters; i++) { /* a coil that stopped early keeps its last value */
-                    const double hk = rc.history[i < rc.iterations ? i : rc.iterations] * bn;
-                    s->hist[slot][i] += hk * hk;
-                }
-                b0sq += bn * bn;
-                if (rc.iterations > m->iterations)
-                    m->iterations = rc.iterations;
-                m->solver = mr_solver_name(rc.solver);
-                m->normal_apps += rc.normal_apps;
-                m->history_name = rc.history_name;
-            }
-            mr_solve_result_free(&rc);
-        }
-        for (int j = 0; st == MR_OK && j < l.n; j++)
-            if (lambda_hi[j] > lambda_lo[j]) { /* the report names the largest and the range */
-                mr_report_term *t = &m->terms[j];
-                char from[sizeof t->from];
-                snprintf(from, sizeof from, "%.190s; per coil from %.4g to %.4g", t->from, lambda_lo[j], lambda_hi[j]);
-                snprintf(t->from, sizeof t->from, "%s", from);
-                t->lambda = lambda_hi[j];
-                t->lambda_rel = lambda_hi[j] / r->normal_diag;
-            }
-        if (st == MR_OK) {
-            for (int i = 0; i <= so.iters; i++)
-                s->hist[slot][i] = b0sq > 0 ? sqrt(s->hist[slot][i] / b0sq) : 0;
-            mr_combine_finish(&comb, s->img[slot]);
-            m->stop = same_stop ? first_stop : "different per coil";
-            m->history = s->hist[slot];
-        }
-        mr_combine_free(&comb);
-        free(xc);
-        if (st != MR_OK)
-            goto done;
-    }
+    if (whole)
+        st = solve_whole(s, o, slot, first, &l, &ops, &so, &ip, dn2, r, m, &p);
+    else
+        st = solve_per_coil(s, o, slot, first, &l, &ops, &so, &ip, r, m, &p);
+    if (st != MR_OK)
+        goto done;
     m->final_history = m->history[m->iterations];
     r->t_solve += m->t_solve;
     m->seconds = r->t_op_create + r->t_fhd + m->t_solve;
