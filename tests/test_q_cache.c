@@ -477,8 +477,14 @@ static void concurrent(const char *dir)
         const double t0 = mr_now();
         CHECK(load_key(mr_q_cache_store(c), &k[0]) == 1);
         const double waited = mr_now() - t0;
-        printf("waited %.3f s for the other process's Q, then read it\n", waited);
-        CHECK_GE("seconds waited for the computing process", waited, 0.2);
+        /* the entry exists only once the other process has saved it, and this load computed nothing: it got
+         * that process's Q. How long it waited depends on the scheduler (a loaded machine may run this
+         * process only after the save), so the time is printed, not checked. */
+        mr_q_cache_stats st;
+        mr_q_cache_get_stats(c, &st);
+        printf("waited %.3f s for the other process's Q, then read it (hits %lld, misses %lld)\n", waited,
+               (long long)st.hits, (long long)st.misses);
+        CHECK(st.hits == 1 && st.misses == 0 && st.stores == 0);
         mr_q_cache_close(c);
     }
     int status = 0;
