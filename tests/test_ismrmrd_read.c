@@ -1,4 +1,4 @@
-/* ISMRMRD input (io/ismrmrd_h5.c through io/input.c) against files written by libismrmrd's own C
+/* ISMRMRD input (io/ismrmrd_h5.h through io/input.c) against files written by libismrmrd's own C
  * API: 2D radial and golden-angle, 3D kooshball, single and multi-coil, with noise scans, in every
  * trajectory unit and both signs, with discarded samples, several slices / repetitions / averages.
  * Each file must read back to the samples of the mrirecon scan it was written from (bit-identical
