@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "status.h"
@@ -25,10 +26,13 @@ void mr_log(mr_log_level level, const char *fmt, ...)
     static const char *const names[] = {"error", "warning", "info", "debug"};
     if (level > current_level)
         return;
-    char line[MR_ERROR_MAX];
+    char line[MR_ERROR_MAX], spelled[2048];
+    const char *f = fmt;
+    if (strchr(fmt, '{') && strlen(fmt) < sizeof spelled / 2) /* {name}: a setting (base/status.h) */
+        f = mr_error_spell(fmt, spelled, sizeof spelled);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsnprintf(line, sizeof line, f, ap);
     va_end(ap);
     /* one fputs per line so lines from worker threads or processes do not interleave */
     char out[MR_ERROR_MAX + 64];

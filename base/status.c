@@ -25,17 +25,81 @@ const char *mr_strerror(mr_status s)
  * begins with what it is about (a path) and ends with why, and both are kept. */
 #define HEAD_KEPT (MR_ERROR_MAX / 4)
 
+/* How {name} is written (mr_error_set_spelling); set once before threads start. */
+static char spell_prefix[16], spell_suffix[16];
+static char spell_sep = '-';
+
+mr_status mr_error_set_spelling(const char *prefix, char sep, const char *suffix)
+{
+    prefix = prefix ? prefix : "";
+    suffix = suffix ? suffix : "";
+    if (strchr(prefix, '%') || strchr(suffix, '%') || sep == '%' || sep == '\0' || strlen(prefix) >= sizeof spell_prefix ||
+        strlen(suffix) >= sizeof spell_suffix)
+        return MR_EINVAL;
+    snprintf(spell_prefix, sizeof spell_prefix, "%s", prefix);
+    snprintf(spell_suffix, sizeof spell_suffix, "%s", suffix);
+    spell_sep = sep;
+    return MR_OK;
+}
+
+/* The length of the parameter name at t (just after a '{': a lower-case letter, then letters, digits and
+ * '-') when a '}' closes it, else 0. */
+static size_t param_name_length(const char *t)
+{
+    if (t[0] < 'a' || t[0] > 'z')
+        return 0;
+    size_t n = 1;
+    while ((t[n] >= 'a' && t[n] <= 'z') || (t[n] >= '0' && t[n] <= '9') || t[n] == '-')
+        n++;
+    return n > 0 && t[n] == '}' ? n : 0;
+}
+
+const char *mr_error_spell(const char *fmt, char *buf, size_t size)
+{
+    if (!buf || size == 0)
+        return buf;
+    size_t o = 0;
+#define PUT(ch)              \
+    do {                     \
+        if (o + 1 < size)    \
+            buf[o++] = (ch); \
+    } while (0)
+    for (const char *t = fmt; *t; t++) {
+        const size_t n = *t == '{' ? param_name_length(t + 1) : 0;
+        if (n == 0) {
+            PUT(*t);
+            continue;
+        }
+        for (const char *c = spell_prefix; *c; c++)
+            PUT(*c);
+        for (size_t i = 1; i <= n; i++)
+            PUT(t[i] == '-' ? spell_sep : t[i]);
+        for (const char *c = spell_suffix; *c; c++)
+            PUT(*c);
+        t += n + 1;
+    }
+#undef PUT
+    buf[o] = '\0';
+    return buf;
+}
+
 mr_status mr_error(mr_status s, const char *fmt, ...)
 {
+    /* {name} spelled in the format (never in the arguments: a path may hold braces); the spelling holds no
+     * '%', so the format's conversions are those the compiler checked */
+    char spelled[2048];
+    const char *f = fmt;
+    if (strchr(fmt, '{') && strlen(fmt) < sizeof spelled / 2)
+        f = mr_error_spell(fmt, spelled, sizeof spelled);
     va_list ap, again;
     va_start(ap, fmt);
     va_copy(again, ap);
-    const int n = vsnprintf(last_message, sizeof last_message, fmt, ap);
+    const int n = vsnprintf(last_message, sizeof last_message, f, ap);
     va_end(ap);
     if (n >= (int)sizeof last_message) {
         char *full = malloc((size_t)n + 1);
         if (full) {
-            vsnprintf(full, (size_t)n + 1, fmt, again);
+            vsnprintf(full, (size_t)n + 1, f, again);
             static const char mark[] = " ... ";
             const size_t tail = sizeof last_message - 1 - HEAD_KEPT - (sizeof mark - 1);
             memcpy(last_message, full, HEAD_KEPT);

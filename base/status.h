@@ -7,6 +7,8 @@
 #ifndef MR_STATUS_H
 #define MR_STATUS_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -55,6 +57,18 @@ const char *mr_last_error(void);
 
 /* Forget the last message on this thread. */
 void mr_clear_error(void);
+
+/* Library code states facts; how a user spells a setting is the application's business. A library message
+ * names a setting by its parameter name in braces, "choose one with {volume}", and mr_error (and
+ * mr_error_spell for other text) writes it the way the application set once, before any thread starts:
+ * the command line sets ("--", '-', "") so the user reads "--volume"; with nothing set the name stands as
+ * written ("volume"). A name is a lower-case letter, then lower-case letters, digits and '-'; `sep` replaces the '-' (e.g. '_' for
+ * keyword arguments). The prefix and suffix may not contain '%' (MR_EINVAL). */
+mr_status mr_error_set_spelling(const char *prefix, char sep, const char *suffix);
+
+/* The text `fmt` with every {name} spelled (as above) into buf (at most size bytes, NUL-terminated,
+ * truncated when longer); returns buf. For log lines that name a setting. */
+const char *mr_error_spell(const char *fmt, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -78,7 +78,7 @@ static int find_bart(const char *path, char *traj, char *ksp, size_t size)
         return 1;
     if (named || have_t || have_k) {
         mr_error(MR_EFORMAT, "%s: a BART header, but its partner is missing: BART input is a pair %s + %s (.hdr/.cfl), "
-                             "or give the trajectory with --traj NAME (the k-space and trajectory arrays of 'bart "
+                             "or give the trajectory with {traj} NAME (the k-space and trajectory arrays of 'bart "
                              "phantom -k -t NAME')",
                  path, traj, ksp);
         return -1;
@@ -365,7 +365,7 @@ mr_status mr_input_read_path(const char *path, const mr_read_opts *opts, int vol
         return st;
     const int n = mr_input_nvolumes(in);
     if (volume < 0 && n > 1)
-        st = mr_error(MR_EINVAL, "%s: holds %d volumes (slices, contrasts, repetitions, ...): choose one with --volume "
+        st = mr_error(MR_EINVAL, "%s: holds %d volumes (slices, contrasts, repetitions, ...): choose one with {volume} "
                                  "(0..%d; 'mrirecon info' lists them)",
                       path, n, n - 1);
     else

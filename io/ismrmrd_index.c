@@ -466,7 +466,7 @@ static mr_status detect_units(mr_ismrmrd *r, int e)
         s->units_detected[e] = 0;
         double fit = s->units_fit[e][r->opts.traj_units];
         if (fit > FIT_HI)
-            mr_log(MR_LOG_WARN, "%s: encoding %d: with --traj-units %s the trajectory reaches %.3g times the Nyquist "
+            mr_log(MR_LOG_WARN, "%s: encoding %d: with {traj-units} %s the trajectory reaches %.3g times the Nyquist "
                                 "box edge",
                    r->label, e, mr_traj_units_name(r->opts.traj_units), fit);
         return MR_OK;
@@ -496,11 +496,11 @@ static mr_status detect_units(mr_ismrmrd *r, int e)
     if (pick < 0)
         return mr_error(MR_EFORMAT,
                         "%s: encoding %d: the trajectory's range (max |k| %g, %g, %g) fits none of the units (%s; a "
-                        "fit needs %.2f..%.2f on every axis): give them with --traj-units",
+                        "fit needs %.2f..%.2f on every axis): give them with {traj-units}",
                         r->label, e, s->kmax[e][0], s->kmax[e][1], s->kmax[e][2], fits, FIT_LO, FIT_HI);
     if (other >= 0)
         return mr_error(MR_EFORMAT, "%s: encoding %d: the trajectory units are ambiguous, %s or %s (%s): give them "
-                                    "with --traj-units",
+                                    "with {traj-units}",
                         r->label, e, mr_traj_units_name((mr_traj_units)pick), mr_traj_units_name((mr_traj_units)other),
                         fits);
     s->units[e] = (mr_traj_units)pick;

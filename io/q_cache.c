@@ -270,7 +270,7 @@ mr_status mr_q_cache_default_dir(char *buf, size_t size)
         n = snprintf(buf, size, "%s/.cache/mrirecon/q", getenv("HOME"));
     } else {
         return mr_error(MR_EINVAL, "Q cache: no directory (set MRIRECON_CACHE_DIR, XDG_CACHE_HOME or HOME, or give "
-                                   "--q-cache DIR)");
+                                   "{q-cache} DIR)");
     }
     if (n < 0 || (size_t)n >= size)
         return mr_error(MR_EINVAL, "Q cache: the directory name is too long");

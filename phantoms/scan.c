@@ -30,7 +30,7 @@ void mr_scan_params_default(mr_scan_params *p)
 static mr_status simulate_times(const mr_scan_params *p, mr_kspace *ks)
 {
     if (p->traj.kind == MR_TRAJ_RANDOM2D)
-        return mr_error(MR_EINVAL, "phantom: the random trajectory has no readouts, so no readout timing (--dwell)");
+        return mr_error(MR_EINVAL, "phantom: the random trajectory has no readouts, so no readout timing ({dwell})");
     int64_t echo = 0;
     mr_status st = mr_kspace_alloc_time(ks);
     if (st == MR_OK)

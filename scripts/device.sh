@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU machine's runs (the `run` device tool), one call, modes comma-separated:
-#   tests     every GPU test program (scripts/device_lib.sh GPU_TESTS), once
+#   tests     every GPU test program (scripts/device/lib.sh GPU_TESTS), once
 #   book      the book problem (128^3 kooshball, 1078 x 264 = 284,592 samples, 30 dB) end to end with
 #             `recon --device gpu`: the defaults (total variation, 50 ADMM iterations x 8 CG, model auto), the
 #             exact model, the quadratic prior (--method cg, 60 iterations) with each model; each twice
@@ -16,6 +16,12 @@
 #             defaults, SENSE with the file's maps (issue 21's read-once target: <= 1.5 s wall with CG)
 #   maps      ESPIRiT coil maps for the book trajectory with 8 coils (tool_sens_maps, 3 repetitions) and the
 #             8-coil book scan end to end with the defaults
+# The runs of past investigations are modes too, each a script of its own in scripts/device/ (its header
+# says what it measures; docs/BENCHMARKS.md names the commit each result came from), given alone with its
+# arguments: bash scripts/device.sh NAME [ARGS]
+#   2gpu, cluster   two GPUs: scaling of the split sums; MPI ranks with a GPU each (kind nvidia-h200-x2)
+#   accel, fp16, split, race   the engines of the exact sums: precisions, the split check, a race hunt
+#   ops, run, final  older end-to-end and verification runs; field-tool  the field models by tool_field_recon
 # Build: CUDA sm_90, -Werror, from scratch in $BUILD (default /tmp/b). A copy of xxhash.h in .dev/xxhash
 # (carried: the machine has no libxxhash-dev) is used when present. Key results go to $OUT/summary.txt,
 # every log to $OUT/logs.tgz.
@@ -23,9 +29,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MODES="${1:-tests}"
+if [ "$MODES" != lib ] && [ -f "scripts/device/$MODES.sh" ]; then # a mode with a script of its own
+  shift
+  exec bash "scripts/device/$MODES.sh" "$@"
+fi
 L=/tmp/mr-device-logs
-. scripts/device_lib.sh
-[ -f .dev/xxhash/xxhash.h ] && CMAKE_EXTRA="${CMAKE_EXTRA:-} -DMR_XXHASH_INCLUDE=$PWD/.dev/xxhash"
+. scripts/device/lib.sh
 build_tree
 bin="$B/mrirecon"
 

@@ -51,9 +51,9 @@ void mr_lambda_choose(const mr_lambda_inputs *in, mr_lambda_choice *out)
     if (out->lambda == 0 && in->sigma > 0)
         mr_log(MR_LOG_WARN,
                "the scan states noise (sigma %.4g, %s) but lambda = 0: unregularised CG fits the noise; leave "
-               "out --lambda/--lambda-rel to choose lambda from the noise level",
+               "out {lambda}/{lambda-rel} to choose lambda from the noise level",
                in->sigma, snr);
     else if (out->lambda == 0 && in->sigma < 0 && in->lambda < 0 && in->lambda_rel < 0)
         mr_log(MR_LOG_INFO, "the scan does not state its noise level, so lambda = 0 (no regularisation); noisy "
-                            "data want --lambda-rel (docs/RECON.md, \"Choosing lambda\")");
+                            "data want {lambda-rel} (docs/RECON.md, \"Choosing lambda\")");
 }

@@ -117,11 +117,11 @@ mr_status mr_device_resolve_gpus(mr_device_sel sel, int *gpus, int *n)
         worst = want[i] > worst ? want[i] : worst;
     if (sel.kind == MR_DEVICE_GPU) {
         if (count <= 0)
-            return mr_error(MR_ENODEV, "--device %s: no usable GPU (no CUDA device, no driver, or mrirecon was "
-                                       "built without CUDA); use --device cpu or auto",
+            return mr_error(MR_ENODEV, "{device} %s: no usable GPU (no CUDA device, no driver, or mrirecon was "
+                                       "built without CUDA); use {device} cpu or auto",
                             req);
         if (worst >= count)
-            return mr_error(MR_ENODEV, "--device %s: only %d usable GPU(s) (gpu:0..gpu:%d)", req, count, count - 1);
+            return mr_error(MR_ENODEV, "{device} %s: only %d usable GPU(s) (gpu:0..gpu:%d)", req, count, count - 1);
     } else if (count <= 0 || worst >= count) {
         if (count <= 0)
             mr_log(MR_LOG_INFO, "no usable GPU, running on the CPU");
@@ -227,7 +227,7 @@ mr_status mr_backend_create(mr_backend **out, mr_device_sel sel, int threads)
             char why[512], req[MR_DEVICE_TEXT];
             snprintf(why, sizeof why, "%s", mr_last_error());
             mr_device_format(sel, req, sizeof req);
-            return mr_error(st, "--device %s: %s", req, why);
+            return mr_error(st, "{device} %s: %s", req, why);
         }
         return st;
     }

@@ -20,7 +20,7 @@ static const struct {
 } model_table[MR_MODEL_COUNT] = {
     {"auto", "the faster of exact and nufft that meets the tolerance and fits the memory (cost model)"},
     {"exact", "exact sums (the reference; cost voxels x samples)"},
-    {"nufft", "non-uniform FFT to the tolerance --tol (cost N log N + samples x width^d)"},
+    {"nufft", "non-uniform FFT to the requested tolerance (cost N log N + samples x width^d)"},
 };
 
 const char *mr_model_name(mr_model m) { return m >= 0 && m < MR_MODEL_COUNT ? model_table[m].name : "unknown"; }

@@ -263,8 +263,8 @@ static mr_status make_engine(nudft_data *d, const float *traj, const mr_nudft_op
 {
     if (!d->gctx) {
         if (o->precision != MR_PRECISION_AUTO)
-            return mr_error(MR_EINVAL, "precision %s runs on a GPU, but this operator runs on %s (use --device gpu, or "
-                                       "--precision auto for the CPU kernels)",
+            return mr_error(MR_EINVAL, "precision %s runs on a GPU, but this operator runs on %s (use {device} gpu, or "
+                                       "{precision} auto for the CPU kernels)",
                             mr_precision_name(o->precision), mr_backend_name(d->be));
         const char *level = mr_nudft_kernel_name();
         info->engine = MR_PRECISION_AUTO;

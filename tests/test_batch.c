@@ -223,55 +223,33 @@ static int inode_mtime(const char *dir, const char *name, struct stat *sb)
     return stat(p, sb);
 }
 
-static void test_run(const char *root)
+/* the first run: each scan's state and reason, the failed scans' logs, only complete folders, the slot
+ * a scan ran in */
+static void check_first_run(const mr_batch_list *l, const char *out, const char *const names[7],
+                            const int gpus[3], double took)
 {
-    static const char *const kinds[] = {"ok 31.5", "fail", "crash", "hang", "exit3", "ok 28.25", NULL};
-    static const char *const names[] = {"good1", "bad", "crashes", "hangs", "exits", "good2", "absent"};
-    char in[4096], out[4096], paths[7][4200];
-    snprintf(in, sizeof in, "%s/scans", root);
-    snprintf(out, sizeof out, "%s/out", root);
-    CHECK_OK(mr_mkdir_p(in));
-    const char *inputs[7];
-    for (int i = 0; i < 7; i++) {
-        snprintf(paths[i], sizeof paths[i], "%s/%s.h5", in, names[i]);
-        if (kinds[i])
-            write_text(paths[i], kinds[i]);
-        inputs[i] = paths[i];
-    }
-    mr_batch_list l;
-    CHECK_OK(mr_batch_collect(inputs, 7, &l));
-    CHECK(l.count == 7);
-    int gpus[3] = {0, 1, 0};
-    mr_batch_config cfg = make_config(out, MR_BATCH_FRESH, 3, "iters=5");
-    cfg.gpus = gpus;
-    cfg.threads = 2;
-    int interrupted = 1;
-    double t0 = (double)time(NULL);
-    CHECK_OK(mr_batch_run(&cfg, &l, &interrupted));
-    double took = (double)time(NULL) - t0;
-    CHECK(interrupted == 0);
     printf("batch with one 3 s timeout: %.0f s\n", took);
-    for (int i = 0; i < l.count; i++)
-        printf("  %-8s state %d  %.2f s  %s\n", l.scans[i].name, (int)l.scans[i].state, l.scans[i].seconds,
-               l.scans[i].reason);
-    CHECK(l.scans[0].state == MR_BATCH_DONE_NOW && l.scans[5].state == MR_BATCH_DONE_NOW);
+    for (int i = 0; i < l->count; i++)
+        printf("  %-8s state %d  %.2f s  %s\n", l->scans[i].name, (int)l->scans[i].state, l->scans[i].seconds,
+               l->scans[i].reason);
+    CHECK(l->scans[0].state == MR_BATCH_DONE_NOW && l->scans[5].state == MR_BATCH_DONE_NOW);
     for (int i = 1; i <= 4; i++)
-        CHECK(l.scans[i].state == MR_BATCH_FAILED);
-    CHECK(l.scans[6].state == MR_BATCH_FAILED);
-    CHECK(strstr(l.scans[1].reason, "deliberate failure (bad dataset)") != NULL);
-    CHECK(strstr(l.scans[2].reason, "crashed") && strstr(l.scans[2].reason, "signal 6"));
-    CHECK(strstr(l.scans[3].reason, "timed out") != NULL);
-    CHECK_GE("time of the hanging scan (s)", l.scans[3].seconds, 3.0);
-    CHECK(strstr(l.scans[4].reason, "status 3") && strstr(l.scans[4].reason, "exit3 last words"));
-    CHECK(strstr(l.scans[6].reason, "absent.h5") && strstr(l.scans[6].reason, "No such file"));
+        CHECK(l->scans[i].state == MR_BATCH_FAILED);
+    CHECK(l->scans[6].state == MR_BATCH_FAILED);
+    CHECK(strstr(l->scans[1].reason, "deliberate failure (bad dataset)") != NULL);
+    CHECK(strstr(l->scans[2].reason, "crashed") && strstr(l->scans[2].reason, "signal 6"));
+    CHECK(strstr(l->scans[3].reason, "timed out") != NULL);
+    CHECK_GE("time of the hanging scan (s)", l->scans[3].seconds, 3.0);
+    CHECK(strstr(l->scans[4].reason, "status 3") && strstr(l->scans[4].reason, "exit3 last words"));
+    CHECK(strstr(l->scans[6].reason, "absent.h5") && strstr(l->scans[6].reason, "No such file"));
     /* the end of the failed scan's log: its lines 12..30, then the runner's error line (20 lines) */
-    const char *log = l.scans[1].log;
+    const char *log = l->scans[1].log;
     printf("log kept for 'bad':\n%s\n", log ? log : "(none)");
     CHECK(log && count_str(log, "\n") == MR_BATCH_LOG_LINES - 1);
     CHECK(log && strstr(log, "fail log line 12 <b>\n") && strstr(log, "fail log line 30") && !strstr(log, "line 11 "));
     CHECK(log && strstr(log, "deliberate failure (bad dataset)") && strstr(log, "?[1m") && !strchr(log, '\033'));
-    CHECK(l.scans[4].log && strcmp(l.scans[4].log, "exit3 last words") == 0);
-    CHECK(l.scans[0].log == NULL);
+    CHECK(l->scans[4].log && strcmp(l->scans[4].log, "exit3 last words") == 0);
+    CHECK(l->scans[0].log == NULL);
     /* only complete folders */
     CHECK(exists(out, "good1/metrics.csv") && exists(out, "good1/" MR_BATCH_DONE));
     CHECK(exists(out, "good2/metrics.csv") && exists(out, "good2/" MR_BATCH_DONE));
@@ -286,9 +264,13 @@ static void test_run(const char *root)
     printf("good1 ran on worker %d gpu %d threads %d\n", w, g, t);
     CHECK(w >= 0 && w < 3 && g == gpus[w] && t == 2);
     free(slot);
+}
 
-    /* summaries */
-    CHECK_OK(mr_batch_write_summary(out, &l, "test batch"));
+/* summary.csv, summary.md and summary.html of the first run */
+static void check_summaries(const char *out, const mr_batch_list *l)
+{
+    char p[4200];
+    CHECK_OK(mr_batch_write_summary(out, l, "test batch"));
     snprintf(p, sizeof p, "%s/summary.csv", out);
     char *csv = read_text(p);
     CHECK(csv != NULL);
@@ -328,12 +310,19 @@ static void test_run(const char *root)
     free(html);
     free(png);
     free(b64);
+}
 
+/* the runs after the first: a fresh one refused, --resume keeping finished folders, redoing fixed and
+ * changed inputs and everything with other options, and removing a stale partial folder */
+static void check_resume(mr_batch_config *cfg, mr_batch_list *l, const char *out, char paths[7][4200],
+                         int *interrupted)
+{
+    char p[4200];
     /* a second fresh run is refused and touches nothing */
     struct stat before, after;
     CHECK(inode_mtime(out, "good1", &before) == 0);
-    cfg.mode = MR_BATCH_FRESH;
-    CHECK(mr_batch_run(&cfg, &l, &interrupted) == MR_EINVAL);
+    cfg->mode = MR_BATCH_FRESH;
+    CHECK(mr_batch_run(cfg, l, interrupted) == MR_EINVAL);
     printf("fresh run into a non-empty folder: %s\n", mr_last_error());
     CHECK(strstr(mr_last_error(), "--resume") != NULL);
 
@@ -341,11 +330,11 @@ static void test_run(const char *root)
     write_text(paths[1], "ok 25");
     struct stat mbefore;
     CHECK(inode_mtime(out, "good1/metrics.csv", &mbefore) == 0);
-    cfg.mode = MR_BATCH_RESUME;
-    CHECK_OK(mr_batch_run(&cfg, &l, &interrupted));
-    CHECK(l.scans[0].state == MR_BATCH_RESUMED && l.scans[5].state == MR_BATCH_RESUMED);
-    CHECK(l.scans[1].state == MR_BATCH_DONE_NOW);
-    CHECK(l.scans[2].state == MR_BATCH_FAILED && l.scans[3].state == MR_BATCH_FAILED);
+    cfg->mode = MR_BATCH_RESUME;
+    CHECK_OK(mr_batch_run(cfg, l, interrupted));
+    CHECK(l->scans[0].state == MR_BATCH_RESUMED && l->scans[5].state == MR_BATCH_RESUMED);
+    CHECK(l->scans[1].state == MR_BATCH_DONE_NOW);
+    CHECK(l->scans[2].state == MR_BATCH_FAILED && l->scans[3].state == MR_BATCH_FAILED);
     CHECK(inode_mtime(out, "good1", &after) == 0);
     CHECK(after.st_ino == before.st_ino && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
           after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
@@ -357,23 +346,55 @@ static void test_run(const char *root)
     write_text(paths[5], "ok 29"); /* the same size: an mtime of its own, set rather than waited for */
     const struct timespec later[2] = {{0, UTIME_OMIT}, {time(NULL) + 10, 0}};
     CHECK(utimensat(AT_FDCWD, paths[5], later, 0) == 0);
-    CHECK_OK(mr_batch_run(&cfg, &l, &interrupted));
-    CHECK(l.scans[0].state == MR_BATCH_RESUMED && l.scans[5].state == MR_BATCH_DONE_NOW);
+    CHECK_OK(mr_batch_run(cfg, l, interrupted));
+    CHECK(l->scans[0].state == MR_BATCH_RESUMED && l->scans[5].state == MR_BATCH_DONE_NOW);
     snprintf(p, sizeof p, "%s/good2/metrics.csv", out);
     char *m2 = read_text(p);
     CHECK(m2 && strstr(m2, ",29,"));
     free(m2);
-    cfg.fingerprint = "iters=6";
-    CHECK_OK(mr_batch_run(&cfg, &l, &interrupted));
-    CHECK(l.scans[0].state == MR_BATCH_DONE_NOW && l.scans[5].state == MR_BATCH_DONE_NOW);
+    cfg->fingerprint = "iters=6";
+    CHECK_OK(mr_batch_run(cfg, l, interrupted));
+    CHECK(l->scans[0].state == MR_BATCH_DONE_NOW && l->scans[5].state == MR_BATCH_DONE_NOW);
 
     /* a stale partial folder (a killed run) is removed on resume */
     snprintf(p, sizeof p, "%s/.good1.partial", out);
     CHECK_OK(mr_mkdir_p(p));
     snprintf(p, sizeof p, "%s/.good1.partial/junk", out);
     write_text(p, "half written");
-    CHECK_OK(mr_batch_run(&cfg, &l, &interrupted));
+    CHECK_OK(mr_batch_run(cfg, l, interrupted));
     CHECK(!partials(out));
+}
+
+static void test_run(const char *root)
+{
+    static const char *const kinds[] = {"ok 31.5", "fail", "crash", "hang", "exit3", "ok 28.25", NULL};
+    static const char *const names[] = {"good1", "bad", "crashes", "hangs", "exits", "good2", "absent"};
+    char in[4096], out[4096], paths[7][4200];
+    snprintf(in, sizeof in, "%s/scans", root);
+    snprintf(out, sizeof out, "%s/out", root);
+    CHECK_OK(mr_mkdir_p(in));
+    const char *inputs[7];
+    for (int i = 0; i < 7; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s/%s.h5", in, names[i]);
+        if (kinds[i])
+            write_text(paths[i], kinds[i]);
+        inputs[i] = paths[i];
+    }
+    mr_batch_list l;
+    CHECK_OK(mr_batch_collect(inputs, 7, &l));
+    CHECK(l.count == 7);
+    int gpus[3] = {0, 1, 0};
+    mr_batch_config cfg = make_config(out, MR_BATCH_FRESH, 3, "iters=5");
+    cfg.gpus = gpus;
+    cfg.threads = 2;
+    int interrupted = 1;
+    double t0 = (double)time(NULL);
+    CHECK_OK(mr_batch_run(&cfg, &l, &interrupted));
+    double took = (double)time(NULL) - t0;
+    CHECK(interrupted == 0);
+    check_first_run(&l, out, names, gpus, took);
+    check_summaries(out, &l);
+    check_resume(&cfg, &l, out, paths, &interrupted);
     mr_batch_list_free(&l);
 }
 

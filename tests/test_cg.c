@@ -166,34 +166,29 @@ static int monotone_ok(const double *h, int k, const char *what)
     return !bad;
 }
 
-int main(void)
-{
-    uint64_t s = test_seed();
-    mr_vecops ops;
-    mr_vecops_cpu_ctx vctx;
-    mr_vecops_cpu_init(&ops, &vctx, 2);
+enum { N = 24, M = 40 };                                     /* sections 1 and 2: F is M x N */
+enum { NX = 6, NY = 5, NZ = 3, NV = NX * NY * NZ, MV = 120 }; /* section 3: the image, F is MV x NV */
 
-    /* ---- 1. Hermitian positive definite A = F^H F + 0.1 I, n = 24: CG -> direct solution. */
-    enum { N = 24, M = 40 };
-    dense D;
-    random_system(&D, M, N, 0.1, &s);
+/* ---- 1. Hermitian positive definite A = F^H F + 0.1 I, n = 24: CG -> direct solution; the tolerance
+ *         stop, a zero right-hand side and bad options. o is the CG options the sections pass on. */
+static void test_hpd(const mr_vecops *ops, dense *D, mr_cg_opts *o, uint64_t *s)
+{
+    random_system(D, M, N, 0.1, s);
     double complex b[N], xstar[N];
     for (int j = 0; j < N; j++)
-        b[j] = test_normal(&s) + I * test_normal(&s);
-    direct_solve(N, D.A, b, xstar);
+        b[j] = test_normal(s) + I * test_normal(s);
+    direct_solve(N, D->A, b, xstar);
     float bf[2 * N], x[2 * N];
     to_float(N, b, bf);
-    D.xstar = xstar;
-    mr_cg_opts o;
-    mr_cg_opts_default(&o);
-    o.iters = 3 * N;
-    o.normal = dense_apply;
-    o.normal_ctx = &D;
-    o.metric = dense_metric;
-    o.metric_ctx = &D;
-    D.metric_kind = 0;
+    D->xstar = xstar;
+    o->iters = 3 * N;
+    o->normal = dense_apply;
+    o->normal_ctx = D;
+    o->metric = dense_metric;
+    o->metric_ctx = D;
+    D->metric_kind = 0;
     mr_cg_result res;
-    CHECK_OK(mr_cg_solve(&ops, N, bf, x, &o, &res));
+    CHECK_OK(mr_cg_solve(ops, N, bf, x, o, &res));
     CHECK_LE("hpd: ||x - x*|| / ||x*||", rel_err(N, x, xstar), 1e-4);
     CHECK_LE("hpd: final relative residual", res.final_rel_resid, 1e-4);
     CHECK(res.rel_resid[0] == 1.0 && res.iterations == 3 * N && res.stop == MR_CG_STOP_ITERS);
@@ -201,119 +196,134 @@ int main(void)
     CHECK(monotone_ok(res.metric, roundoff_iteration(res.metric, res.iterations), "hpd: A-norm error"));
     mr_cg_result_free(&res);
 
-    D.metric_kind = 1;
-    CHECK_OK(mr_cg_solve(&ops, N, bf, x, &o, &res));
+    D->metric_kind = 1;
+    CHECK_OK(mr_cg_solve(ops, N, bf, x, o, &res));
     CHECK(monotone_ok(res.metric, roundoff_iteration(res.metric, res.iterations), "hpd: 2-norm error"));
     mr_cg_result_free(&res);
 
     /* tolerance stop: ||r_k||/||r_0|| <= 1e-3 ends early and is honoured */
-    o.tol = 1e-3;
-    o.metric = NULL;
-    CHECK_OK(mr_cg_solve(&ops, N, bf, x, &o, &res));
+    o->tol = 1e-3;
+    o->metric = NULL;
+    CHECK_OK(mr_cg_solve(ops, N, bf, x, o, &res));
     printf("tol 1e-3: stopped after %d iterations (%s), residual %.3g\n", res.iterations, mr_cg_stop_name(res.stop),
            res.final_rel_resid);
     CHECK(res.stop == MR_CG_STOP_TOL && res.iterations < 3 * N);
     CHECK_LE("tol: final relative residual", res.final_rel_resid, 1e-3);
     CHECK(res.metric == NULL);
     mr_cg_result_free(&res);
-    o.tol = 0;
+    o->tol = 0;
 
     /* zero right-hand side: x = 0, no iterations */
     float zero[2 * N] = {0};
-    CHECK_OK(mr_cg_solve(&ops, N, zero, x, &o, &res));
-    CHECK(res.iterations == 0 && res.stop == MR_CG_STOP_ZERO_RHS && ops.norm(ops.ctx, N, x) == 0);
+    CHECK_OK(mr_cg_solve(ops, N, zero, x, o, &res));
+    CHECK(res.iterations == 0 && res.stop == MR_CG_STOP_ZERO_RHS && ops->norm(ops->ctx, N, x) == 0);
     mr_cg_result_free(&res);
     /* bad options are errors, not crashes */
-    o.iters = 0;
-    CHECK(mr_cg_solve(&ops, N, bf, x, &o, &res) == MR_EINVAL);
-    o.iters = 10;
-    o.lambda = -1;
-    CHECK(mr_cg_solve(&ops, N, bf, x, &o, &res) == MR_EINVAL);
-    o.lambda = 0;
+    o->iters = 0;
+    CHECK(mr_cg_solve(ops, N, bf, x, o, &res) == MR_EINVAL);
+    o->iters = 10;
+    o->lambda = -1;
+    CHECK(mr_cg_solve(ops, N, bf, x, o, &res) == MR_EINVAL);
+    o->lambda = 0;
+    D->xstar = NULL; /* xstar is this function's */
+    free(D->F);
+    free(D->A);
+}
 
-    /* ---- 2. Noiseless least squares, A = F^H F (mu = 0), d = F x_true: x_k -> x_true and
-     *         the data residual ||d - F x_k|| never rises. */
-    free(D.F);
-    free(D.A);
-    random_system(&D, M, N, 0.0, &s);
+/* ---- 2. Noiseless least squares, A = F^H F (mu = 0), d = F x_true: x_k -> x_true and
+ *         the data residual ||d - F x_k|| never rises. */
+static void test_least_squares(const mr_vecops *ops, dense *D, mr_cg_opts *o, uint64_t *s)
+{
+    random_system(D, M, N, 0.0, s);
     double complex xtrue[N], d[M], bls[N];
+    float bf[2 * N], x[2 * N];
     for (int j = 0; j < N; j++)
-        xtrue[j] = test_normal(&s) + I * test_normal(&s);
+        xtrue[j] = test_normal(s) + I * test_normal(s);
     for (int i = 0; i < M; i++) {
         d[i] = 0;
         for (int j = 0; j < N; j++)
-            d[i] += D.F[i * N + j] * xtrue[j];
+            d[i] += D->F[i * N + j] * xtrue[j];
     }
     for (int j = 0; j < N; j++) {
         bls[j] = 0;
         for (int i = 0; i < M; i++)
-            bls[j] += conj(D.F[i * N + j]) * d[i];
+            bls[j] += conj(D->F[i * N + j]) * d[i];
     }
     to_float(N, bls, bf);
-    D.d = d;
-    D.xstar = NULL;
-    D.metric_kind = 2;
-    o.iters = 3 * N;
-    o.metric = dense_metric;
-    CHECK_OK(mr_cg_solve(&ops, N, bf, x, &o, &res));
+    D->d = d;
+    D->xstar = NULL;
+    D->metric_kind = 2;
+    o->iters = 3 * N;
+    o->metric = dense_metric;
+    mr_cg_result res;
+    CHECK_OK(mr_cg_solve(ops, N, bf, x, o, &res));
     CHECK_LE("least squares: ||x - x_true|| / ||x_true||", rel_err(N, x, xtrue), 1e-3);
     CHECK(monotone_ok(res.metric, roundoff_iteration(res.metric, res.iterations),
                       "least squares: data residual ||d - F x_k||"));
     mr_cg_result_free(&res);
     /* 2k iterations never leave a larger data residual than k */
     mr_cg_result r1, r2;
-    o.iters = 8;
-    CHECK_OK(mr_cg_solve(&ops, N, bf, x, &o, &r1));
-    o.iters = 16;
-    CHECK_OK(mr_cg_solve(&ops, N, bf, x, &o, &r2));
+    o->iters = 8;
+    CHECK_OK(mr_cg_solve(ops, N, bf, x, o, &r1));
+    o->iters = 16;
+    CHECK_OK(mr_cg_solve(ops, N, bf, x, o, &r2));
     CHECK_LE("data residual after 16 / after 8", r2.metric[16] / r1.metric[8], 1.0);
     mr_cg_result_free(&r1);
     mr_cg_result_free(&r2);
+    D->d = NULL; /* d is this function's */
+    free(D->F);
+    free(D->A);
+}
 
-    /* ---- 3. Regularisers on a 6 x 5 x 3 image (n = 90): CG matches the direct solution of
-     *         (A + lambda R^H R) x = b built column by column from mr_reg_apply. */
-    enum { NX = 6, NY = 5, NZ = 3, NV = NX * NY * NZ, MV = 120 };
-    free(D.F);
-    free(D.A);
-    random_system(&D, MV, NV, 0.0, &s);
-    D.d = NULL;
-    D.xstar = NULL;
+/* R^H R of one regulariser: self-adjoint, <x, R^H R x> = ||R x||^2, on random x and y */
+static void check_reg_self_adjoint(const mr_vecops *ops, mr_regularizer *reg, uint64_t *s)
+{
+    float *xa = malloc(2 * NV * sizeof *xa), *ya = malloc(2 * NV * sizeof *ya);
+    float *rxa = malloc(2 * NV * sizeof *rxa), *rya = malloc(2 * NV * sizeof *rya);
+    for (int j = 0; j < 2 * NV; j++) {
+        xa[j] = (float)test_normal(s);
+        ya[j] = (float)test_normal(s);
+    }
+    CHECK_OK(mr_reg_apply(reg, xa, rxa));
+    CHECK_OK(mr_reg_apply(reg, ya, rya));
+    double d1[2], d2[2], d3[2];
+    ops->dot(ops->ctx, NV, ya, rxa, d1);
+    ops->dot(ops->ctx, NV, rya, xa, d2);
+    ops->dot(ops->ctx, NV, xa, rxa, d3);
+    printf("%s: <y,RHRx> = %.6f%+.6fi, <RHRy,x> = %.6f%+.6fi\n", mr_reg_name(reg->kind), d1[0], d1[1], d2[0], d2[1]);
+    CHECK_LE("R^H R self-adjoint", hypot(d1[0] - d2[0], d1[1] - d2[1]) / hypot(d1[0], d1[1]), 1e-5);
+    CHECK_LE("<x, R^H R x> vs ||R x||^2", fabs(d3[0] - mr_reg_value(reg, xa)) / d3[0], 1e-5);
+    free(xa);
+    free(ya);
+    free(rxa);
+    free(rya);
+}
+
+/* ---- 3. Regularisers on a 6 x 5 x 3 image (n = 90): CG matches the direct solution of
+ *         (A + lambda R^H R) x = b built column by column from mr_reg_apply. */
+static void test_regularizers(const mr_vecops *ops, dense *D, mr_cg_opts *o, uint64_t *s)
+{
+    random_system(D, MV, NV, 0.0, s);
+    D->d = NULL;
+    D->xstar = NULL;
     double complex *bv = malloc(NV * sizeof *bv), *xv = malloc(NV * sizeof *xv);
     double complex *Mreg = malloc((size_t)NV * NV * sizeof *Mreg);
     float *bvf = malloc(2 * NV * sizeof *bvf), *xf = malloc(2 * NV * sizeof *xf);
     float *e = calloc(2 * NV, sizeof *e), *col = malloc(2 * NV * sizeof *col);
     for (int j = 0; j < NV; j++)
-        bv[j] = test_normal(&s) + I * test_normal(&s);
+        bv[j] = test_normal(s) + I * test_normal(s);
     to_float(NV, bv, bvf);
-    o.metric = NULL;
-    o.iters = 400;
-    o.tol = 1e-6;
+    o->metric = NULL;
+    o->iters = 400;
+    o->tol = 1e-6;
+    mr_cg_result res;
     for (int kind = 0; kind < 2; kind++) {
         mr_regularizer reg = {kind == 0 ? MR_REG_IDENTITY : MR_REG_GRADIENT, {NX, NY, NZ}, 1};
         const char *name = mr_reg_name(reg.kind);
-        /* R^H R: self-adjoint, <x, R^H R x> = ||R x||^2, columns give the dense matrix */
-        float *xa = malloc(2 * NV * sizeof *xa), *ya = malloc(2 * NV * sizeof *ya);
-        float *rxa = malloc(2 * NV * sizeof *rxa), *rya = malloc(2 * NV * sizeof *rya);
-        for (int j = 0; j < 2 * NV; j++) {
-            xa[j] = (float)test_normal(&s);
-            ya[j] = (float)test_normal(&s);
-        }
-        CHECK_OK(mr_reg_apply(&reg, xa, rxa));
-        CHECK_OK(mr_reg_apply(&reg, ya, rya));
-        double d1[2], d2[2], d3[2];
-        ops.dot(ops.ctx, NV, ya, rxa, d1);
-        ops.dot(ops.ctx, NV, rya, xa, d2);
-        ops.dot(ops.ctx, NV, xa, rxa, d3);
-        printf("%s: <y,RHRx> = %.6f%+.6fi, <RHRy,x> = %.6f%+.6fi\n", name, d1[0], d1[1], d2[0], d2[1]);
-        CHECK_LE("R^H R self-adjoint", hypot(d1[0] - d2[0], d1[1] - d2[1]) / hypot(d1[0], d1[1]), 1e-5);
-        CHECK_LE("<x, R^H R x> vs ||R x||^2", fabs(d3[0] - mr_reg_value(&reg, xa)) / d3[0], 1e-5);
-        free(xa);
-        free(ya);
-        free(rxa);
-        free(rya);
+        check_reg_self_adjoint(ops, &reg, s);
 
-        o.reg = (kind == 0) ? NULL : mr_reg_apply; /* NULL means identity: test that path */
-        o.reg_ctx = &reg;
+        o->reg = (kind == 0) ? NULL : mr_reg_apply; /* NULL means identity: test that path */
+        o->reg_ctx = &reg;
         double prev_pen = INFINITY;
         /* the gradient also at lambda >> ||A||, where x approaches the null space of R
          * (constants): CG must still match the direct solve there */
@@ -325,13 +335,13 @@ int main(void)
                 mr_reg_apply(&reg, e, col);
                 e[2 * c] = 0;
                 for (int r = 0; r < NV; r++)
-                    Mreg[r * NV + c] = D.A[r * NV + c] + lam * (col[2 * r] + I * col[2 * r + 1]);
+                    Mreg[r * NV + c] = D->A[r * NV + c] + lam * (col[2 * r] + I * col[2 * r + 1]);
             }
             direct_solve(NV, Mreg, bv, xv);
-            o.lambda = lam;
-            CHECK_OK(mr_cg_solve(&ops, NV, bvf, xf, &o, &res));
+            o->lambda = lam;
+            CHECK_OK(mr_cg_solve(ops, NV, bvf, xf, o, &res));
             double err = rel_err(NV, xf, xv);
-            double pen = kind == 0 ? ops.norm(ops.ctx, NV, xf) : sqrt(mr_reg_value(&reg, xf));
+            double pen = kind == 0 ? ops->norm(ops->ctx, NV, xf) : sqrt(mr_reg_value(&reg, xf));
             printf("%s lambda %g: %d iterations, ||x - x_direct||/||x_direct|| = %.3g, %s = %.6g\n", name, lam,
                    res.iterations, err, kind == 0 ? "||x||" : "||R x||", pen);
             CHECK_LE("regularised: CG vs direct", err, 1e-4);
@@ -341,14 +351,15 @@ int main(void)
         }
         if (kind == 0) {
             /* lambda >> ||A||: x ~= b / lambda, to O(||A|| / lambda) */
-            o.lambda = 1e4;
-            CHECK_OK(mr_cg_solve(&ops, NV, bvf, xf, &o, &res));
+            o->lambda = 1e4;
+            CHECK_OK(mr_cg_solve(ops, NV, bvf, xf, o, &res));
             for (int j = 0; j < NV; j++)
                 xv[j] = bv[j] / 1e4;
             CHECK_LE("identity, lambda 1e4: x vs b/lambda", rel_err(NV, xf, xv), 1e-2);
             mr_cg_result_free(&res);
         }
     }
+    o->reg_ctx = NULL; /* reg was the loop's */
     free(bv);
     free(xv);
     free(Mreg);
@@ -356,7 +367,21 @@ int main(void)
     free(xf);
     free(e);
     free(col);
-    free(D.F);
-    free(D.A);
+    free(D->F);
+    free(D->A);
+}
+
+int main(void)
+{
+    uint64_t s = test_seed();
+    mr_vecops ops;
+    mr_vecops_cpu_ctx vctx;
+    mr_vecops_cpu_init(&ops, &vctx, 2);
+    dense D;
+    mr_cg_opts o;
+    mr_cg_opts_default(&o);
+    test_hpd(&ops, &D, &o, &s);
+    test_least_squares(&ops, &D, &o, &s);
+    test_regularizers(&ops, &D, &o, &s);
     return test_finish("test_cg");
 }

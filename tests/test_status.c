@@ -27,6 +27,22 @@ int main(void)
     mr_error(MR_EIO, "%s: cannot open: %s", mid, "No such file or directory"); /* fits whole */
     CHECK(strlen(mr_last_error()) == strlen(mid) + strlen(": cannot open: No such file or directory"));
 
+    /* settings named {name} by the library, spelled as the application says */
+    char b[64];
+    mr_error(MR_EINVAL, "pick one with {volume} (0..%d); {traj-units} %s; {real, imag}; {Bad}; {-x}; {2}", 3, "{volume}");
+    printf("default spelling: %s\n", mr_last_error());
+    CHECK(strcmp(mr_last_error(), "pick one with volume (0..3); traj-units {volume}; {real, imag}; {Bad}; {-x}; {2}") == 0);
+    CHECK(mr_error_set_spelling("--", '-', "") == MR_OK);
+    mr_error(MR_EINVAL, "pick one with {volume} (0..%d); {traj-units} %s", 3, "{volume}");
+    printf("command-line spelling: %s\n", mr_last_error());
+    CHECK(strcmp(mr_last_error(), "pick one with --volume (0..3); --traj-units {volume}") == 0);
+    CHECK(mr_error_set_spelling("", '_', "=") == MR_OK);
+    CHECK(strcmp(mr_error_spell("{traj-units}radians", b, sizeof b), "traj_units=radians") == 0);
+    CHECK(strcmp(mr_error_spell("{lambda-rel}{lambda-rel}", b, 12), "lambda_rel=") == 0); /* truncated */
+    CHECK(mr_error_set_spelling("%s", '-', "") == MR_EINVAL && mr_error_set_spelling("", '-', "%n") == MR_EINVAL);
+    CHECK(strcmp(mr_error_spell("{dwell}", b, sizeof b), "dwell=") == 0); /* a refused spelling changes nothing */
+    CHECK(mr_error_set_spelling("", '-', "") == MR_OK);
+
     int iters = 60, flag = 0;
     double lambda = 0;
     const char *method = "cg";

@@ -75,72 +75,74 @@ static int usage(void)
     return 2;
 }
 
-int main(int argc, char **argv)
+/* The command line (see the header comment), validated; real: Q's real weights (--what q). */
+typedef struct {
+    const char *what, *device, *mirror, *grid;
+    int dims, threads, reps, check, expect_identical, real;
+    int64_t n, m;
+} split_args;
+
+/* 0, or usage()'s 2; --seed moves g_rng */
+static int parse_args(int argc, char **argv, split_args *A)
 {
-    const char *what = "q", *device = "cpu", *mirror = "auto", *grid = NULL;
-    int dims = 2, threads = 0, reps = 1, check = 0, expect_identical = 0;
-    int64_t n = 32, m = 0;
+    *A = (split_args){.what = "q", .device = "cpu", .mirror = "auto", .dims = 2, .reps = 1, .n = 32};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(arg, "--check") == 0)
-            check = 1;
+            A->check = 1;
         else if (strcmp(arg, "--expect-identical") == 0)
-            expect_identical = check = 1;
+            A->expect_identical = A->check = 1;
         else if (!val)
             return usage();
         else if (strcmp(arg, "--what") == 0)
-            what = val, i++;
+            A->what = val, i++;
         else if (strcmp(arg, "--grid") == 0)
-            grid = val, i++;
+            A->grid = val, i++;
         else if (strcmp(arg, "--dims") == 0)
-            dims = atoi(val), i++;
+            A->dims = atoi(val), i++;
         else if (strcmp(arg, "--matrix") == 0)
-            n = atoll(val), i++;
+            A->n = atoll(val), i++;
         else if (strcmp(arg, "--samples") == 0)
-            m = atoll(val), i++;
+            A->m = atoll(val), i++;
         else if (strcmp(arg, "--device") == 0)
-            device = val, i++;
+            A->device = val, i++;
         else if (strcmp(arg, "--threads") == 0)
-            threads = atoi(val), i++;
+            A->threads = atoi(val), i++;
         else if (strcmp(arg, "--mirror") == 0)
-            mirror = val, i++;
+            A->mirror = val, i++;
         else if (strcmp(arg, "--reps") == 0)
-            reps = atoi(val), i++;
+            A->reps = atoi(val), i++;
         else if (strcmp(arg, "--seed") == 0)
             g_rng ^= (uint64_t)atoll(val) * 0xD1B54A32D192ED03ull, i++;
         else
             return usage();
     }
-    int real = strcmp(what, "q") == 0;
-    if (!grid)
-        grid = real ? "q" : "image";
-    if ((!real && strcmp(what, "fhd") != 0) || (strcmp(grid, "q") != 0 && strcmp(grid, "image") != 0) || (dims != 2 && dims != 3) || n < 2 || n > 1024 || reps < 1 ||
-        reps > 1000 || m < 0 || (strcmp(device, "cpu") != 0 && strcmp(device, "gpu") != 0) ||
-        (strcmp(mirror, "auto") != 0 && strcmp(mirror, "on") != 0 && strcmp(mirror, "off") != 0))
+    A->real = strcmp(A->what, "q") == 0;
+    if (!A->grid)
+        A->grid = A->real ? "q" : "image";
+    if ((!A->real && strcmp(A->what, "fhd") != 0) || (strcmp(A->grid, "q") != 0 && strcmp(A->grid, "image") != 0) ||
+        (A->dims != 2 && A->dims != 3) || A->n < 2 || A->n > 1024 || A->reps < 1 || A->reps > 1000 || A->m < 0 ||
+        (strcmp(A->device, "cpu") != 0 && strcmp(A->device, "gpu") != 0) ||
+        (strcmp(A->mirror, "auto") != 0 && strcmp(A->mirror, "on") != 0 && strcmp(A->mirror, "off") != 0))
         return usage();
-    if (m == 0)
-        m = dims == 2 ? 4 * n * n : n * n * n / 2;
+    if (A->m == 0)
+        A->m = A->dims == 2 ? 4 * A->n * A->n : A->n * A->n * A->n / 2;
+    return 0;
+}
 
-    mr_comm *comm = NULL;
-    if (mr_comm_init(&comm) != MR_OK) {
-        fprintf(stderr, "tool_mpi_split: %s\n", mr_last_error());
-        return 1;
-    }
-    const int rank = mr_comm_rank(comm), ranks = mr_comm_size(comm);
-    int64_t matrix[3] = {n, n, dims == 3 ? n : 1};
-    mr_grid g = strcmp(grid, "q") == 0 ? mr_grid_q(matrix) : mr_grid_image(matrix);
-    const int64_t nv = mr_grid_size(&g);
-    float *traj = malloc((size_t)m * 3 * sizeof *traj), *a = malloc((size_t)m * 2 * sizeof *a);
-    float *out = rank == 0 ? malloc((size_t)nv * 2 * sizeof *out) : NULL;
-    mr_status st = traj && a && (rank != 0 || out) ? MR_OK : mr_error(MR_ENOMEM, "out of memory");
+/* Rank 0 draws the trajectory and the weights (a: [m] real or [m][2] complex), every rank receives them. */
+static mr_status draw_and_share(mr_comm *comm, const split_args *A, mr_status st, float *traj, float *a)
+{
+    const int64_t m = A->m;
+    const int rank = mr_comm_rank(comm);
     if (st == MR_OK && rank == 0)
         for (int64_t k = 0; k < m; k++) {
             for (int ax = 0; ax < 3; ax++)
-                traj[3 * k + ax] = ax < dims ? (float)((uniform() - 0.5) * (double)n) : 0.0f;
-            a[2 * k] = (float)(real ? uniform() : uniform() - 0.5);
+                traj[3 * k + ax] = ax < A->dims ? (float)((uniform() - 0.5) * (double)A->n) : 0.0f;
+            a[2 * k] = (float)(A->real ? uniform() : uniform() - 0.5);
             a[2 * k + 1] = (float)(uniform() - 0.5);
         }
-    if (real && st == MR_OK && rank == 0) /* real weights: a is [m] */
+    if (A->real && st == MR_OK && rank == 0) /* real weights: a is [m] */
         for (int64_t k = 0; k < m; k++)
             a[k] = a[2 * k];
     st = mr_comm_agree(comm, st);
@@ -148,28 +150,138 @@ int main(int argc, char **argv)
         st = mr_comm_bcast(comm, traj, (size_t)m * 3 * sizeof *traj, 0);
     if (st == MR_OK)
         st = mr_comm_bcast(comm, a, (size_t)m * 2 * sizeof *a, 0);
+    return st;
+}
 
-    mr_split_opts o;
-    mr_split_opts_default(&o);
-    o.threads = threads;
-    o.mirror = strcmp(mirror, "on") == 0 ? 1 : strcmp(mirror, "off") == 0 ? 0 : -1;
-    if (strcmp(device, "gpu") == 0) {
+/* The split options of the command line and this rank's GPU; rank 0 prints the run's line. */
+static mr_status choose_device(mr_comm *comm, const split_args *A, const mr_grid *g, mr_status st, mr_split_opts *o)
+{
+    mr_split_opts_default(o);
+    o->threads = A->threads;
+    o->mirror = strcmp(A->mirror, "on") == 0 ? 1 : strcmp(A->mirror, "off") == 0 ? 0 : -1;
+    if (strcmp(A->device, "gpu") == 0) {
         int count = mr_gpu_count();
         if (count == 0)
             st = mr_error(MR_ENODEV, "--device gpu: no usable GPU on %s", mr_comm_host(comm));
         else
-            o.device = mr_comm_local_rank(comm) % count;
+            o->device = mr_comm_local_rank(comm) % count;
     }
     st = mr_comm_agree(comm, st);
-    if (rank == 0 && st == MR_OK) {
+    const int ranks = mr_comm_size(comm);
+    if (mr_comm_rank(comm) == 0 && st == MR_OK) {
         char gpu[128] = "cpu";
-        if (o.device >= 0)
-            mr_gpu_describe(o.device, gpu, sizeof gpu);
+        if (o->device >= 0)
+            mr_gpu_describe(o->device, gpu, sizeof gpu);
         printf("split %s %dD N=%lld: grid %lldx%lldx%lld, %lld samples, %d rank%s, device %s (rank 0), threads %d, "
                "mirror %s\n",
-               what, dims, (long long)n, (long long)g.n[0], (long long)g.n[1], (long long)g.n[2], (long long)m, ranks,
-               ranks > 1 ? "s" : "", gpu, threads, mirror);
+               A->what, A->dims, (long long)A->n, (long long)g->n[0], (long long)g->n[1], (long long)g->n[2],
+               (long long)A->m, ranks, ranks > 1 ? "s" : "", gpu, A->threads, A->mirror);
     }
+    return st;
+}
+
+/* What --check measured: the one-process run's time, its agreement with the split result, both
+ * against float64 direct sums on every step-th voxel. */
+typedef struct {
+    double one_s, maxdiff, l2d, l2, ref_split, ref_one;
+    int64_t identical, step;
+} split_check;
+
+/* the split result out against the one-process result one and the float64 direct sums */
+static void compare_results(const mr_grid *g, const float *traj, const float *a, int real, int64_t m,
+                            const float *out, const float *one, split_check *c)
+{
+    const int64_t nv = mr_grid_size(g);
+    for (int64_t v = 0; v < 2 * nv; v++) {
+        double d = fabs((double)out[v] - (double)one[v]);
+        c->maxdiff = d > c->maxdiff ? d : c->maxdiff;
+        c->l2d += d * d;
+        c->l2 += (double)one[v] * one[v];
+    }
+    for (int64_t v = 0; v < nv; v++)
+        c->identical += memcmp(out + 2 * v, one + 2 * v, 2 * sizeof *out) == 0;
+    /* float64 direct sums on about nref voxels (all of them when fewer) */
+    double es = 0, eo = 0, rr = 0;
+    for (int64_t v = 0; v < nv; v += c->step) {
+        double ref[2];
+        ref_voxel(g, traj, a, real, m, v, ref);
+        for (int k = 0; k < 2; k++) {
+            es += (out[2 * v + k] - ref[k]) * (out[2 * v + k] - ref[k]);
+            eo += (one[2 * v + k] - ref[k]) * (one[2 * v + k] - ref[k]);
+            rr += ref[k] * ref[k];
+        }
+    }
+    c->ref_split = sqrt(es / rr);
+    c->ref_one = sqrt(eo / rr);
+}
+
+/* --check on rank 0: runs the one-process kernel, compares, prints the check's lines; 1 when it fails */
+static int check_one_process(const split_args *A, const mr_grid *g, const float *traj, const float *a,
+                             const float *out, const mr_split_opts *o, split_check *c)
+{
+    const int64_t nv = mr_grid_size(g), m = A->m;
+    const int real = A->real;
+    mr_status st = MR_OK;
+    float *one = malloc((size_t)nv * 2 * sizeof *one);
+    double t0 = mr_now();
+    mr_gpu_nudft *p = NULL;
+    if (!one)
+        st = mr_error(MR_ENOMEM, "out of memory");
+    else if (o->device < 0)
+        st = mr_nudft_adjoint(g, traj, a, real, m, one, A->threads);
+    else if ((st = mr_gpu_nudft_create(&p, o->device, traj, m)) == MR_OK)
+        st = mr_gpu_nudft_adjoint(p, g, a, real, one, o->variant);
+    c->one_s = mr_now() - t0;
+    mr_gpu_nudft_destroy(p);
+    if (st == MR_OK)
+        compare_results(g, traj, a, real, m, out, one, c);
+    else
+        fprintf(stderr, "tool_mpi_split: one-process run: %s\n", mr_last_error());
+    free(one);
+    double rel = c->l2 > 0 ? sqrt(c->l2d / c->l2) : sqrt(c->l2d);
+    printf("  check: one process %.4f s; %lld of %lld voxels bit-identical, max |diff| %.3g, relative L2 %.3g; "
+           "against float64 (%lld voxels): split %.3g, one process %.3g\n",
+           c->one_s, (long long)c->identical, (long long)nv, c->maxdiff, rel, (long long)((nv + c->step - 1) / c->step),
+           c->ref_split, c->ref_one);
+    /* the CPU kernel mr_nudft_adjoint runs: the portable rotation kernel, or a "powers" one */
+    const char *kernel = mr_nudft_kernel_name();
+    int rotation = kernel && strcmp(kernel, "portable") == 0;
+    int mirrored = real && (o->mirror > 0 || (o->mirror < 0 && o->device < 0));
+    int want_identical = A->expect_identical && o->device < 0 && (!real || (mirrored && rotation));
+    printf("  expected: %s (CPU kernel %s)\n", want_identical ? "bit-identical" : "relative L2 <= 1e-6",
+           kernel ? kernel : "?");
+    int fail = st != MR_OK || c->ref_split > 1e-5 || (want_identical ? c->identical != nv : rel > 1e-6);
+    if (fail)
+        printf("  FAIL: %s\n", st != MR_OK ? mr_last_error()
+                               : c->ref_split > 1e-5 ? "split result differs from float64 by more than 1e-5"
+                               : c->identical != nv && rel <= 1e-6 ? "split result not bit-identical to the one-process result"
+                                                  : "split result differs from one process by more than 1e-6");
+    return fail;
+}
+
+int main(int argc, char **argv)
+{
+    split_args A;
+    if (parse_args(argc, argv, &A) != 0)
+        return 2; /* the usage was printed */
+    const int64_t n = A.n, m = A.m;
+    const int real = A.real, reps = A.reps;
+
+    mr_comm *comm = NULL;
+    if (mr_comm_init(&comm) != MR_OK) {
+        fprintf(stderr, "tool_mpi_split: %s\n", mr_last_error());
+        return 1;
+    }
+    const int rank = mr_comm_rank(comm), ranks = mr_comm_size(comm);
+    int64_t matrix[3] = {n, n, A.dims == 3 ? n : 1};
+    mr_grid g = strcmp(A.grid, "q") == 0 ? mr_grid_q(matrix) : mr_grid_image(matrix);
+    const int64_t nv = mr_grid_size(&g);
+    float *traj = malloc((size_t)m * 3 * sizeof *traj), *a = malloc((size_t)m * 2 * sizeof *a);
+    float *out = rank == 0 ? malloc((size_t)nv * 2 * sizeof *out) : NULL;
+    mr_status st = traj && a && (rank != 0 || out) ? MR_OK : mr_error(MR_ENOMEM, "out of memory");
+    st = draw_and_share(comm, &A, st, traj, a);
+    mr_split_opts o;
+    st = choose_device(comm, &A, &g, st, &o);
     double *tc = calloc((size_t)reps, sizeof *tc), *tg = calloc((size_t)reps, sizeof *tg),
            *tt = calloc((size_t)reps, sizeof *tt);
     if (!tc || !tg || !tt)
@@ -190,75 +302,20 @@ int main(int argc, char **argv)
     if (fail && rank == 0)
         fprintf(stderr, "tool_mpi_split: %s\n", mr_last_error());
     if (!fail && rank == 0) {
-        double one_s = 0, maxdiff = 0, l2d = 0, l2 = 0, ref_split = 0, ref_one = 0;
+        split_check c = {0};
         int64_t nref = 2000000000 / m < 2000 ? 2000000000 / m : 2000;
         nref = nref < 16 ? 16 : nref;
-        int64_t identical = 0, step = nv > nref ? nv / nref : 1;
-        if (check) {
-            float *one = malloc((size_t)nv * 2 * sizeof *one);
-            double t0 = mr_now();
-            mr_gpu_nudft *p = NULL;
-            if (!one)
-                st = mr_error(MR_ENOMEM, "out of memory");
-            else if (o.device < 0)
-                st = mr_nudft_adjoint(&g, traj, a, real, m, one, threads);
-            else if ((st = mr_gpu_nudft_create(&p, o.device, traj, m)) == MR_OK)
-                st = mr_gpu_nudft_adjoint(p, &g, a, real, one, o.variant);
-            one_s = mr_now() - t0;
-            mr_gpu_nudft_destroy(p);
-            if (st == MR_OK) {
-                for (int64_t v = 0; v < 2 * nv; v++) {
-                    double d = fabs((double)out[v] - (double)one[v]);
-                    maxdiff = d > maxdiff ? d : maxdiff;
-                    l2d += d * d;
-                    l2 += (double)one[v] * one[v];
-                }
-                for (int64_t v = 0; v < nv; v++)
-                    identical += memcmp(out + 2 * v, one + 2 * v, 2 * sizeof *out) == 0;
-                /* float64 direct sums on about nref voxels (all of them when fewer) */
-                double es = 0, eo = 0, rr = 0;
-                for (int64_t v = 0; v < nv; v += step) {
-                    double ref[2];
-                    ref_voxel(&g, traj, a, real, m, v, ref);
-                    for (int c = 0; c < 2; c++) {
-                        es += (out[2 * v + c] - ref[c]) * (out[2 * v + c] - ref[c]);
-                        eo += (one[2 * v + c] - ref[c]) * (one[2 * v + c] - ref[c]);
-                        rr += ref[c] * ref[c];
-                    }
-                }
-                ref_split = sqrt(es / rr);
-                ref_one = sqrt(eo / rr);
-            } else {
-                fprintf(stderr, "tool_mpi_split: one-process run: %s\n", mr_last_error());
-            }
-            free(one);
-            double rel = l2 > 0 ? sqrt(l2d / l2) : sqrt(l2d);
-            printf("  check: one process %.4f s; %lld of %lld voxels bit-identical, max |diff| %.3g, relative L2 %.3g; "
-                   "against float64 (%lld voxels): split %.3g, one process %.3g\n",
-                   one_s, (long long)identical, (long long)nv, maxdiff, rel, (long long)((nv + step - 1) / step),
-                   ref_split, ref_one);
-            /* the CPU kernel mr_nudft_adjoint runs: the portable rotation kernel, or a "powers" one */
-            const char *kernel = mr_nudft_kernel_name();
-            int rotation = kernel && strcmp(kernel, "portable") == 0;
-            int mirrored = real && (o.mirror > 0 || (o.mirror < 0 && o.device < 0));
-            int want_identical = expect_identical && o.device < 0 && (!real || (mirrored && rotation));
-            printf("  expected: %s (CPU kernel %s)\n", want_identical ? "bit-identical" : "relative L2 <= 1e-6",
-                   kernel ? kernel : "?");
-            fail = st != MR_OK || ref_split > 1e-5 || (want_identical ? identical != nv : rel > 1e-6);
-            if (fail)
-                printf("  FAIL: %s\n", st != MR_OK ? mr_last_error()
-                                       : ref_split > 1e-5 ? "split result differs from float64 by more than 1e-5"
-                                       : identical != nv && rel <= 1e-6 ? "split result not bit-identical to the one-process result"
-                                                          : "split result differs from one process by more than 1e-6");
-        }
+        c.step = nv > nref ? nv / nref : 1;
+        if (A.check)
+            fail = check_one_process(&A, &g, traj, a, out, &o, &c);
         double mc = median(tc, reps), mg = median(tg, reps), mt = median(tt, reps);
         printf("RESULT what=%s dims=%d N=%lld M=%lld ranks=%d device=%s threads=%d reps=%d compute_s=%.6f gather_s=%.6f "
                "total_s=%.6f",
-               what, dims, (long long)n, (long long)m, ranks, device, threads, reps, mc, mg, mt);
-        if (check)
-            printf(" one_s=%.6f speedup_compute=%.3f speedup_total=%.3f identical=%lld/%lld rel_l2=%.3g", one_s,
-                   mc > 0 ? one_s / mc : 0, mt > 0 ? one_s / mt : 0, (long long)identical, (long long)nv,
-                   l2 > 0 ? sqrt(l2d / l2) : 0);
+               A.what, A.dims, (long long)n, (long long)m, ranks, A.device, A.threads, reps, mc, mg, mt);
+        if (A.check)
+            printf(" one_s=%.6f speedup_compute=%.3f speedup_total=%.3f identical=%lld/%lld rel_l2=%.3g", c.one_s,
+                   mc > 0 ? c.one_s / mc : 0, mt > 0 ? c.one_s / mt : 0, (long long)c.identical, (long long)nv,
+                   c.l2 > 0 ? sqrt(c.l2d / c.l2) : 0);
         printf(" %s\n", fail ? "FAIL" : "ok");
         fflush(stdout);
     }

@@ -95,6 +95,34 @@ static void *sample_mem(void *arg)
     return NULL;
 }
 
+/* --save: the image (complex64); --ref: its relative L2 to a saved image, and that image's PSNR */
+static void save_and_compare(const float *img, const float *truth, int64_t nv, const char *save, const char *ref_path)
+{
+    if (save) {
+        FILE *f = fopen(save, "wb");
+        if (f) {
+            fwrite(img, sizeof(float), (size_t)nv * 2, f);
+            fclose(f);
+        }
+    }
+    if (ref_path) {
+        float *ref = malloc((size_t)nv * 2 * sizeof(float));
+        FILE *f = fopen(ref_path, "rb");
+        if (ref && f && fread(ref, sizeof(float), (size_t)nv * 2, f) == (size_t)nv * 2) {
+            double e2 = 0, r2 = 0;
+            for (int64_t i = 0; i < 2 * nv; i++) {
+                e2 += ((double)img[i] - ref[i]) * ((double)img[i] - ref[i]);
+                r2 += (double)ref[i] * ref[i];
+            }
+            printf("  relative L2 to %s: %.3e; PSNR of that image %.3f dB\n", ref_path, sqrt(e2 / r2),
+                   mr_metrics_psnr(ref, 1, truth, nv));
+        }
+        if (f)
+            fclose(f);
+        free(ref);
+    }
+}
+
 static int operator_mode(const char *model, const char *device, int dim, int64_t n, int64_t spokes, int64_t readout,
                          double tol, int64_t ncoils, int iters, const char *save, const char *ref_path)
 {
@@ -188,29 +216,7 @@ static int operator_mode(const char *model, const char *device, int dim, int64_t
         printf("; GPU memory peak %.2f GB above the %.2f GB in use before", (fr0 - ms.min_free) * 1e-9,
                (ms.total - fr0) * 1e-9);
     printf("\n  PSNR vs truth %.3f dB\n", mr_metrics_psnr(img, 1, truth, nv));
-    if (save) {
-        FILE *f = fopen(save, "wb");
-        if (f) {
-            fwrite(img, sizeof(float), (size_t)nv * 2, f);
-            fclose(f);
-        }
-    }
-    if (ref_path) {
-        float *ref = malloc((size_t)nv * 2 * sizeof(float));
-        FILE *f = fopen(ref_path, "rb");
-        if (ref && f && fread(ref, sizeof(float), (size_t)nv * 2, f) == (size_t)nv * 2) {
-            double e2 = 0, r2 = 0;
-            for (int64_t i = 0; i < 2 * nv; i++) {
-                e2 += ((double)img[i] - ref[i]) * ((double)img[i] - ref[i]);
-                r2 += (double)ref[i] * ref[i];
-            }
-            printf("  relative L2 to %s: %.3e; PSNR of that image %.3f dB\n", ref_path, sqrt(e2 / r2),
-                   mr_metrics_psnr(ref, 1, truth, nv));
-        }
-        if (f)
-            fclose(f);
-        free(ref);
-    }
+    save_and_compare(img, truth, nv, save, ref_path);
     v->release(v->ctx, dy);
     v->release(v->ctx, db);
     v->release(v->ctx, dx);
@@ -231,224 +237,290 @@ fail:
     return 1;
 }
 
-int main(int argc, char **argv)
+/* The command line (see the header comment). */
+typedef struct {
+    const char *device, *write, *compare;
+    int64_t n, spokes, readout;
+    double tol, upsample;
+    int reps, nmodes, type;
+    double gm_ratio, smem_kb;
+    const char *op_model, *save, *ref_path;
+    int64_t ncoils;
+    int iters, dim;
+} bench_args;
+
+/* 0, or 2 for an unknown option */
+static int parse_args(int argc, char **argv, bench_args *a)
 {
-    const char *device = "gpu", *write = NULL, *compare = NULL;
-    int64_t n = 128, spokes = 1078, readout = 264;
-    double tol = 1e-6, upsample = 0.0;
-    int reps = 10, nmodes = 200, type = 1;
-    double gm_ratio = 0.0, smem_kb = 0.0;
-    const char *op_model = NULL, *save = NULL, *ref_path = NULL;
-    int64_t ncoils = 1;
-    int iters = 60, dim = 3;
+    *a = (bench_args){.device = "gpu", .n = 128, .spokes = 1078, .readout = 264, .tol = 1e-6, .reps = 10,
+                      .nmodes = 200, .type = 1, .ncoils = 1, .iters = 60, .dim = 3};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--device"))
-            device = argv[i + 1];
+            a->device = argv[i + 1];
         else if (!strcmp(argv[i], "--n"))
-            n = atoll(argv[i + 1]);
+            a->n = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--spokes"))
-            spokes = atoll(argv[i + 1]);
+            a->spokes = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--readout"))
-            readout = atoll(argv[i + 1]);
+            a->readout = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--tol"))
-            tol = atof(argv[i + 1]);
+            a->tol = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--upsample"))
-            upsample = atof(argv[i + 1]);
+            a->upsample = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--reps"))
-            reps = atoi(argv[i + 1]);
+            a->reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--check"))
-            nmodes = atoi(argv[i + 1]);
+            a->nmodes = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--type"))
-            type = atoi(argv[i + 1]);
+            a->type = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--operator"))
-            op_model = argv[i + 1];
+            a->op_model = argv[i + 1];
         else if (!strcmp(argv[i], "--dim"))
-            dim = atoi(argv[i + 1]);
+            a->dim = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--coils"))
-            ncoils = atoll(argv[i + 1]);
+            a->ncoils = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--iters"))
-            iters = atoi(argv[i + 1]);
+            a->iters = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--save"))
-            save = argv[i + 1];
+            a->save = argv[i + 1];
         else if (!strcmp(argv[i], "--ref"))
-            ref_path = argv[i + 1];
+            a->ref_path = argv[i + 1];
         else if (!strcmp(argv[i], "--gm-ratio"))
-            gm_ratio = atof(argv[i + 1]);
+            a->gm_ratio = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--smem-kb"))
-            smem_kb = atof(argv[i + 1]);
+            a->smem_kb = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--write"))
-            write = argv[i + 1];
+            a->write = argv[i + 1];
         else if (!strcmp(argv[i], "--compare"))
-            compare = argv[i + 1];
+            a->compare = argv[i + 1];
         else {
             fprintf(stderr, "tool_nufft_bench: unknown option %s\n", argv[i]);
             return 2;
         }
     }
-    const int gpu = strcmp(device, "gpu") == 0;
-    if (gpu && mr_gpu_count() <= 0) {
-        fprintf(stderr, "tool_nufft_bench: no GPU\n");
-        return 77;
-    }
-    if (op_model)
-        return operator_mode(op_model, device, dim, n, spokes, readout, tol, ncoils, iters, save, ref_path);
-    const int64_t matrix[3] = {n, n, n};
+    return 0;
+}
+
+/* The type 1 problem: the kooshball, random strengths (float, and the same values in float64), the
+ * check modes and their float64 direct sums. */
+typedef struct {
+    mr_grid g;
+    int64_t m, nv;
+    float *traj, *cf, *img;
+    double *c, *ref;
+    int64_t *modes;
+} bench_problem;
+
+/* 0, or 2 when the trajectory cannot be counted */
+static int make_problem(const bench_args *a, bench_problem *pr)
+{
+    const int64_t matrix[3] = {a->n, a->n, a->n};
     mr_traj_params tp;
     mr_traj_params_default(&tp, MR_TRAJ_KOOSHBALL, matrix);
-    tp.spokes = spokes;
-    tp.readout = readout;
+    tp.spokes = a->spokes;
+    tp.readout = a->readout;
     int64_t m = 0;
     if (mr_traj_count(&tp, &m) != MR_OK) {
         fprintf(stderr, "tool_nufft_bench: %s\n", mr_last_error());
         return 2;
     }
-    float *traj = malloc((size_t)m * 3 * sizeof(float));
-    double *c = malloc((size_t)m * 2 * sizeof(double));
-    float *cf = malloc((size_t)m * 2 * sizeof(float));
-    const mr_grid g = mr_grid_image(matrix);
-    const int64_t nv = mr_grid_size(&g);
-    float *img = malloc((size_t)nv * 2 * sizeof(float));
-    mr_traj_generate(&tp, traj);
+    pr->m = m;
+    pr->traj = malloc((size_t)m * 3 * sizeof(float));
+    pr->c = malloc((size_t)m * 2 * sizeof(double));
+    pr->cf = malloc((size_t)m * 2 * sizeof(float));
+    pr->g = mr_grid_image(matrix);
+    pr->nv = mr_grid_size(&pr->g);
+    pr->img = malloc((size_t)pr->nv * 2 * sizeof(float));
+    mr_traj_generate(&tp, pr->traj);
     uint64_t r = 12345;
     for (int64_t i = 0; i < 2 * m; i++) {
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        c[i] = (double)(r >> 11) / 9007199254740992.0 - 0.5;
-        cf[i] = (float)c[i];
-        c[i] = cf[i]; /* the reference sums the float inputs both libraries get */
+        pr->c[i] = (double)(r >> 11) / 9007199254740992.0 - 0.5;
+        pr->cf[i] = (float)pr->c[i];
+        pr->c[i] = pr->cf[i]; /* the reference sums the float inputs both libraries get */
     }
-    int64_t *modes = malloc((size_t)nmodes * sizeof(int64_t));
-    double *ref = malloc((size_t)nmodes * 2 * sizeof(double));
-    for (int i = 0; i < nmodes; i++) {
+    pr->modes = malloc((size_t)a->nmodes * sizeof(int64_t));
+    pr->ref = malloc((size_t)a->nmodes * 2 * sizeof(double));
+    for (int i = 0; i < a->nmodes; i++) {
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        modes[i] = (int64_t)(r % (uint64_t)nv);
+        pr->modes[i] = (int64_t)(r % (uint64_t)pr->nv);
     }
     const double t_ref = mr_now();
-    for (int i = 0; i < nmodes; i++)
-        direct(&g, traj, c, m, modes[i], ref + 2 * i);
-    fprintf(stderr, "reference: %d modes in %.1f s\n", nmodes, mr_now() - t_ref);
-    if (write) {
-        FILE *f = fopen(write, "wb");
-        if (!f) {
-            fprintf(stderr, "tool_nufft_bench: cannot write %s\n", write);
-            return 1;
-        }
-        fwrite(&m, sizeof m, 1, f);
-        fwrite(&n, sizeof n, 1, f);
-        for (int64_t k = 0; k < m; k++)
-            for (int a = 0; a < 3; a++) {
-                const double x = 2.0 * M_PI * (double)traj[3 * k + a] / (double)n;
-                fwrite(&x, sizeof x, 1, f);
-            }
-        fwrite(c, sizeof(double), (size_t)(2 * m), f);
-        fclose(f);
+    for (int i = 0; i < a->nmodes; i++)
+        direct(&pr->g, pr->traj, pr->c, m, pr->modes[i], pr->ref + 2 * i);
+    fprintf(stderr, "reference: %d modes in %.1f s\n", a->nmodes, mr_now() - t_ref);
+    return 0;
+}
+
+static void free_problem(bench_problem *pr)
+{
+    void *owned[] = {pr->traj, pr->c, pr->cf, pr->img, pr->modes, pr->ref};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        free(owned[i]);
+}
+
+/* --write FILE: the points and strengths for another library (format in the header comment); 0 or 1 */
+static int write_points(const char *path, const bench_problem *pr, int64_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "tool_nufft_bench: cannot write %s\n", path);
+        return 1;
     }
-    if (compare) {
-        FILE *f = fopen(compare, "rb");
-        if (!f || fread(img, sizeof(float), (size_t)(2 * nv), f) != (size_t)(2 * nv)) {
-            fprintf(stderr, "tool_nufft_bench: cannot read %lld modes from %s\n", (long long)nv, compare);
-            return 1;
+    fwrite(&pr->m, sizeof pr->m, 1, f);
+    fwrite(&n, sizeof n, 1, f);
+    for (int64_t k = 0; k < pr->m; k++)
+        for (int a = 0; a < 3; a++) {
+            const double x = 2.0 * M_PI * (double)pr->traj[3 * k + a] / (double)n;
+            fwrite(&x, sizeof x, 1, f);
         }
-        fclose(f);
-        printf("compare %s: N %lld M %lld: error %.3e vs float64 direct sums at %d modes\n", compare, (long long)n,
-               (long long)m, check_error(&g, img, modes, nmodes, ref), nmodes);
+    fwrite(pr->c, sizeof(double), (size_t)(2 * pr->m), f);
+    fclose(f);
+    return 0;
+}
+
+/* --compare FILE: the other library's modes (read into pr->img) against the direct sums; 0 or 1 */
+static int compare_file(const char *path, bench_problem *pr, int64_t n, int nmodes)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f || fread(pr->img, sizeof(float), (size_t)(2 * pr->nv), f) != (size_t)(2 * pr->nv)) {
+        fprintf(stderr, "tool_nufft_bench: cannot read %lld modes from %s\n", (long long)pr->nv, path);
+        return 1;
     }
+    fclose(f);
+    printf("compare %s: N %lld M %lld: error %.3e vs float64 direct sums at %d modes\n", path, (long long)n,
+           (long long)pr->m, check_error(&pr->g, pr->img, pr->modes, nmodes, pr->ref), nmodes);
+    return 0;
+}
+
+/* The GPU plan (gpu/nufft.h) with the chosen parameters: plan time, reps timed runs after a warm-up, and
+ * for type 1 the image in pr->img; prints the plan's tiling. */
+static mr_status run_gpu(const bench_args *a, bench_problem *pr, const mr_nufft_params *p, double *times,
+                         double *t_plan)
+{
+    const mr_grid *g = &pr->g;
+    const int64_t m = pr->m, nv = pr->nv;
+    mr_gpu_ctx *ctx = NULL;
+    mr_gpu_nufft *plan = NULL;
+    mr_status st = mr_gpu_ctx_create(&ctx, 0);
+    mr_gpu_nufft_kernel k;
+    memset(&k, 0, sizeof k);
+    k.f64 = p->precision == MR_NUFFT_PREC_F64;
+    k.width = p->width;
+    k.degree = p->degree;
+    k.coef = &p->coef[0][0];
+    k.gm_ratio = a->gm_ratio;
+    k.smem_limit = (int64_t)(a->smem_kb * 1024);
+    double *dec[3];
+    for (int ax = 0; ax < 3; ax++) {
+        k.fine[ax] = p->fine[ax];
+        dec[ax] = malloc((size_t)a->n * sizeof(double));
+        mr_nufft_deconv(p, g, ax, dec[ax]);
+        k.deconv[ax] = dec[ax];
+    }
+    float *dc = st == MR_OK ? mr_gpu_alloc(ctx, 2 * m) : NULL, *dimg = st == MR_OK ? mr_gpu_alloc(ctx, 2 * nv) : NULL;
+    if (st == MR_OK && dc && dimg)
+        st = mr_gpu_upload(ctx, dc, pr->cf, 2 * m);
+    double t0 = mr_now();
+    if (st == MR_OK)
+        st = mr_gpu_nufft_create(&plan, ctx, g, pr->traj, m, &k);
+    if (st == MR_OK)
+        st = mr_gpu_ctx_sync(ctx);
+    *t_plan = mr_now() - t0;
+    for (int i = 0; i <= a->reps && st == MR_OK; i++) { /* the first run warms up */
+        t0 = mr_now();
+        st = a->type == 1 ? mr_gpu_nufft_type1(plan, 1, dc, 0, 0, dimg) : mr_gpu_nufft_type2(plan, 1, dimg, 0, dc);
+        if (st == MR_OK)
+            st = mr_gpu_ctx_sync(ctx);
+        if (i > 0)
+            times[i - 1] = mr_now() - t0;
+    }
+    if (st == MR_OK && a->type == 1)
+        st = mr_gpu_nufft_type1(plan, 1, dc, 0, 0, dimg);
+    if (st == MR_OK && a->type == 1)
+        st = mr_gpu_download(ctx, pr->img, dimg, 2 * nv);
+    int bin[3] = {0, 0, 0};
+    int64_t nsub = 0, ndirect = 0;
+    if (plan)
+        mr_gpu_nufft_describe(plan, bin, &nsub, &ndirect);
+    printf("gpu plan: tiles %dx%dx%d, %lld subproblems, %lld samples direct (gm ratio %g, smem %g KB)\n", bin[0],
+           bin[1], bin[2], (long long)nsub, (long long)ndirect, a->gm_ratio, a->smem_kb);
+    mr_gpu_nufft_destroy(plan);
+    mr_gpu_free(ctx, dc);
+    mr_gpu_free(ctx, dimg);
+    mr_gpu_ctx_destroy(ctx);
+    for (int ax = 0; ax < 3; ax++)
+        free(dec[ax]);
+    return st;
+}
+
+/* The CPU plan (solver/nufft.h): as run_gpu */
+static mr_status run_cpu(const bench_args *a, bench_problem *pr, const mr_nufft_opts *o, double *times,
+                         double *t_plan)
+{
+    mr_nufft *plan = NULL;
+    double t0 = mr_now();
+    mr_status st = mr_nufft_create(&plan, &pr->g, pr->traj, pr->m, o);
+    *t_plan = mr_now() - t0;
+    for (int i = 0; i <= a->reps && st == MR_OK; i++) {
+        t0 = mr_now();
+        st = a->type == 1 ? mr_nufft_type1(plan, 1, pr->cf, 0, pr->img) : mr_nufft_type2(plan, 1, pr->img, pr->cf);
+        if (i > 0)
+            times[i - 1] = mr_now() - t0;
+    }
+    if (st == MR_OK && a->type == 1)
+        st = mr_nufft_type1(plan, 1, pr->cf, 0, pr->img);
+    mr_nufft_destroy(plan);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    bench_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    const int gpu = strcmp(a.device, "gpu") == 0;
+    if (gpu && mr_gpu_count() <= 0) {
+        fprintf(stderr, "tool_nufft_bench: no GPU\n");
+        return 77;
+    }
+    if (a.op_model)
+        return operator_mode(a.op_model, a.device, a.dim, a.n, a.spokes, a.readout, a.tol, a.ncoils, a.iters, a.save,
+                             a.ref_path);
+    bench_problem pr;
+    if ((rc = make_problem(&a, &pr)) != 0)
+        return rc;
+    if (a.write && (rc = write_points(a.write, &pr, a.n)) != 0)
+        return rc;
+    if (a.compare && (rc = compare_file(a.compare, &pr, a.n, a.nmodes)) != 0)
+        return rc;
     mr_nufft_opts o;
     mr_nufft_opts_default(&o);
-    o.tol = tol;
-    o.upsample = upsample;
+    o.tol = a.tol;
+    o.upsample = a.upsample;
     mr_nufft_params p;
-    if (mr_nufft_params_choose(&g, m, &o, gpu ? MR_NUFFT_ON_GPU : MR_NUFFT_ON_CPU, &p) != MR_OK) {
+    if (mr_nufft_params_choose(&pr.g, pr.m, &o, gpu ? MR_NUFFT_ON_GPU : MR_NUFFT_ON_CPU, &p) != MR_OK) {
         fprintf(stderr, "tool_nufft_bench: %s\n", mr_last_error());
         return 2;
     }
-    double *times = malloc((size_t)reps * sizeof(double));
+    double *times = malloc((size_t)a.reps * sizeof(double));
     double t_plan = 0;
-    mr_status st = MR_OK;
-    if (gpu) {
-        mr_gpu_ctx *ctx = NULL;
-        mr_gpu_nufft *plan = NULL;
-        st = mr_gpu_ctx_create(&ctx, 0);
-        mr_gpu_nufft_kernel k;
-        memset(&k, 0, sizeof k);
-        k.f64 = p.precision == MR_NUFFT_PREC_F64;
-        k.width = p.width;
-        k.degree = p.degree;
-        k.coef = &p.coef[0][0];
-        k.gm_ratio = gm_ratio;
-        k.smem_limit = (int64_t)(smem_kb * 1024);
-        double *dec[3];
-        for (int a = 0; a < 3; a++) {
-            k.fine[a] = p.fine[a];
-            dec[a] = malloc((size_t)n * sizeof(double));
-            mr_nufft_deconv(&p, &g, a, dec[a]);
-            k.deconv[a] = dec[a];
-        }
-        float *dc = st == MR_OK ? mr_gpu_alloc(ctx, 2 * m) : NULL, *dimg = st == MR_OK ? mr_gpu_alloc(ctx, 2 * nv) : NULL;
-        if (st == MR_OK && dc && dimg)
-            st = mr_gpu_upload(ctx, dc, cf, 2 * m);
-        double t0 = mr_now();
-        if (st == MR_OK)
-            st = mr_gpu_nufft_create(&plan, ctx, &g, traj, m, &k);
-        if (st == MR_OK)
-            st = mr_gpu_ctx_sync(ctx);
-        t_plan = mr_now() - t0;
-        for (int i = 0; i <= reps && st == MR_OK; i++) { /* the first run warms up */
-            t0 = mr_now();
-            st = type == 1 ? mr_gpu_nufft_type1(plan, 1, dc, 0, 0, dimg) : mr_gpu_nufft_type2(plan, 1, dimg, 0, dc);
-            if (st == MR_OK)
-                st = mr_gpu_ctx_sync(ctx);
-            if (i > 0)
-                times[i - 1] = mr_now() - t0;
-        }
-        if (st == MR_OK && type == 1)
-            st = mr_gpu_nufft_type1(plan, 1, dc, 0, 0, dimg);
-        if (st == MR_OK && type == 1)
-            st = mr_gpu_download(ctx, img, dimg, 2 * nv);
-        int bin[3] = {0, 0, 0};
-        int64_t nsub = 0, ndirect = 0;
-        if (plan)
-            mr_gpu_nufft_describe(plan, bin, &nsub, &ndirect);
-        printf("gpu plan: tiles %dx%dx%d, %lld subproblems, %lld samples direct (gm ratio %g, smem %g KB)\n", bin[0],
-               bin[1], bin[2], (long long)nsub, (long long)ndirect, gm_ratio, smem_kb);
-        mr_gpu_nufft_destroy(plan);
-        mr_gpu_free(ctx, dc);
-        mr_gpu_free(ctx, dimg);
-        mr_gpu_ctx_destroy(ctx);
-        for (int a = 0; a < 3; a++)
-            free(dec[a]);
-    } else {
-        mr_nufft *plan = NULL;
-        double t0 = mr_now();
-        st = mr_nufft_create(&plan, &g, traj, m, &o);
-        t_plan = mr_now() - t0;
-        for (int i = 0; i <= reps && st == MR_OK; i++) {
-            t0 = mr_now();
-            st = type == 1 ? mr_nufft_type1(plan, 1, cf, 0, img) : mr_nufft_type2(plan, 1, img, cf);
-            if (i > 0)
-                times[i - 1] = mr_now() - t0;
-        }
-        if (st == MR_OK && type == 1)
-            st = mr_nufft_type1(plan, 1, cf, 0, img);
-        mr_nufft_destroy(plan);
-    }
+    const mr_status st = gpu ? run_gpu(&a, &pr, &p, times, &t_plan) : run_cpu(&a, &pr, &o, times, &t_plan);
     if (st != MR_OK) {
         fprintf(stderr, "tool_nufft_bench: %s\n", mr_last_error());
         return 1;
     }
-    qsort(times, (size_t)reps, sizeof *times, cmp_d);
+    qsort(times, (size_t)a.reps, sizeof *times, cmp_d);
     printf("mrirecon %s type %d: N %lld M %lld tol %.0e: w %d sigma %.3g fine %lld %s: plan %.4f s, execute median "
            "%.4f s (min %.4f, %d runs)",
-           device, type, (long long)n, (long long)m, tol, p.width, p.upsample, (long long)p.fine[0],
-           p.precision == MR_NUFFT_PREC_F64 ? "float64" : "float32", t_plan, times[reps / 2], times[0], reps);
-    if (type == 1)
-        printf(", error %.3e vs float64 direct sums at %d modes", check_error(&g, img, modes, nmodes, ref), nmodes);
+           a.device, a.type, (long long)a.n, (long long)pr.m, a.tol, p.width, p.upsample, (long long)p.fine[0],
+           p.precision == MR_NUFFT_PREC_F64 ? "float64" : "float32", t_plan, times[a.reps / 2], times[0], a.reps);
+    if (a.type == 1)
+        printf(", error %.3e vs float64 direct sums at %d modes",
+               check_error(&pr.g, pr.img, pr.modes, a.nmodes, pr.ref), a.nmodes);
     printf("\n");
-    free(traj);
-    free(c);
-    free(cf);
-    free(img);
-    free(modes);
-    free(ref);
+    free_problem(&pr);
     free(times);
     return 0;
 }

@@ -31,6 +31,12 @@ struct mr_api_scan {
 
 /* ---- status, strings, command lines -------------------------------------------------------------- */
 
+/* The library's messages name a setting as {name} (base/status.h); the API's settings are the commands'
+ * options (argv), so they are spelled as options, once, when the library is loaded. */
+#if defined(__GNUC__)
+__attribute__((constructor)) static void api_spelling(void) { mr_error_set_spelling("--", '-', ""); }
+#endif
+
 int mr_api_version(void) { return MR_API_VERSION; }
 
 const char *mr_api_last_error(void) { return mr_last_error(); }

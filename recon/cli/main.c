@@ -76,6 +76,7 @@ static void passive_openmp(char **argv)
 int main(int argc, char **argv)
 {
     passive_openmp(argv);
+    mr_error_set_spelling("--", '-', ""); /* the library's {name} settings are our options (base/status.h) */
     /* a file-size limit (ulimit -f) makes writes fail with EFBIG, reported like a full disk,
      * instead of killing the process with SIGXFSZ */
     signal(SIGXFSZ, SIG_IGN);

@@ -4,11 +4,11 @@
 # M = 284,592 samples), then the book problem's GEMM rows of the ladder (tf32x3, fp64, fp16x3: median
 # of REPS after a warm-up, rel_L2 against float64 rows) and the split check of --what q (gpu:0,0) for
 # tf32x3 and fp16x3. Results to $OUT/summary.txt, logs to $OUT/logs.tgz.
-# Usage: scripts/device_fp16.sh [tests|bench|all]; REPS (default 5), BUILD=/tmp/b
+# Usage: scripts/device.sh fp16 [tests|bench|all]; REPS (default 5), BUILD=/tmp/b
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 L=/tmp/fp16-logs
-. scripts/device_lib.sh
+. scripts/device/lib.sh
 what=${1:-all}
 reps=${REPS:-5}
 

@@ -5,14 +5,14 @@
 # which also compares the split with one part and fails on a mismatch), tf32x3 first; test_gpu_sums,
 # whose splits then go round both GPUs; the book problem end to end on gpu:0 and gpu:all; the other
 # precisions last. Results to $OUT/summary.txt, logs and report.json files to $OUT/logs.tgz.
-# Usage: scripts/device_2gpu.sh [scaling|more] (default scaling: the above); `more`: every GPU test
+# Usage: scripts/device.sh 2gpu [scaling|more] (default scaling: the above); `more`: every GPU test
 # program (full build), then a larger problem (192^3 image, 384^3 Q grid, 1617 x 396 kooshball samples)
 # through bench --what q and end to end on gpu:0 and gpu:all. BUILD=/tmp/b; REPS=N for bench (default 5)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 WHAT="${1:-scaling}"
 L=/tmp/2gpu-logs
-. scripts/device_lib.sh
+. scripts/device/lib.sh
 export MRIRECON_CACHE_DIR=/tmp/2gpu-cache # never the user's ~/.cache
 reps=${REPS:-5}
 nvidia-smi topo -m >>"$S" 2>&1

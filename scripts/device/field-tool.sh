@@ -10,12 +10,12 @@
 #   frequency  the frequency-segmented model (default --fieldmap-tol 1e-3), its error measured (--check),
 #   exact      the exact field model (BENCH_EXACT=1; 60 iterations of exact sums: about a minute or more).
 # Key results go to $OUT/summary.txt, every log to $OUT/logs.tgz.
-# Usage: scripts/device_field.sh [tests|bench|all] (default all); BUILD=/tmp/b; DWELL_US=8; BENCH_EXACT=0|1
+# Usage: scripts/device.sh field-tool [tests|bench|all] (default all); BUILD=/tmp/b; DWELL_US=8; BENCH_EXACT=0|1
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 WHAT="${1:-all}"
 L=/tmp/field-logs
-. scripts/device_lib.sh
+. scripts/device/lib.sh
 
 build_tree test_gpu_field test_gpu_linop tool_field_recon mrirecon
 

@@ -1,4 +1,4 @@
-# Sourced by the scripts/device_*.sh runs on the GPU machine (the `run` device tool): the common set-up.
+# Sourced by scripts/device.sh and scripts/device/*.sh, the runs on the GPU machine (the `run` device tool): the common set-up.
 # Before sourcing, set L (this run's log folder). Sets OUT (default ./device-out), B (build folder,
 # default /tmp/b), S ($OUT/summary.txt); the logs in $L go to $OUT/logs.tgz on exit; log MSG prints a
 # timestamped line into the summary; build_tree [TARGET...] configures $B with CUDA (sm_90), warnings as
@@ -10,6 +10,8 @@
 # and the lines matching PATTERN to the summary.
 OUT="${OUT:-$PWD/device-out}"
 B="${BUILD:-/tmp/b}"
+# a copy of xxhash.h in .dev/xxhash (carried: the GPU machine has no libxxhash-dev) when present
+[ -f .dev/xxhash/xxhash.h ] && CMAKE_EXTRA="${CMAKE_EXTRA:-} -DMR_XXHASH_INCLUDE=$PWD/.dev/xxhash"
 rm -rf "$L" && mkdir -p "$L" "$OUT"
 S="$OUT/summary.txt"
 finish() { tar czf "$OUT/logs.tgz" -C "$L" . 2>/dev/null || true; }

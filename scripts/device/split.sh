@@ -3,11 +3,11 @@
 # CUDA, then `bench --what q --device gpu:0,0` (the grid in two parts on one GPU against one part, and
 # both against the float64 reference rows) over Q grids of 128^3 to 256^3 and sample counts up to the
 # book's. Results to $OUT/summary.txt, logs to $OUT/logs.tgz.
-# Usage: scripts/device_split.sh; BUILD=/tmp/b
+# Usage: scripts/device.sh split; BUILD=/tmp/b
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 L=/tmp/split-logs
-. scripts/device_lib.sh
+. scripts/device/lib.sh
 
 build_tree mrirecon
 

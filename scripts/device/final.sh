@@ -4,11 +4,11 @@
 # GPU: the book problem on the GPU and on the CPU with the defaults (same PSNR), `mpirun -n 2 recon`
 # on the GPU against one process, and `bench --what q` on smaller grids (split vs one part).
 # Key results go to $OUT/summary.txt, logs to $OUT/logs.tgz.
-# Usage: OUT=... bash scripts/device_final.sh; BUILD=/tmp/b
+# Usage: OUT=... bash scripts/device.sh final; BUILD=/tmp/b
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 L=/tmp/final-logs
-. scripts/device_lib.sh
+. scripts/device/lib.sh
 export MRIRECON_CACHE_DIR=/tmp/final-cache # never the user's ~/.cache
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 

@@ -6,10 +6,10 @@
 #   3. with WHAT=bench|sweep|all: `mrirecon bench` ladder / sweep on the book's problem.
 # Logs go to /tmp/mr-logs (all of them come back as $OUT/all_logs.tgz); the key files are written
 # straight to $OUT (the device tool brings back at most 8 files).
-# Usage: scripts/device_run.sh [quick|test|full|bench|sweep|all]
+# Usage: scripts/device.sh run [quick|test|full|bench|sweep|all]
 #   quick: step 1 only; test: 1 + 2 (gpu label); full: 1 + 2 with every test; all: 1 + 2 + sweep + bench
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 WHAT="${1:-test}"
 FINAL_OUT="${OUT:-$PWD/device-out}"
 mkdir -p "$FINAL_OUT"

@@ -4,13 +4,13 @@
 # with a cold and a warm Q cache and with each --precision, small 2D problems with each engine (where
 # CUDA start-up dominates), and Q / F^H d through the operator's engine on one GPU and split (--what q).
 # Key results go to $OUT/summary.txt, every log and report.json to $OUT/logs.tgz.
-# Usage: scripts/device_accel.sh [tests|bench|e2e|all] (default all; e2e: the tests and the book problem
+# Usage: scripts/device.sh accel [tests|bench|e2e|all] (default all; e2e: the tests and the book problem
 # end to end only); BUILD=/tmp/b; ROUNDS=N runs the GPU tests N times (default 1)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 WHAT="${1:-all}"
 L=/tmp/accel-logs
-. scripts/device_lib.sh
+. scripts/device/lib.sh
 export MRIRECON_CACHE_DIR=/tmp/accel-cache # never the user's ~/.cache
 
 build_tree

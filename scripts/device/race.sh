@@ -2,11 +2,11 @@
 # Hunting an intermittent wrong result of the tensor-core engines on the GPU machine (the `run` device
 # tool): build, run test_gpu_gemm N times (failures and their lines to the summary), then the GEMM rows of
 # a small problem under compute-sanitizer (memcheck, racecheck, synccheck, initcheck).
-# Usage: scripts/device_race.sh [N] (default 8); BUILD=/tmp/b; PROBLEM (default 24,24,24:9600)
+# Usage: scripts/device.sh race [N] (default 8); BUILD=/tmp/b; PROBLEM (default 24,24,24:9600)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 L=/tmp/race-logs
-. scripts/device_lib.sh
+. scripts/device/lib.sh
 n=${1:-8}
 build_tree
 for i in $(seq 1 "$n"); do

@@ -3,12 +3,12 @@
 # (their values kept), the book problem end to end on the GPU (twice: the first run includes CUDA's
 # start-up, and on the CPU with every core for the PSNR comparison), SENSE on the GPU, then the CPU tests.
 # Key results go to $OUT/summary.txt, every log to $OUT/logs.tgz (the tool brings back few files).
-# Usage: scripts/device_ops.sh [tests|bench|all] (default all); BUILD=/tmp/b; CMAKE_EXTRA=-DMR_WERROR=ON
+# Usage: scripts/device.sh ops [tests|bench|all] (default all); BUILD=/tmp/b; CMAKE_EXTRA=-DMR_WERROR=ON
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 WHAT="${1:-all}"
 L=/tmp/ops-logs
-. scripts/device_lib.sh
+. scripts/device/lib.sh
 
 log "build"
 cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DMR_CUDA=ON ${CMAKE_EXTRA:-} >"$L/cmake.log" 2>&1 &&

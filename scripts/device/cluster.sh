@@ -4,11 +4,11 @@
 # Q of a 256^3 scan (512^3 grid, 1,138,368 samples) split over 2 ranks with one GPU each against one
 # process on one GPU (tool_mpi_split --check); then the standard suite with 1 rank on one GPU, 2 ranks
 # (a GPU each) and the one-host batch on both GPUs, images compared. Results to $OUT/summary.txt.
-# Usage: scripts/device_cluster.sh; BUILD=/tmp/b
+# Usage: scripts/device.sh cluster; BUILD=/tmp/b
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 L=/tmp/cluster-logs
-. scripts/device_lib.sh
+. scripts/device/lib.sh
 export MRIRECON_CACHE_DIR=/tmp/cluster-cache OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 { which mpirun && mpirun --version | head -1; } >>"$S" 2>&1 || { log "no mpirun here"; exit 1; }
 
