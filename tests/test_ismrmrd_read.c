@@ -456,6 +456,7 @@ static void test_ambiguous(void)
 int main(void)
 {
     mr_log_set_level(MR_LOG_WARN);
+    mr_error_set_spelling("--", '-', ""); /* the library's {name} settings as mrirecon writes them (recon/cli/main.c) */
     snprintf(dir, sizeof dir, "%s", test_tmpdir("ismrmrd_read"));
     test_units(MR_TRAJ_RADIAL2D, 32, 1);
     test_units(MR_TRAJ_GOLDEN2D, 32, 3);
