@@ -1,5 +1,5 @@
 /* Images as ISMRMRD/MRD 1.x HDF5 (the image part of the ISMRMRD format, https://ismrmrd.github.io),
- * written directly with HDF5 like the raw-data reader (io/ismrmrd_h5.c: no libismrmrd needed to build;
+ * written directly with HDF5 like the raw-data reader (io/ismrmrd_h5.h: no libismrmrd needed to build;
  * the test reads the files back with libismrmrd where it is installed). docs/FORMAT.md section 9.
  *
  * Layout (what libismrmrd's ismrmrd_append_image writes and ismrmrd_read_image reads): the group

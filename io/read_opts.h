@@ -17,7 +17,7 @@ extern "C" {
  *   NORMALIZED  cycles per sample (voxel), [-0.5, 0.5)          k_cycles = k * N
  *   RADIANS     radians per sample (voxel), [-pi, pi]            k_cycles = k * N / (2 pi)
  *   PER_M       1/m (spatial frequency), FOV in mm in the header  k_cycles = k * FOV_mm / 1000
- * AUTO: detected from the range of the trajectory and the header (io/ismrmrd_h5.c). */
+ * AUTO: detected from the range of the trajectory and the header (io/ismrmrd_index.c). */
 typedef enum {
     MR_UNITS_AUTO = 0,
     MR_UNITS_CYCLES,

@@ -1,6 +1,6 @@
 /* A valid file with very many small chunks is read in time linear in the number of chunks: a scan whose
  * /kspace/data is stored in one-sample chunks (2^16 of them, 8 bytes each), unfiltered and with the
- * fletcher32 filter, and whose trajectory has one-sample chunks too. The per-chunk checks of io/h5util.c
+ * fletcher32 filter, and whose trajectory has one-sample chunks too. The per-chunk checks of io/h5_check.c
  * once looked every chunk up through libhdf5's iteration over all chunks (quadratic: 36 s at 2^15 chunks,
  * over 150 s at 2^16); now the reads must finish within a CPU-time limit far below that (RLIMIT_CPU:
  * SIGXCPU ends the test), a bound on work done rather than on wall-clock time, which holds on a loaded

@@ -1,4 +1,4 @@
-/* ISMRMRD input (io/ismrmrd_h5.c through io/input.c) against files written by libismrmrd's own C
+/* ISMRMRD input (io/ismrmrd_h5.h through io/input.c) against files written by libismrmrd's own C
  * API: 2D radial and golden-angle, 3D kooshball, single and multi-coil, with noise scans, in every
  * trajectory unit and both signs, with discarded samples, several slices / repetitions / averages.
  * Each file must read back to the samples of the mrirecon scan it was written from (bit-identical
@@ -456,6 +456,7 @@ static void test_ambiguous(void)
 int main(void)
 {
     mr_log_set_level(MR_LOG_WARN);
+    mr_error_set_spelling("--", '-', ""); /* the library's {name} settings as mrirecon writes them (recon/cli/main.c) */
     snprintf(dir, sizeof dir, "%s", test_tmpdir("ismrmrd_read"));
     test_units(MR_TRAJ_RADIAL2D, 32, 1);
     test_units(MR_TRAJ_GOLDEN2D, 32, 3);

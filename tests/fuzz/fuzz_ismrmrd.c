@@ -1,4 +1,4 @@
-/* Fuzz target: the ISMRMRD reader (io/ismrmrd_h5.c with its XML header parser io/mrd_xml.c, expat)
+/* Fuzz target: the ISMRMRD reader (io/ismrmrd_*.c with its XML header parser io/mrd_xml.c, expat)
  * on a whole file, entered as io/input.c enters it: the format decided by mr_input_h5_format, then
  * mr_ismrmrd_open (the three passes over the acquisitions) and every volume read. An accepted file
  * is read again with the other options (averages kept apart, the recon space, no prewhitening, the
