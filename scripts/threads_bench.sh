@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The cost of OpenMP's wait policy (docs/RECON.md, "Threads"): the 2D TV default (128^2 radial, 48 spokes,
-# 30 dB) reconstructed REPS times with mrirecon's passive policy (OMP_WAIT_POLICY unset: the program
-# re-executes itself with passive) and with libgomp's spinning one (OMP_WAIT_POLICY=active), alternating,
-# at each thread count in THREADS; prints the median and range of the process wall time of each.
+# 30 dB) reconstructed REPS times, in turn, with mrirecon's setting (nothing set: the program re-executes
+# itself with GOMP_SPINCOUNT 1000), libgomp's default (GOMP_SPINCOUNT 300000, what an unset environment
+# gives a program that does not choose), the passive policy (OMP_WAIT_POLICY=passive) and the active one
+# (spinning until work comes), at each thread count in THREADS; prints the median and range of the process
+# wall time of each.
 # Optional LOAD=N runs N busy loops beside it (a shared machine). Prints the CPU model first.
 #   bash scripts/threads_bench.sh [BUILD/mrirecon] [REPS]     (THREADS="1 2", LOAD=0 by default)
 set -u
@@ -15,26 +17,30 @@ lscpu | grep -m1 "Model name" | sed 's/  */ /g'
 echo "cores: $(nproc), busy loops beside: ${LOAD:-0}"
 "$bin" phantom -o "$work/s.h5" --matrix 128 --spokes 48 --snr 30 -q >/dev/null || exit 1
 for _ in $(seq 1 "${LOAD:-0}"); do (while :; do :; done) & done
+policies="mrirecon default passive active"
 one() { # POLICY THREADS -> seconds
-  local t0 t1
+  local t0 t1 set
+  case $1 in
+  mrirecon) set="" ;;
+  default) set="GOMP_SPINCOUNT=300000" ;;
+  passive) set="OMP_WAIT_POLICY=passive" ;;
+  active) set="OMP_WAIT_POLICY=active" ;;
+  esac
   t0=$(date +%s.%N)
-  if [ "$1" = passive ]; then
-    env -u OMP_WAIT_POLICY OMP_NUM_THREADS="$2" "$bin" recon "$work/s.h5" -o "$work/o" --force -q >/dev/null 2>&1
-  else
-    OMP_WAIT_POLICY=active OMP_NUM_THREADS="$2" "$bin" recon "$work/s.h5" -o "$work/o" --force -q >/dev/null 2>&1
-  fi || { echo "recon failed" >&2; exit 1; }
+  # shellcheck disable=SC2086
+  env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT $set OMP_NUM_THREADS="$2" "$bin" recon "$work/s.h5" -o "$work/o" --force -q \
+    >/dev/null 2>&1 || { echo "recon failed" >&2; exit 1; }
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
 }
 for t in $threads; do
-  : >"$work/passive" && : >"$work/active"
-  one passive "$t" >/dev/null # warm the page cache
+  one mrirecon "$t" >/dev/null # warm the page cache
+  for p in $policies; do : >"$work/$p"; done
   for _ in $(seq 1 "$reps"); do
-    one passive "$t" >>"$work/passive"
-    one active "$t" >>"$work/active"
+    for p in $policies; do one $p "$t" >>"$work/$p"; done
   done
-  for p in passive active; do
+  for p in $policies; do
     sort -n "$work/$p" | awk -v p=$p -v t="$t" '{ v[NR] = $1 } END {
-      printf "threads %s, %-7s: median %.3f s (%.3f to %.3f, %d runs)\n", t, p, v[int((NR + 1) / 2)], v[1], v[NR], NR }'
+      printf "threads %s, %-8s: median %.3f s (%.3f to %.3f, %d runs)\n", t, p, v[int((NR + 1) / 2)], v[1], v[NR], NR }'
   done
 done

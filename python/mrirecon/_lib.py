@@ -116,10 +116,10 @@ def load():
         raise _errors.LibraryNotFoundError(
             f"{LIB_NAME} not found (tried {where}): build it (bash scripts/setup.sh) and install the package "
             f"(pip install ./python), or set {ENV_VAR} to the library", "ENOLIB")
-    # OpenMP (libgomp) reads its wait policy when it is loaded: passive, as the command runs, unless the
+    # OpenMP (libgomp) reads its wait policy when it is loaded: a short spin, as the command runs, unless the
     # user chose one (on a loaded machine the default spinning costs 10x; docs/RECON.md "Threads")
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-        os.environ["OMP_WAIT_POLICY"] = "passive"
+        os.environ["GOMP_SPINCOUNT"] = "1000"
     try:
         lib = ctypes.CDLL(str(path))
     except OSError as e:

@@ -47,14 +47,17 @@ static void usage(FILE *out)
                  "Exit status: 0 success, 1 run-time failure, 2 usage error.\n");
 }
 
-/* OpenMP's threads wait for each other at every barrier. libgomp's default (OMP_WAIT_POLICY unset)
- * spins for a while first, which on a loaded machine turns each barrier into a lost time slice: the
- * 2D 128^2 TV default took 4.8-7.4 s instead of 0.4 s with another process busy on a 2-core machine
- * (AMD EPYC, 2026-11-27; BART 0.5-0.7 s there). libgomp reads its settings before main runs, so the
- * passive policy is set by running this program again with it, once, unless the user chose a policy
- * (OMP_WAIT_POLICY or GOMP_SPINCOUNT set) or the executable is not ours (a tool such as valgrind runs
- * it). The cost on an idle machine: docs/RECON.md, "Threads". */
-static void passive_openmp(char **argv)
+/* OpenMP's threads wait for each other at every barrier. libgomp's default (OMP_WAIT_POLICY and
+ * GOMP_SPINCOUNT unset) spins 300,000 times before it sleeps, which on a loaded machine turns each barrier
+ * into a lost time slice: the 2D 128^2 TV default took 4.8-7.4 s instead of 0.4 s with another process busy
+ * on a 2-core machine (AMD EPYC, 2026-11-27; BART 0.5-0.7 s there). A short spin (1,000) keeps the idle
+ * machine's speed and sleeps soon enough on a loaded one (docs/RECON.md, "Threads", has the measurements).
+ * libgomp reads its settings before main runs, so the spin count is set by running this program again with
+ * it, once, unless the user chose a policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT set) or the executable is not
+ * ours (a tool such as valgrind runs it). */
+#define MR_OPENMP_SPIN "1000"
+
+static void short_openmp_spin(char **argv)
 {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
         return;
@@ -67,15 +70,15 @@ static void passive_openmp(char **argv)
     base = base ? base + 1 : exe;
     if (strncmp(base, "mrirecon", 8) != 0)
         return;
-    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
+    if (setenv("GOMP_SPINCOUNT", MR_OPENMP_SPIN, 1) != 0)
         return;
     execv(exe, argv);
-    unsetenv("OMP_WAIT_POLICY"); /* exec failed: run on as we are */
+    unsetenv("GOMP_SPINCOUNT"); /* exec failed: run on as we are */
 }
 
 int main(int argc, char **argv)
 {
-    passive_openmp(argv);
+    short_openmp_spin(argv);
     mr_error_set_spelling("--", '-', ""); /* the library's {name} settings are our options (base/status.h) */
     /* a file-size limit (ulimit -f) makes writes fail with EFBIG, reported like a full disk,
      * instead of killing the process with SIGXFSZ */
@@ -104,7 +107,9 @@ int main(int argc, char **argv)
         for (int l = MR_CPU_LEVELS - 1; l >= 0; l--)
             if (mr_cpu_supported() & (1u << l))
                 printf(" %s", mr_cpu_level_name((mr_cpu_level)l));
-        printf("\n");
+        /* third line: the OpenMP wait settings this process runs with (short_openmp_spin) */
+        const char *policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+        printf("\nopenmp wait: OMP_WAIT_POLICY %s, GOMP_SPINCOUNT %s\n", policy ? policy : "unset", spin ? spin : "unset");
         return MR_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
