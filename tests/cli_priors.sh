@@ -37,6 +37,7 @@ if command -v python3 >/dev/null 2>&1; then
   check "cg: solver cg, the gradient prior" test "$(json "$dir/tv/report.json" "(r['methods'][1]['solver'], r['methods'][1]['terms'][0]['prior'])")" = "('cg', 'gradient')"
   check "wavelet: solver fista" test "$(json "$dir/r_wavelet/report.json" "r['methods'][0]['solver']")" = fista
   check "tv,wavelet: two terms sharing the automatic weight" test "$(json "$dir/r_tv_wavelet/report.json" "len(r['methods'][0]['terms'])")" = 2
+  check "report.json's options: the command line as given (--reg, --method) and the defaults (--iters 0)" test "$(json "$dir/r_tv_wavelet/report.json" "(r['options']['reg'], r['options']['method'], r['options']['iters'], r['options']['check'], r['options']['sens-maps'])")" = "('tv,wavelet', 'iterative', 0, False, None)"
   check "tv: objective history with 51 values (ADMM: 50 iterations by default), decreasing overall" test "$(json "$dir/tv/report.json" "(len(r['methods'][0]['objective_history']), r['methods'][0]['objective_history'][-1] < r['methods'][0]['objective_history'][0])")" = "(51, True)"
 fi
 check "convergence.png (iterative) and convergence_cg.png" test -s "$dir/tv/convergence.png" -a -s "$dir/tv/convergence_cg.png"

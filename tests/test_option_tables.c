@@ -5,8 +5,11 @@
  *   - a value outside its type's accepted values is refused as a usage error (the table validates:
  *     numbers against their range, choices against their names, precision and device by their parsers);
  *   - giving it a different value changes batch's --resume fingerprint when it belongs to the shared block
- *     (it shapes the result), and leaves the fingerprint alone when it is batch's own (-j, --timeout, ...).
- * So an option added to the block is in --help, validated and in the fingerprint with nothing added by hand.
+ *     (it shapes the result), and leaves the fingerprint alone when it is batch's own (-j, --timeout, ...);
+ *   - it is a member of report.json's "options" object (the pipeline's write_options, which recon and batch
+ *     set from the table) when it belongs to the shared block, with its new value when given one.
+ * So an option added to the block is in --help, validated, in the fingerprint and in the report with nothing
+ * added by hand.
  * Free-text options (STRING, LIST) have no table-level validation; their checks are the commands'. */
 #include <math.h>
 #include <stdio.h>
@@ -111,6 +114,40 @@ static int parse_batch_with(mr_batch_args *b, const char *name, const char *valu
     return rc == MR_EXIT_OK;
 }
 
+/* report.json's "options" object as the pipeline writes it (mr_recon_opts.write_options); malloc'ed */
+static char *report_options(const mr_recon_args *a)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    mr_json_obj top = mr_json_begin(f);
+    if (a->o.write_options) {
+        mr_json_obj obj = mr_json_open(&top, "options");
+        a->o.write_options(a->o.options_ctx, &obj);
+        mr_json_close(&obj);
+    }
+    mr_json_close(&top);
+    fclose(f);
+    return buf;
+}
+
+/* The text of member name of the "options" object in json ("" when absent), into buf. */
+static const char *member(const char *json, const char *name, char *buf, size_t size)
+{
+    char key[140];
+    snprintf(key, sizeof key, "\n    \"%s\": ", name);
+    const char *at = json ? strstr(json, key) : NULL;
+    buf[0] = '\0';
+    if (at) {
+        at += strlen(key);
+        const size_t n = strcspn(at, "\n");
+        snprintf(buf, size, "%.*s", (int)(n < size ? n : size - 1), at);
+    }
+    return buf;
+}
+
 static int in_block(const mr_recon_args *r, const char *name)
 {
     for (int i = 0; i < r->nblock; i++)
@@ -162,7 +199,10 @@ int main(void)
     char base[MR_BATCH_FINGERPRINT_MAX];
     CHECK_OK(mr_recon_args_fingerprint(&b->r, base, sizeof base));
     printf("default fingerprint (%zu bytes): %s\n", strlen(base), base);
-    int n_in = 0, n_out = 0, n_refused = 0;
+    char *base_json = report_options(&b->r);
+    CHECK(base_json != NULL && strstr(base_json, "\"options\": {") != NULL);
+    printf("report.json options (defaults):%s\n", base_json ? strchr(base_json, '\n') : "");
+    int n_in = 0, n_out = 0, n_refused = 0, n_report = 0;
     for (int i = 0; i < b->spec.nopts; i++) {
         const mr_opt *o = &b->spec.opts[i];
         if (!strcmp(o->name, "output"))
@@ -215,12 +255,28 @@ int main(void)
             }
             n_in += shared;
             n_out += !shared;
+            /* 5. the report: a member of "options" (the shared block only), with the new value */
+            char *json = report_options(&t->r);
+            char before[512], after[512];
+            member(base_json, o->name, before, sizeof before);
+            member(json, o->name, after, sizeof after);
+            const int present = before[0] != '\0', moved = strcmp(before, after) != 0;
+            if (present != shared || (shared && !moved)) {
+                printf("FAIL: --%s %s: report options %s, value %s -> %s\n", o->name, v ? v : "",
+                       present ? "list it" : "lack it", before, after);
+                CHECK(0);
+            }
+            n_report += present && moved;
+            free(json);
         }
         free(t);
     }
     printf("%d options in the fingerprint, %d of batch's own out of it, %d bad values refused by the table\n", n_in,
            n_out, n_refused);
     CHECK(n_in == r->nblock);
+    printf("%d options in report.json's options, each with the value given\n", n_report);
+    CHECK(n_report == r->nblock);
+    free(base_json);
     CHECK(n_out == b->spec.nopts - r->nblock - 1);
 
     /* the whole of batch's parse with its defaults goes */

@@ -13,6 +13,13 @@
 
 /* ---- recon ------------------------------------------------------------------------------------- */
 
+/* report.json's "options": the shared block's options with their values (mr_recon_opts.write_options) */
+static void block_json(const void *ctx, mr_json_obj *obj)
+{
+    const mr_recon_args *a = ctx;
+    mr_opts_json(a->block, a->nblock, obj);
+}
+
 void mr_recon_args_init(mr_recon_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -79,15 +86,20 @@ void mr_recon_args_init(mr_recon_args *a)
     memcpy(a->table + NHEAD + NBLOCK, tail, sizeof tail);
     a->block = a->table + NHEAD;
     a->nblock = NBLOCK;
+    o->write_options = block_json;
+    o->options_ctx = a;
     a->spec = (mr_cmd_spec){
         "recon",
         "SCAN",
-        "reconstruct a scan (CG least squares, gridding baselines)",
+        "reconstruct a scan (total variation by default; other priors, CG, gridding baselines)",
         "SCAN is any k-space input, recognised by its content: mrirecon HDF5, ISMRMRD (.h5/.mrd; multi-coil\n"
         "data prewhitened with the noise scans unless --prewhiten off) or a BART pair (NAME_traj + NAME_ksp\n"
-        "[+ NAME_sens]). Solves (F^H F + lambda R^H R) x = F^H d by conjugate gradients from x = 0\n"
-        "(Toeplitz normal operator with the exact Q), and/or grids the density-compensated samples\n"
-        "(bilinear or Kaiser-Bessel). Writes into OUTDIR: image_<method>.h5/.png/.nii (NIfTI-1, voxel size\n"
+        "[+ NAME_sens]). The iterative method (the default) minimises 1/2 ||E x - d||^2 + lambda R(x):\n"
+        "total variation with lambda from the noise level (the file's, or estimated from the data) by\n"
+        "ADMM; --reg chooses other priors (wavelet, both, or the quadratic gradient/identity, solved by\n"
+        "CG), --solver the algorithm. E is the exact sums or a NUFFT (--model; auto picks by cost), with\n"
+        "the Toeplitz normal operator. --method cg is the quadratic prior by conjugate gradients; the\n"
+        "gridding methods grid the density-compensated samples (bilinear or Kaiser-Bessel). Writes into OUTDIR: image_<method>.h5/.png/.nii (NIfTI-1, voxel size\n"
         "from the FOV, scanner placement from ISMRMRD; --format adds BART .hdr/.cfl, ISMRMRD/MRD .mrd and\n"
         "DICOM _0001.dcm ..., all in one orientation: docs/FORMAT.md), convergence.png (CG), compare.png\n"
         "(--method all; 3D: the three planes through the centre or --slice X,Y,Z, labelled),\n"
@@ -98,13 +110,13 @@ void mr_recon_args_init(mr_recon_args *a)
         "Nothing is written when the input or an option is invalid, or any stage fails: the files are\n"
         "written into a hidden staging folder and appear in OUTDIR together. An OUTDIR holding another\n"
         "run's outputs is refused (exit 2) unless --force. Multi-coil scans: SENSE, one operator\n"
-        "sum_c S_c^H F^H F S_c and one CG on the combined image, with the coil maps of the scan\n"
-        "(/kspace/sens), of --sens-maps, or estimated from the data (the default without maps: unit-norm\n"
-        "maps, so the image is weighted by the coils' root-sum-of-squares); --sens rss reconstructs each\n"
-        "coil alone and combines them by root-sum-of-squares.\n"
-        "--device gpu: CG runs on the GPU (data uploaded once, Q, F^H d, the Toeplitz FFTs, the\n"
-        "regulariser and every CG vector operation there); gridding always runs on the CPU; without a\n"
-        "usable GPU it is an error for every method.\n"
+        "sum_c S_c^H F^H F S_c and one solve for the combined image, with the coil maps of the scan\n"
+        "(/kspace/sens), of --sens-maps, or estimated from the data (the default without maps: ESPIRiT,\n"
+        "calibrated on the k-space centre, maps zero outside the object; --sens walsh: Walsh/Inati);\n"
+        "--sens rss reconstructs each coil alone and combines them by root-sum-of-squares.\n"
+        "--device gpu: the iterative methods run on the GPU (data uploaded once, Q, F^H d, the Toeplitz\n"
+        "FFTs, the priors' operators and proximal maps and every vector operation there); gridding always\n"
+        "runs on the CPU; without a usable GPU it is an error for every method.\n"
         "Several ranks (MPI builds): 'mpirun -n P mrirecon recon SCAN -o OUTDIR ...' (or srun) computes\n"
         "Q and each F^H d in voxel slabs on every rank (its CPU cores, or with --device gpu or gpu:all\n"
         "its GPU by node-local rank; gpu:N, or a list gpu:N,M,..., GPU N on every rank: one GPU per\n"

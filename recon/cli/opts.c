@@ -341,6 +341,52 @@ mr_status mr_opts_fingerprint(const mr_opt *opts, int n, char *buf, size_t size)
     return MR_OK;
 }
 
+void mr_opts_json(const mr_opt *opts, int n, mr_json_obj *o)
+{
+    for (int i = 0; i < n; i++) {
+        const mr_opt *p = &opts[i];
+        switch (p->type) {
+        case MR_OPT_FLAG:
+            mr_json_bool(o, p->name, *(const int *)p->dest);
+            break;
+        case MR_OPT_INT:
+        case MR_OPT_INT_OR_0:
+            mr_json_int(o, p->name, *(const int *)p->dest);
+            break;
+        case MR_OPT_DOUBLE:
+            mr_json_key(o, p->name);
+            mr_json_number(o->f, *(const double *)p->dest, 17);
+            break;
+        case MR_OPT_LIST: {
+            const mr_opt_list *l = p->dest;
+            mr_json_key(o, p->name);
+            if (!l->count)
+                fputs("null", o->f);
+            for (int k = 0; k < l->count; k++) {
+                fputs(k ? ", " : "[", o->f);
+                mr_json_string(o->f, l->items[k]);
+            }
+            if (l->count)
+                fputs("]", o->f);
+            break;
+        }
+        case MR_OPT_STRING:
+        case MR_OPT_CHOICE:
+            if (!*(const char *const *)p->dest) {
+                mr_json_key(o, p->name);
+                fputs("null", o->f);
+                break;
+            }
+            /* fall through */
+        default: {
+            char v[4096];
+            mr_opts_value(p, v, sizeof v);
+            mr_json_str(o, p->name, v);
+        }
+        }
+    }
+}
+
 void mr_opts_apply_verbosity(int verbose, int quiet)
 {
     mr_log_set_level(quiet ? MR_LOG_WARN : (verbose ? MR_LOG_DEBUG : MR_LOG_INFO));

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "../../base/status.h"
+#include "../../io/json.h"
 #include "../../solver/backend.h"
 #include "../../solver/linop.h"
 
@@ -107,6 +108,12 @@ int mr_opts_value(const mr_opt *o, char *buf, size_t size);
  * order. A derived record of a table's settings (batch's --resume fingerprint): an option added to the
  * table enters it without anything written by hand. MR_EINVAL when it does not fit in size. */
 mr_status mr_opts_fingerprint(const mr_opt *opts, int n, char *buf, size_t size);
+
+/* Every option of opts[0..n) with its value now, as members of the JSON object o, in table order: report.json's
+ * "options" (the same derived record as the fingerprint, typed): flags as true/false, integers and doubles as
+ * numbers (doubles with 17 significant digits, null when not finite), an absent string or empty list as null,
+ * a list as an array of strings, the rest as strings. */
+void mr_opts_json(const mr_opt *opts, int n, mr_json_obj *o);
 
 /* Standard -v/-q handling shared by every command: sets the log level. */
 void mr_opts_apply_verbosity(int verbose, int quiet);

@@ -567,6 +567,8 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, mr_kspace
     char device[MR_DEVICE_TEXT];
     mr_device_format(mr_op_opts_device(&o.op), device, sizeof device);
     r.input = scan;
+    r.write_options = o.write_options;
+    r.options_ctx = o.options_ctx;
     r.method = o.method ? o.method : "iterative";
     mr_prior_list_format(&plan->priors, r.reg, sizeof r.reg);
     r.solver = mr_solver_name(o.solver);

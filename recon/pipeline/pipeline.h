@@ -50,6 +50,7 @@
 
 #include "../../base/progress.h"
 #include "../../base/status.h"
+#include "../../io/json.h"
 #include "../../io/read_opts.h"
 #include "../../solver/encoding.h"
 #include "../../solver/op.h"
@@ -113,6 +114,10 @@ typedef struct {
      * recon/api/api.h). */
     void (*on_report)(void *ctx, const struct mr_report *report);
     void *on_report_ctx;
+    /* The options as given, written by write_options(options_ctx, obj) into report.json's "options" object
+     * (the command's option table: recon/cli/cmd_args.h); NULL: no such object. */
+    void (*write_options)(const void *ctx, mr_json_obj *obj);
+    const void *options_ctx;
 } mr_recon_opts;
 
 /* The defaults of the iterative methods (docs/RECON.md gives the measurements behind them). */

@@ -156,6 +156,11 @@ static void json_body(FILE *f, const mr_report *r)
     json_input(&top, r);
 
     json_settings(&top, r);
+    if (r->write_options) { /* the command line's options, from its table (recon/cli/opts.h mr_opts_json) */
+        mr_json_obj opts = mr_json_open(&top, "options");
+        r->write_options(r->options_ctx, &opts);
+        mr_json_close(&opts);
+    }
 
     mr_json_obj t = mr_json_open(&top, "timings_s");
     mr_json_num(&t, "read", r->t_read);

@@ -12,6 +12,7 @@
 
 #include "../../base/status.h"
 #include "../../io/geometry.h"
+#include "../../io/json.h"
 #include "../../solver/metrics.h"
 
 #define MR_REPORT_MAX_METHODS 8
@@ -65,6 +66,10 @@ typedef struct mr_report {
     double noise_sigma;          /* < 0 unknown */
     int64_t samples_outside;     /* samples outside the Nyquist box [-N/2, N/2] (warned) */
     int has_truth[MR_TRUTH_COUNT];
+
+    /* the options as given (report.json "options"): written by write_options(options_ctx, obj); NULL: none */
+    void (*write_options)(const void *ctx, mr_json_obj *obj);
+    const void *options_ctx;
 
     /* settings used */
     const char *method, *basis, *device, *dcf;
