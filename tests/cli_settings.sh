@@ -9,10 +9,10 @@ bin=$1
 dir=$2
 . "$(dirname "$0")/expect_lib.sh" # empties $dir, fail=0, expect(), check()
 src=$(cd "$(dirname "$0")/.." && pwd)
-lib="$src/base $src/gpu $src/solver $src/io $src/phantoms"
+lib=("$src/base" "$src/gpu" "$src/solver" "$src/io" "$src/phantoms") # the path may hold spaces
 
 for c in recon batch convert info phantom bench validate cache; do "$bin" $c --help; done >"$dir/help.txt" 2>&1
-names=$(grep -rhoE '"[^"]*\{[a-z][a-z0-9-]*\}' --include='*.c' --include='*.cu' --include='*.h' $lib |
+names=$(grep -rhoE '"[^"]*\{[a-z][a-z0-9-]*\}' --include='*.c' --include='*.cu' --include='*.h' "${lib[@]}" |
   grep -oE '\{[a-z][a-z0-9-]*\}' | tr -d '{}' | sort -u)
 check "the library names settings as {name}" test -n "$names"
 for n in $names; do
@@ -20,7 +20,7 @@ for n in $names; do
 done
 # a string in the library that spells an option itself (" --name" or "(--name") instead of {name}; a quoted
 # command line (`mrirecon phantom --suite DIR` in the suite's README) is a fact, not advice
-grep -rnE '"[^"]*[ (]--[a-z][a-z0-9-]*' --include='*.c' --include='*.cu' $lib | grep -vE ':\s*(/\*|\*)' |
+grep -rnE '"[^"]*[ (]--[a-z][a-z0-9-]*' --include='*.c' --include='*.cu' "${lib[@]}" | grep -vE ':\s*(/\*|\*)' |
   grep -v '`mrirecon ' >"$dir/spelled.txt"
 check "no library string spells an option itself (use {name})" test ! -s "$dir/spelled.txt"
 [ -s "$dir/spelled.txt" ] && cat "$dir/spelled.txt"
