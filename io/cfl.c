@@ -31,16 +31,7 @@ static mr_status file_name(char *buf, size_t size, const char *name, const char 
 
 int mr_cfl_is_header(const char *path)
 {
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    char buf[16] = {0};
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    return (n >= 12 && strncmp(buf, "# Dimensions", 12) == 0) || (n >= 8 && strncmp(buf, "# Header", 8) == 0);
+    return mr_file_starts_with(path, 0, "# Dimensions", 12) || mr_file_starts_with(path, 0, "# Header", 8);
 }
 
 /* ---- header ------------------------------------------------------------------------------------- */

@@ -198,6 +198,25 @@ mr_status mr_mkdir_p_mode(const char *dir, unsigned mode, char *created, size_t 
     return MR_OK;
 }
 
+int mr_is_regular_file(const char *path)
+{
+    struct stat sb;
+    return path && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+int mr_file_starts_with(const char *path, long offset, const void *magic, size_t n)
+{
+    char buf[64];
+    if (n > sizeof buf || !mr_is_regular_file(path))
+        return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    const int ok = fseek(f, offset, SEEK_SET) == 0 && fread(buf, 1, n, f) == n && memcmp(buf, magic, n) == 0;
+    fclose(f);
+    return ok;
+}
+
 mr_status mr_path_join(char *buf, size_t size, const char *dir, const char *name)
 {
     int n = snprintf(buf, size, "%s/%s", dir, name);

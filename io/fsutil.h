@@ -57,6 +57,12 @@ mr_status mr_mkdir_p_mode(const char *dir, unsigned mode, char *created, size_t 
  * set) when something could not be removed. */
 int mr_remove_tree(const char *path);
 
+/* 1 when path is a regular file (links followed), else 0. */
+int mr_is_regular_file(const char *path);
+
+/* 1 when path is a regular file whose bytes at offset are the n bytes of magic, else 0 (unreadable, short). */
+int mr_file_starts_with(const char *path, long offset, const void *magic, size_t n);
+
 /* Join "dir/name" into buf; MR_EINVAL if it does not fit. */
 mr_status mr_path_join(char *buf, size_t size, const char *dir, const char *name);
 

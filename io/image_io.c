@@ -9,6 +9,7 @@
 
 #include "../base/log.h"
 #include "cfl.h"
+#include "fsutil.h"
 #include "h5util.h"
 #include "image_h5.h"
 #include "image_png.h"
@@ -146,20 +147,6 @@ mr_status mr_image_write(mr_image_format f, const char *path, const mr_image *im
 
 typedef enum { KIND_NONE = 0, KIND_H5, KIND_NIFTI, KIND_CFL, KIND_MRD } image_kind;
 
-static int file_starts_with(const char *path, long off, const char *magic, size_t n)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    char buf[16];
-    int ok = fseek(f, off, SEEK_SET) == 0 && fread(buf, 1, n, f) == n && memcmp(buf, magic, n) == 0;
-    fclose(f);
-    return ok;
-}
-
 /* The BART array name of path: NAME for NAME, NAME.hdr or NAME.cfl when NAME.hdr is a BART header. */
 static int cfl_name(const char *path, char *name, size_t size)
 {
@@ -204,9 +191,9 @@ static int cfl_kspace_shape(const char *name)
 static image_kind probe(const char *path)
 {
     char name[4100];
-    if (file_starts_with(path, 344, "n+1", 4))
+    if (mr_file_starts_with(path, 344, "n+1", 4))
         return KIND_NIFTI;
-    if (file_starts_with(path, 0, "\x89HDF\r\n\x1a\n", 8))
+    if (mr_file_starts_with(path, 0, "\x89HDF\r\n\x1a\n", 8))
         return KIND_H5;
     if (cfl_name(path, name, sizeof name) && !cfl_pair(path, name) && !cfl_kspace_shape(name))
         return KIND_CFL;

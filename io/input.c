@@ -45,12 +45,6 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static int is_regular(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
 /* A BART input named by `path`: NAME.hdr / NAME.cfl / NAME of either array of the pair, or the
  * prefix. 1 with the pair's names filled when both headers exist (a header that is not one is then
  * refused by the reader with its reason, not taken for another format); -1 (message recorded) when
@@ -73,7 +67,7 @@ static int find_bart(const char *path, char *traj, char *ksp, size_t size)
     char th[4200], kh[4200];
     snprintf(th, sizeof th, "%s.hdr", traj);
     snprintf(kh, sizeof kh, "%s.hdr", ksp);
-    const int have_t = is_regular(th), have_k = is_regular(kh);
+    const int have_t = mr_is_regular_file(th), have_k = mr_is_regular_file(kh);
     if (have_t && have_k)
         return 1;
     if (named || have_t || have_k) {
@@ -257,7 +251,7 @@ mr_status mr_input_open(const char *path, const mr_read_opts *opts, mr_input **o
     int bart = 0;
     if (in->opts.bart_traj)
         bart = named_bart(path, in->opts.bart_traj, in->traj, in->ksp, sizeof in->traj);
-    else if (!is_regular(path) || ends_with(path, ".hdr") || ends_with(path, ".cfl") || mr_cfl_is_header(path))
+    else if (!mr_is_regular_file(path) || ends_with(path, ".hdr") || ends_with(path, ".cfl") || mr_cfl_is_header(path))
         bart = find_bart(path, in->traj, in->ksp, sizeof in->traj);
     if (bart < 0) {
         free(in);

@@ -17,11 +17,8 @@
 set -u
 bin=$1
 dir=$2
-. "$(dirname "$0")/expect_lib.sh" # empties $dir, fail=0, expect()
+. "$(dirname "$0")/expect_lib.sh" # empties $dir, fail=0, expect(), csv()
 
-csv() { # FILE METHOD TRUTH -> psnr_db
-  awk -F, -v m="$2" -v t="$3" '$1 == m && $2 == t { print $4 }' "$1"
-}
 json_num() { # FILE KEY -> the first number after "KEY":
   grep -o "\"$2\": [-0-9.e+]*" "$1" | head -1 | awk '{print $2}'
 }

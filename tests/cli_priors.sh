@@ -10,11 +10,8 @@
 set -u
 bin=$1
 dir=$2
-. "$(dirname "$0")/expect_lib.sh" # empties $dir, fail=0, expect()
+. "$(dirname "$0")/expect_lib.sh" # empties $dir, fail=0, expect(), csv()
 
-csv() { # FILE METHOD TRUTH -> psnr_db
-  awk -F, -v m="$2" -v t="$3" '$1 == m && $2 == t { print $4 }' "$1"
-}
 json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 expect 0 "phantom 64^2, 24 spokes, 25 dB" -- "$bin" phantom -o "$dir/s.h5" --matrix 64 --spokes 24 --readout 128 --snr 25 -q

@@ -25,3 +25,8 @@ check() {
   shift
   if "$@"; then echo "ok: $label"; else echo "FAIL: $label"; fail=1; fi
 }
+
+# csv FILE METHOD TRUTH: the psnr_db column of a metrics.csv row (method, truth)
+csv() {
+  awk -F, -v m="$2" -v t="$3" '$1 == m && $2 == t { print $4 }' "$1"
+}
