@@ -2,7 +2,6 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 
 #include "status.h"
@@ -27,9 +26,7 @@ void mr_log(mr_log_level level, const char *fmt, ...)
     if (level > current_level)
         return;
     char line[MR_ERROR_MAX], spelled[2048];
-    const char *f = fmt;
-    if (strchr(fmt, '{') && strlen(fmt) < sizeof spelled / 2) /* {name}: a setting (base/status.h) */
-        f = mr_error_spell(fmt, spelled, sizeof spelled);
+    const char *f = mr_error_format(fmt, spelled, sizeof spelled); /* {name}: a setting (base/status.h) */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, f, ap);

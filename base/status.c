@@ -54,13 +54,13 @@ static size_t param_name_length(const char *t)
     return n > 0 && t[n] == '}' ? n : 0;
 }
 
-const char *mr_error_spell(const char *fmt, char *buf, size_t size)
+/* mr_error_spell, returning the length of the whole spelled text (buf holds at most size - 1 bytes of it) */
+static size_t spell(const char *fmt, char *buf, size_t size)
 {
-    if (!buf || size == 0)
-        return buf;
-    size_t o = 0;
+    size_t o = 0, need = 0;
 #define PUT(ch)              \
     do {                     \
+        need++;              \
         if (o + 1 < size)    \
             buf[o++] = (ch); \
     } while (0)
@@ -80,7 +80,21 @@ const char *mr_error_spell(const char *fmt, char *buf, size_t size)
     }
 #undef PUT
     buf[o] = '\0';
+    return need;
+}
+
+const char *mr_error_spell(const char *fmt, char *buf, size_t size)
+{
+    if (buf && size > 0)
+        spell(fmt, buf, size);
     return buf;
+}
+
+const char *mr_error_format(const char *fmt, char *buf, size_t size)
+{
+    if (!strchr(fmt, '{') || !buf || size == 0)
+        return fmt;
+    return spell(fmt, buf, size) < size ? buf : fmt; /* a cut format could end inside a conversion */
 }
 
 mr_status mr_error(mr_status s, const char *fmt, ...)
@@ -88,9 +102,7 @@ mr_status mr_error(mr_status s, const char *fmt, ...)
     /* {name} spelled in the format (never in the arguments: a path may hold braces); the spelling holds no
      * '%', so the format's conversions are those the compiler checked */
     char spelled[2048];
-    const char *f = fmt;
-    if (strchr(fmt, '{') && strlen(fmt) < sizeof spelled / 2)
-        f = mr_error_spell(fmt, spelled, sizeof spelled);
+    const char *f = mr_error_format(fmt, spelled, sizeof spelled);
     va_list ap, again;
     va_start(ap, fmt);
     va_copy(again, ap);

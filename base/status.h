@@ -70,6 +70,10 @@ mr_status mr_error_set_spelling(const char *prefix, char sep, const char *suffix
  * truncated when longer); returns buf. For log lines that name a setting. */
 const char *mr_error_spell(const char *fmt, char *buf, size_t size);
 
+/* A printf format with its {name}s spelled, for mr_error and mr_log: buf, or fmt itself when it names no
+ * setting or the spelled format does not fit in size bytes (it is never cut). */
+const char *mr_error_format(const char *fmt, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif
