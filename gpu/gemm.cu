@@ -1139,7 +1139,12 @@ mr_status mr_gemm_create(mr_gemm_plan **out, const float *traj, int64_t m, const
         (st = MR_CU(cudaStreamCreateWithFlags(&p->own, cudaStreamNonBlocking))) != MR_OK ||
         (st = MR_CU(cudaEventCreate(&p->ev0))) != MR_OK || (st = MR_CU(cudaEventCreate(&p->ev1))) != MR_OK ||
         (st = MR_CU(cudaMalloc((void **)&p->d_traj, (size_t)m * 3 * sizeof(float)))) != MR_OK ||
-        (st = MR_CU(cudaMemcpy(p->d_traj, traj, (size_t)m * 3 * sizeof(float), cudaMemcpyHostToDevice))) != MR_OK ||
+        /* on the plan's own stream and waited for: a plain cudaMemcpy from pageable memory returns before its
+         * DMA has landed, and the legacy stream does not order the non-blocking stream's table kernels after
+         * it (they read samples still in flight: an intermittent wrong Q, test_gpu_gemm on the H200) */
+        (st = MR_CU(cudaMemcpyAsync(p->d_traj, traj, (size_t)m * 3 * sizeof(float), cudaMemcpyHostToDevice,
+                                    p->own))) != MR_OK ||
+        (st = MR_CU(cudaStreamSynchronize(p->own))) != MR_OK ||
         (st = mr_mma_attributes(p->wgmma)) != MR_OK) {
         mr_gemm_destroy(p);
         return st;

@@ -381,12 +381,6 @@ static mr_status run_part(mr_gpu_sums *s, sums_dev *d, int p)
             return st;
         dst = d->d_part;
     }
-    /* A device-wide barrier before and after each part's products. Without it the split Q (real weights,
-     * Hermitian columns, several parts on one GPU) came out wrong on the H200 for M >= 2e5 samples, with
-     * errors that changed from run to run, although every stream the sums use is synchronised (docs/
-     * BENCHMARKS.md, 2026-11-23): some work escapes those streams; which, is not identified yet. */
-    if ((st = MR_CU(cudaDeviceSynchronize())) != MR_OK)
-        return st;
     if (s->engine == MR_SUMS_SFU) { /* slab [pl[0], pl[0] + np) as a grid of its own */
         mr_grid sub = *g;
         sub.n[2] = np;
@@ -395,8 +389,6 @@ static mr_status run_part(mr_gpu_sums *s, sums_dev *d, int p)
     } else {
         st = chunked_adjoint(s, d, a, pl, np, dst, (size_t)np * plane);
     }
-    if (st == MR_OK)
-        st = MR_CU(cudaDeviceSynchronize());
     if (st != MR_OK || dst != d->d_part)
         return st;
     /* the runs of consecutive planes to their place on the main GPU */

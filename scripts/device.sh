@@ -20,7 +20,9 @@
 # says what it measures; docs/BENCHMARKS.md names the commit each result came from), given alone with its
 # arguments: bash scripts/device.sh NAME [ARGS]
 #   2gpu, cluster   two GPUs: scaling of the split sums; MPI ranks with a GPU each (kind nvidia-h200-x2)
-#   accel, fp16, split, race   the engines of the exact sums: precisions, the split check, a race hunt
+#   accel, fp16, split   the engines of the exact sums: precisions, the split check
+#   upload   the trajectory upload race behind the intermittent wrong Q (test_gpu_gemm repeated; the split Q
+#            without run_part's barrier); it replaced `race` (compute-sanitizer runs, at commit 024509d)
 #   ops, run, final  older end-to-end and verification runs; field-tool  the field models by tool_field_recon
 # Build: CUDA sm_90, -Werror, from scratch in $BUILD (default /tmp/b). A copy of xxhash.h in .dev/xxhash
 # (carried: the machine has no libxxhash-dev) is used when present. Key results go to $OUT/summary.txt,
