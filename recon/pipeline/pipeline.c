@@ -602,10 +602,12 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, mr_kspace
     describe_volume(&vd, &o, &r);
     if (mem && !vd.format)
         r.format = "arrays";
+    t0 = mr_now();
     if ((st = compress_coils(&s, &o, scan, &r)) != MR_OK || (st = noise_level(&s, &o, &vd, scan, &r)) != MR_OK ||
         (st = describe_scan(&s, &o, plan, scan, &r)) != MR_OK || (st = choose_field(&s, plan, scan, &r)) != MR_OK ||
         (st = choose_sens(&s, &o, scan, &r)) != MR_OK)
         goto fail;
+    r.t_scan = mr_now() - t0;
 
     for (int i = 0; i < plan->methods.n; i++) {
         const mr_method_kind kind = plan->methods.kind[i];
@@ -617,12 +619,14 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, mr_kspace
         if (st != MR_OK)
             goto fail;
     }
+    t0 = mr_now();
     if ((st = score(&s, plan, &r)) != MR_OK)
         goto fail;
 
     memcpy(r.fov_mm, s.ks->fov_mm, sizeof r.fov_mm);
     if ((st = crop_to_output_grid(&s, &vd, plan, &r)) != MR_OK)
         goto fail;
+    r.t_score = mr_now() - t0;
     const float *imgs[MR_METHOD_COUNT];
     for (int i = 0; i < plan->methods.n; i++)
         imgs[i] = s.img[i];

@@ -174,6 +174,9 @@ static void json_body(FILE *f, const mr_report *r)
     mr_json_num(&t, "solve", r->t_solve);
     mr_json_num(&t, "dcf", r->t_dcf);
     mr_json_num(&t, "gridding", r->t_gridding);
+    mr_json_num(&t, "scan", r->t_scan);
+    mr_json_num(&t, "problem", r->t_problem);
+    mr_json_num(&t, "score", r->t_score);
     mr_json_num(&t, "write", r->t_write);
     mr_json_num(&t, "total", r->t_total);
     mr_json_close(&t);

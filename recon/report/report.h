@@ -136,6 +136,11 @@ typedef struct mr_report {
     double t_device_init; /* CG on a GPU: making the device usable (CUDA context); part of t_op_create */
     double t_fft_plan;    /* FFT planning (FFTW or cuFFT) and the kernel spectrum; part of t_plan */
     double t_sums_setup;  /* making the engine of the exact sums (cuBLAS, plans); part of t_plan */
+    double t_scan;        /* after the read, before the methods: coil compression, the noise level, the field
+                             map, the coil maps */
+    double t_problem;     /* iterative methods: their problems (lambda, Lipschitz constants) and the images
+                             back to the host */
+    double t_score;       /* the metrics against the truth and the crop to the output grid */
     long peak_rss_kib; /* getrusage ru_maxrss at the end of the run */
 
     /* pictures */
