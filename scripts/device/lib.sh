@@ -40,7 +40,7 @@ summarise() { # REPORT LABEL
   python3 - "$1" "$2" <<'EOF' >>"$S" 2>&1
 import json, sys
 r = json.load(open(sys.argv[1])); t = r["timings_s"]; m = r["methods"][0]; s = r["settings"]
-keys = ["read", "device_init", "sums_setup", "q", "plan", "fft_plan", "fhd", "solve", "write", "total"]
+keys = ["read", "scan", "device_init", "sums_setup", "q", "plan", "fft_plan", "fhd", "problem", "solve", "score", "write", "total"]
 print(sys.argv[2], "|", s.get("sums"), "| Q:", s.get("q_source"))
 print("  " + ", ".join("%s %.3f" % (k, t.get(k, float("nan"))) for k in keys))
 mt = m.get("metrics", {})
