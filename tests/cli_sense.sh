@@ -58,6 +58,12 @@ check "report.md says SENSE" grep -q "SENSE: the 4 coil(s)" "$dir/sense/report.m
 check "report.md says RSS" grep -q "root-sum-of-squares" "$dir/rss/report.md"
 expect 0 "recon --method all with maps" -- "$bin" recon "$scan" -o "$dir/all" --method all -q
 check "--method all: compare.png" [ -s "$dir/all/compare.png" ]
+if command -v python3 >/dev/null 2>&1; then # the stages' times: none negative, and they make up total
+  for d in sense rss est all; do
+    check "report.json ($d): stage times >= 0, their sum with the monitor time <= total" [ "$(json "$dir/$d/report.json" \
+      "(lambda t, mon: all(v >= 0 for v in t.values()) and sum(t[k] for k in ('read', 'operator_create', 'fhd', 'solve', 'dcf', 'gridding', 'scan', 'problem', 'score', 'write')) + mon <= t['total'] + 1e-6)(r['timings_s'], sum(m.get('time_monitor_s', 0) for m in r['methods']))")" = True ]
+  done
+fi
 
 # errors: exit 1 (run time) or 2 (usage), nothing created
 expect 1 "--sens file on a scan without maps" -- "$bin" recon "$single" -o "$dir/e1" --sens file

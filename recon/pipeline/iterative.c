@@ -540,7 +540,10 @@ mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_pl
     const int whole = s->sens != SENS_RSS; /* one solve on the whole image (else one per coil) */
     const int first = s->it == NULL;
     const double t_run = mr_now();
-    const double t_before = r->t_op_create + r->t_fhd; /* both are set by the first method only */
+    /* both are set by the first method only; on a GPU t_op_create also holds the device's choice and the
+     * wait for its background start, spent before this call */
+    const double t_before =
+        r->t_op_create + r->t_fhd + (first && s->gpu >= 0 ? s->t_resolve + s->t_fork_wait : 0.0);
     mr_status st = first ? prepare(s, o, plan, r) : MR_OK;
     if (st != MR_OK)
         return st;
