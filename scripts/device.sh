@@ -7,6 +7,8 @@
 #             (a computed and a cached Q); GPU memory peak from nvidia-smi
 #   big       256^3 kooshball (4312 x 528 = 2,276,736 samples): defaults, --method cg, 8 coils SENSE (cg and
 #             defaults); GPU memory peaks
+#   big3      256^3, one coil: --method cg three times (the median for issue 21's <= 2.0 s H200 / 2.5 s H100
+#             targets), the defaults once
 #   field     the book problem with readout timing (8 us dwell, TE 1 ms) and a field (20 Hz + linear +-100 Hz),
 #             against the same scan without a field, through `recon --device gpu`: --method cg and the
 #             defaults with the model auto (the field's segments on the NUFFT tier), --model exact (the exact
@@ -93,6 +95,15 @@ EOF
       --method cg --q-cache off -q
     gpu_peak "256 8 coils defaults" run_recon "256^3, 8 coils SENSE, defaults" /tmp/big8_def /tmp/big8.h5 \
       --device gpu --q-cache off -q
+    ;;
+  big3)
+    log "256^3 phantom"
+    "$bin" phantom -o /tmp/big.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 -q >>"$S" 2>&1
+    for i in 1 2 3; do
+      gpu_peak "256 cg ($i)" run_recon "256^3, --method cg run $i" /tmp/big_cg$i /tmp/big.h5 --device gpu --method cg \
+        --q-cache off -q
+    done
+    gpu_peak "256 defaults" run_recon "256^3, defaults" /tmp/big_def /tmp/big.h5 --device gpu --q-cache off -q
     ;;
   field)
     log "book phantoms with and without a field"
