@@ -406,6 +406,95 @@ static void swap32(unsigned char *p, size_t n)
     }
 }
 
+/* A reader's chunk buffers (each thread has its own). */
+typedef struct {
+    unsigned char *raw, *w[2];
+    size_t raw_cap, w_cap[2];
+} chunk_bufs;
+
+static void chunk_bufs_free(chunk_bufs *b)
+{
+    free(b->w[1]);
+    free(b->w[0]);
+    free(b->raw);
+}
+
+/* One chunk of the plan: its stored bytes read at their offset, checked against the file's size and the
+ * chunk's, unfiltered (checksum, inflate, shuffle), byte-swapped if need be and put in place in buf. */
+static mr_status decode_extent(const plan_head *h, const plan_extent *e, int file_fd, uint64_t fsize,
+                               const mr_h5_dataset_info *info, const char *label, const char *name, chunk_bufs *b,
+                               float *buf)
+{
+    const size_t chunk_bytes = (size_t)h->chunk_bytes, raw_max = chunk_bytes + chunk_bytes / 16 + 4096;
+    const size_t cap = chunk_bytes + 16;
+    chunk_ctx c = {label, name, chunk_bytes, ""};
+    if (e->offset > fsize || e->stored > fsize - e->offset)
+        return mr_error(MR_EFORMAT, "%s: %s: %llu bytes at offset %llu lie outside the file (%llu bytes)", label, name,
+                        (unsigned long long)e->stored, (unsigned long long)e->offset, (unsigned long long)fsize);
+    h5_format_list(c.at, sizeof c.at, h->rank, e->origin, 1);
+    if (e->stored > raw_max)
+        return mr_error(MR_EFORMAT, "%s: %s: the chunk at %s stores %llu bytes, more than a %zu-byte chunk needs", label,
+                        name, c.at, (unsigned long long)e->stored, chunk_bytes);
+    if (!ensure(&b->raw, &b->raw_cap, (size_t)e->stored) || !ensure(&b->w[0], &b->w_cap[0], cap) ||
+        !ensure(&b->w[1], &b->w_cap[1], cap))
+        return mr_error(MR_ENOMEM, "%s: %s: out of memory for %zu-byte chunks", label, name, chunk_bytes);
+    mr_status st = read_at(file_fd, b->raw, (size_t)e->stored, e->offset, label, name);
+    const unsigned char *cur = b->raw;
+    size_t len = (size_t)e->stored;
+    for (int f = h->nfilters - 1; st == MR_OK && f >= 0; f--) {
+        if (e->mask & (1u << f))
+            continue;
+        unsigned char *dst = cur == b->w[0] ? b->w[1] : b->w[0];
+        st = unfilter((H5Z_filter_t)h->filter[f], 4, cur, &len, dst, cap, &cur, &c);
+    }
+    if (st == MR_OK && len != chunk_bytes)
+        st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s decodes to %zu bytes, expected %zu", label, name, c.at, len,
+                      chunk_bytes);
+    if (st != MR_OK)
+        return st;
+    if (h->big_endian) {
+        unsigned char *out = cur == b->w[1] ? b->w[1] : b->w[0];
+        if (cur != out)
+            memcpy(out, cur, chunk_bytes);
+        swap32(out, chunk_bytes);
+        cur = out;
+    }
+    scatter_chunk(info, e->origin, cur, sizeof(float), (unsigned char *)buf);
+    return MR_OK;
+}
+
+/* Every chunk of the plan, on all threads (checksums and copies are most of a large read's time). A
+ * chunk that fails is decoded again here, in order: the first that fails again gives the message (the
+ * one the chunks in turn would give); one that now succeeds (memory was short on a thread) is in place. */
+static mr_status decode_extents(const plan_head *h, const plan_extent *ext, int file_fd, uint64_t fsize,
+                                const mr_h5_dataset_info *info, const char *label, const char *name, float *buf)
+{
+    const int64_t n = (int64_t)h->nextents;
+    unsigned char *failed = calloc((size_t)n, 1);
+    if (!failed)
+        return mr_error(MR_ENOMEM, "%s: out of memory", label);
+    int nfailed = 0;
+#pragma omp parallel reduction(+ : nfailed)
+    {
+        chunk_bufs b = {NULL, {NULL, NULL}, 0, {0, 0}};
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t k = 0; k < n; k++)
+            if (decode_extent(h, &ext[k], file_fd, fsize, info, label, name, &b, buf) != MR_OK) {
+                failed[k] = 1;
+                nfailed++;
+            }
+        chunk_bufs_free(&b);
+    }
+    mr_status st = MR_OK;
+    chunk_bufs b = {NULL, {NULL, NULL}, 0, {0, 0}};
+    for (int64_t k = 0; nfailed > 0 && st == MR_OK && k < n; k++)
+        if (failed[k])
+            st = decode_extent(h, &ext[k], file_fd, fsize, info, label, name, &b, buf);
+    chunk_bufs_free(&b);
+    free(failed);
+    return st;
+}
+
 mr_status mr_h5_recv_plan(int fd, int file_fd, const char *label, const char *name, float *buf, size_t n)
 {
     plan_head h;
@@ -438,62 +527,17 @@ mr_status mr_h5_recv_plan(int fd, int file_fd, const char *label, const char *na
     info.rank = h.rank;
     memcpy(info.dims, h.dims, sizeof info.dims);
     memcpy(info.chunk, h.chunk, sizeof info.chunk);
-    const size_t chunk_bytes = (size_t)h.chunk_bytes, raw_max = chunk_bytes + chunk_bytes / 16 + 4096;
-    const size_t cap = chunk_bytes + 16;
-    unsigned char *raw = NULL, *w[2] = {NULL, NULL};
-    size_t raw_cap = 0, w_cap[2] = {0, 0};
-    chunk_ctx c = {label, name, chunk_bytes, ""};
-    for (uint64_t k = 0; st == MR_OK && k < h.nextents; k++) {
-        const plan_extent *e = &ext[k];
-        if (e->offset > fsize || e->stored > fsize - e->offset) {
-            st = mr_error(MR_EFORMAT, "%s: %s: %llu bytes at offset %llu lie outside the file (%llu bytes)", label, name,
-                          (unsigned long long)e->stored, (unsigned long long)e->offset, (unsigned long long)fsize);
-            break;
-        }
-        if (!h.chunked) {
-            if (e->stored != n * sizeof(float))
-                st = mr_error(MR_EINTERNAL, "%s: %s: the reading process sent a damaged plan", label, name);
-            else if ((st = read_at(file_fd, buf, (size_t)e->stored, e->offset, label, name)) == MR_OK && h.big_endian)
-                swap32((unsigned char *)buf, (size_t)e->stored);
-            break;
-        }
-        h5_format_list(c.at, sizeof c.at, h.rank, e->origin, 1);
-        if (e->stored > raw_max) {
-            st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s stores %llu bytes, more than a %zu-byte chunk needs", label,
-                          name, c.at, (unsigned long long)e->stored, chunk_bytes);
-            break;
-        }
-        if (!ensure(&raw, &raw_cap, (size_t)e->stored) || !ensure(&w[0], &w_cap[0], cap) || !ensure(&w[1], &w_cap[1], cap)) {
-            st = mr_error(MR_ENOMEM, "%s: %s: out of memory for %zu-byte chunks", label, name, chunk_bytes);
-            break;
-        }
-        if ((st = read_at(file_fd, raw, (size_t)e->stored, e->offset, label, name)) != MR_OK)
-            break;
-        const unsigned char *cur = raw;
-        size_t len = (size_t)e->stored;
-        for (int f = h.nfilters - 1; st == MR_OK && f >= 0; f--) {
-            if (e->mask & (1u << f))
-                continue;
-            unsigned char *dst = cur == w[0] ? w[1] : w[0];
-            st = unfilter((H5Z_filter_t)h.filter[f], 4, cur, &len, dst, cap, &cur, &c);
-        }
-        if (st == MR_OK && len != chunk_bytes)
-            st = mr_error(MR_EFORMAT, "%s: %s: the chunk at %s decodes to %zu bytes, expected %zu", label, name, c.at,
-                          len, chunk_bytes);
-        if (st != MR_OK)
-            break;
-        if (h.big_endian) {
-            unsigned char *out = cur == w[1] ? w[1] : w[0];
-            if (cur != out)
-                memcpy(out, cur, chunk_bytes);
-            swap32(out, chunk_bytes);
-            cur = out;
-        }
-        scatter_chunk(&info, e->origin, cur, sizeof(float), (unsigned char *)buf);
+    if (h.chunked) {
+        st = decode_extents(&h, ext, file_fd, fsize, &info, label, name, buf);
+    } else if (ext[0].offset > fsize || ext[0].stored > fsize - ext[0].offset) {
+        st = mr_error(MR_EFORMAT, "%s: %s: %llu bytes at offset %llu lie outside the file (%llu bytes)", label, name,
+                      (unsigned long long)ext[0].stored, (unsigned long long)ext[0].offset, (unsigned long long)fsize);
+    } else if (ext[0].stored != n * sizeof(float)) {
+        st = mr_error(MR_EINTERNAL, "%s: %s: the reading process sent a damaged plan", label, name);
+    } else if ((st = read_at(file_fd, buf, (size_t)ext[0].stored, ext[0].offset, label, name)) == MR_OK &&
+               h.big_endian) {
+        swap32((unsigned char *)buf, (size_t)ext[0].stored);
     }
-    free(w[1]);
-    free(w[0]);
-    free(raw);
     free(ext);
     const int64_t bad = st == MR_OK ? mr_h5_first_nonfinite(buf, n) : -1;
     if (bad >= 0) {

@@ -462,10 +462,23 @@ done:
 
 int64_t mr_h5_first_nonfinite(const float *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(v[i]))
-            return (int64_t)i;
-    return -1;
+    if (n < ((size_t)1 << 20)) {
+        for (size_t i = 0; i < n; i++)
+            if (!isfinite(v[i]))
+                return (int64_t)i;
+        return -1;
+    }
+    int64_t first = INT64_MAX; /* a large array on all threads, each block scanned up to its first */
+#pragma omp parallel for reduction(min : first) schedule(static)
+    for (int64_t b = 0; b < (int64_t)((n + 65535) / 65536); b++) {
+        const size_t end = (size_t)(b + 1) * 65536 < n ? (size_t)(b + 1) * 65536 : n;
+        for (size_t i = (size_t)b * 65536; i < end; i++)
+            if (!isfinite(v[i])) {
+                first = (int64_t)i < first ? (int64_t)i : first;
+                break;
+            }
+    }
+    return first == INT64_MAX ? -1 : first;
 }
 
 void mr_h5_format_index(char *buf, size_t size, int64_t flat, int rank, const hsize_t *dims)

@@ -125,6 +125,26 @@ static void kspace_files(const char *dir, uint64_t *rng)
         io_test_keep(keep, "bad-", kept, bad);
     }
 
+    /* two damaged chunks of /kspace/data (read on all threads): the message is the first chunk's, the
+     * one a read in order gives, whichever thread met which first */
+    {
+        char one[800], two[800], msg_one[600] = "", msg_two[600] = "";
+        snprintf(one, sizeof one, "%s/damaged-first.h5", dir);
+        snprintf(two, sizeof two, "%s/damaged-both.h5", dir);
+        CHECK(damage(path, one, ref->data + 2 * 1000));
+        CHECK(damage(one, two, ref->data + 2 * (2 * 40000 + 30000)));
+        for (int round = 0; round < 3; round++) {
+            mr_kspace *ks = NULL;
+            mr_status st = mr_kspace_read(round == 0 ? one : two, &ks);
+            expect_refused(round == 0 ? "one damaged chunk" : "two damaged chunks", st, "fails its fletcher32 checksum");
+            CHECK(ks == NULL);
+            const char *what = strstr(mr_last_error(), ": /kspace/"); /* after the file's name */
+            snprintf(round == 0 ? msg_one : msg_two, sizeof msg_one, "%s", what ? what : "(no dataset named)");
+            if (round > 0)
+                CHECK(strcmp(msg_one, msg_two) == 0);
+        }
+    }
+
     /* a dataset stored again without the filter, the promise kept */
     snprintf(bad, sizeof bad, "%s/unchecked.h5", dir);
     CHECK(io_test_copy(path, bad) == 0);
