@@ -1,5 +1,7 @@
 #include "grid.h"
 
+#include <stdio.h>
+
 mr_status mr_matrix_check(const int64_t matrix[3], const char *what)
 {
     int64_t prod = 1;
@@ -13,5 +15,16 @@ mr_status mr_matrix_check(const int64_t matrix[3], const char *what)
         return mr_error(MR_EFORMAT, "%s: matrix %lldx%lldx%lld has %lld voxels, more than %lld", what,
                         (long long)matrix[0], (long long)matrix[1], (long long)matrix[2], (long long)prod,
                         (long long)MR_MAX_VOXELS);
+    return MR_OK;
+}
+
+mr_status mr_image_write_check(const char *path, const void *img, const int64_t matrix[3])
+{
+    char what[1100];
+    snprintf(what, sizeof what, "%s: image", path);
+    if (mr_matrix_check(matrix, what) != MR_OK)
+        return mr_error(MR_EINVAL, "%s", mr_last_error());
+    if (!img)
+        return mr_error(MR_EINVAL, "%s: no image to write", path);
     return MR_OK;
 }

@@ -21,6 +21,10 @@ extern "C" {
  * computed without overflow. `what` names the source in the message. */
 mr_status mr_matrix_check(const int64_t matrix[3], const char *what);
 
+/* The arguments of an image writer: MR_EINVAL naming "PATH: image" when the matrix fails
+ * mr_matrix_check, or "PATH: no image to write" when img is NULL. */
+mr_status mr_image_write_check(const char *path, const void *img, const int64_t matrix[3]);
+
 /* A regular grid of voxel positions in FOV units: along axis a, index i sits at
  * r = (i - center[a]) / scale[a].  Image grid (F^H d, forward): n = N, center = N/2 (integer
  * division), scale = N.  Q grid (Toeplitz): n = 2N, center = N, scale = N, on every axis with

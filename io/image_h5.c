@@ -27,13 +27,9 @@ static int reserved_name(const char *key)
 
 mr_status mr_image_h5_write(const char *path, const float *img, const int64_t matrix[3], const mr_image_meta *meta)
 {
-    char what[1100];
-    snprintf(what, sizeof what, "%s: image", path);
-    mr_status st = mr_matrix_check(matrix, what);
+    mr_status st = mr_image_write_check(path, img, matrix);
     if (st != MR_OK)
-        return mr_error(MR_EINVAL, "%s", mr_last_error());
-    if (!img)
-        return mr_error(MR_EINVAL, "%s: no image to write", path);
+        return st;
     if (meta)
         for (int i = 0; i < meta->nattrs; i++) {
             const char *key = meta->attrs[i].key;

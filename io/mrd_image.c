@@ -132,13 +132,9 @@ static int plain_text(const char *s)
 
 mr_status mr_mrd_image_write(const char *path, const float *img, const int64_t matrix[3], const mr_mrd_image_opts *o)
 {
-    char what[1100];
-    snprintf(what, sizeof what, "%s: image", path);
-    mr_status st = mr_matrix_check(matrix, what);
+    mr_status st = mr_image_write_check(path, img, matrix);
     if (st != MR_OK)
-        return mr_error(MR_EINVAL, "%s", mr_last_error());
-    if (!img)
-        return mr_error(MR_EINVAL, "%s: no image to write", path);
+        return st;
     const char *var = o && o->var ? o->var : "image_0";
     if (!var[0] || strchr(var, '/') || strlen(var) > 64 || !plain_text(var) || (o && !plain_text(o->comment)))
         return mr_error(MR_EINVAL, "%s: bad MRD image name '%s' or comment", path, var);
