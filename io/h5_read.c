@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "../base/child.h"
+#include "../base/parallel.h"
 
 /* ---- reading, with our own decoder for filtered chunks --------------------------------------- */
 
@@ -463,35 +464,55 @@ static mr_status decode_extent(const plan_head *h, const plan_extent *e, int fil
     return MR_OK;
 }
 
-/* Every chunk of the plan, on all threads (checksums and copies are most of a large read's time). A
- * chunk that fails is decoded again here, in order: the first that fails again gives the message (the
- * one the chunks in turn would give); one that now succeeds (memory was short on a thread) is in place. */
+/* The chunks of a plan on several threads (base/parallel.h: this runs in processes forked after
+ * threads were used), each with its own buffers. */
+#define MR_READ_THREADS 16
+typedef struct {
+    const plan_head *h;
+    const plan_extent *ext;
+    int file_fd;
+    uint64_t fsize;
+    const mr_h5_dataset_info *info;
+    const char *label, *name;
+    float *buf;
+    chunk_bufs bufs[MR_READ_THREADS];
+    unsigned char *failed;
+} decode_job;
+
+static int decode_one(void *ctx, int64_t k, int slot)
+{
+    decode_job *j = ctx;
+    if (decode_extent(j->h, &j->ext[k], j->file_fd, j->fsize, j->info, j->label, j->name, &j->bufs[slot], j->buf) !=
+        MR_OK)
+        j->failed[k] = 1;
+    return 0;
+}
+
+/* Every chunk of the plan, on up to MR_READ_THREADS threads (checksums and copies are most of a large
+ * read's time). A chunk that failed is decoded again here, in order: the first that fails again gives
+ * the message (the one the chunks in turn would give); one that now succeeds (memory was short on a
+ * thread) is in place. */
 static mr_status decode_extents(const plan_head *h, const plan_extent *ext, int file_fd, uint64_t fsize,
                                 const mr_h5_dataset_info *info, const char *label, const char *name, float *buf)
 {
     const int64_t n = (int64_t)h->nextents;
+    decode_job *j = calloc(1, sizeof *j);
     unsigned char *failed = calloc((size_t)n, 1);
-    if (!failed)
+    if (!j || !failed) {
+        free(j);
+        free(failed);
         return mr_error(MR_ENOMEM, "%s: out of memory", label);
-    int nfailed = 0;
-#pragma omp parallel reduction(+ : nfailed)
-    {
-        chunk_bufs b = {NULL, {NULL, NULL}, 0, {0, 0}};
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t k = 0; k < n; k++)
-            if (decode_extent(h, &ext[k], file_fd, fsize, info, label, name, &b, buf) != MR_OK) {
-                failed[k] = 1;
-                nfailed++;
-            }
-        chunk_bufs_free(&b);
     }
+    *j = (decode_job){h, ext, file_fd, fsize, info, label, name, buf, {{NULL, {NULL, NULL}, 0, {0, 0}}}, failed};
+    const int nth = mr_par_for(n, MR_READ_THREADS, decode_one, j);
     mr_status st = MR_OK;
-    chunk_bufs b = {NULL, {NULL, NULL}, 0, {0, 0}};
-    for (int64_t k = 0; nfailed > 0 && st == MR_OK && k < n; k++)
+    for (int64_t k = 0; st == MR_OK && k < n; k++)
         if (failed[k])
-            st = decode_extent(h, &ext[k], file_fd, fsize, info, label, name, &b, buf);
-    chunk_bufs_free(&b);
+            st = decode_extent(h, &ext[k], file_fd, fsize, info, label, name, &j->bufs[0], buf);
+    for (int t = 0; t < nth; t++)
+        chunk_bufs_free(&j->bufs[t]);
     free(failed);
+    free(j);
     return st;
 }
 

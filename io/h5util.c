@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../base/parallel.h"
 #include "fsutil.h"
 
 void mr_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
@@ -460,6 +461,25 @@ done:
     return st;
 }
 
+/* Blocks of 64 Ki values scanned on several threads, each keeping the first index it met. */
+typedef struct {
+    const float *v;
+    size_t n;
+    int64_t first[MR_PAR_MAX_THREADS];
+} nonfinite_job;
+
+static int nonfinite_block(void *ctx, int64_t b, int slot)
+{
+    nonfinite_job *j = ctx;
+    const size_t end = (size_t)(b + 1) * 65536 < j->n ? (size_t)(b + 1) * 65536 : j->n;
+    for (size_t i = (size_t)b * 65536; i < end; i++)
+        if (!isfinite(j->v[i])) {
+            j->first[slot] = (int64_t)i < j->first[slot] ? (int64_t)i : j->first[slot];
+            break;
+        }
+    return 0;
+}
+
 int64_t mr_h5_first_nonfinite(const float *v, size_t n)
 {
     if (n < ((size_t)1 << 20)) {
@@ -468,16 +488,22 @@ int64_t mr_h5_first_nonfinite(const float *v, size_t n)
                 return (int64_t)i;
         return -1;
     }
-    int64_t first = INT64_MAX; /* a large array on all threads, each block scanned up to its first */
-#pragma omp parallel for reduction(min : first) schedule(static)
-    for (int64_t b = 0; b < (int64_t)((n + 65535) / 65536); b++) {
-        const size_t end = (size_t)(b + 1) * 65536 < n ? (size_t)(b + 1) * 65536 : n;
-        for (size_t i = (size_t)b * 65536; i < end; i++)
-            if (!isfinite(v[i])) {
-                first = (int64_t)i < first ? (int64_t)i : first;
-                break;
-            }
+    nonfinite_job *j = malloc(sizeof *j);
+    if (!j) { /* the serial scan then */
+        for (size_t i = 0; i < n; i++)
+            if (!isfinite(v[i]))
+                return (int64_t)i;
+        return -1;
     }
+    j->v = v;
+    j->n = n;
+    for (int t = 0; t < MR_PAR_MAX_THREADS; t++)
+        j->first[t] = INT64_MAX;
+    const int nth = mr_par_for((int64_t)((n + 65535) / 65536), 16, nonfinite_block, j);
+    int64_t first = INT64_MAX;
+    for (int t = 0; t < nth; t++)
+        first = j->first[t] < first ? j->first[t] : first;
+    free(j);
     return first == INT64_MAX ? -1 : first;
 }
 

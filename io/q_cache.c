@@ -19,6 +19,7 @@
 
 #include "../base/grid.h"
 #include "../base/log.h"
+#include "../base/parallel.h"
 #include "fsutil.h"
 
 #ifndef MR_VERSION
@@ -94,29 +95,26 @@ static int transfer(int fd, void *buf, size_t n, int writing, uint64_t off)
     return 0;
 }
 
-/* The pieces read (fd >= 0: pread at their offsets) and hashed by several threads: a piece index taken
- * from next at a time. Plain pthreads, not OpenMP: a process forked after using the cache (the workers
- * of `batch`) must be able to use it again, which GNU OpenMP's thread pool does not survive. */
+/* The pieces read (fd >= 0: pread at their offsets) and hashed by several threads (base/parallel.h:
+ * a process forked after using the cache, the workers of `batch`, must be able to use it again). */
 typedef struct {
     const qc_piece *pc;
-    int np, fd;
+    int fd;
     uint64_t *ph;
-    int next, bad; /* atomics */
+    int bad;
 } qc_hash_work;
 
-static void *hash_worker(void *arg)
+static int hash_piece(void *ctx, int64_t i, int slot)
 {
-    qc_hash_work *w = arg;
-    for (;;) {
-        const int i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-        if (i >= w->np || __atomic_load_n(&w->bad, __ATOMIC_RELAXED))
-            return NULL;
-        const qc_piece *p = &w->pc[i];
-        if (w->fd >= 0 && transfer(w->fd, p->mem, p->n, 0, p->off) != 0)
-            __atomic_store_n(&w->bad, 1, __ATOMIC_RELAXED);
-        else
-            w->ph[i] = hash_of(p->mem, p->n, (uint64_t)i);
+    (void)slot;
+    qc_hash_work *w = ctx;
+    const qc_piece *p = &w->pc[i];
+    if (w->fd >= 0 && transfer(w->fd, p->mem, p->n, 0, p->off) != 0) {
+        __atomic_store_n(&w->bad, 1, __ATOMIC_RELAXED);
+        return 1;
     }
+    w->ph[i] = hash_of(p->mem, p->n, (uint64_t)i);
+    return 0;
 }
 
 /* The payload checksum of np pieces. fd >= 0: each piece is read from the file first, on up to
@@ -124,17 +122,10 @@ static void *hash_worker(void *arg)
  * (the background writer). 0 with *out, or -1 when out of memory or a read failed. */
 static int pieces_hash(const qc_piece *pc, int np, int fd, uint64_t *out)
 {
-    qc_hash_work w = {pc, np, fd, malloc((size_t)(np > 0 ? np : 1) * sizeof(uint64_t)), 0, 0};
+    qc_hash_work w = {pc, fd, malloc((size_t)(np > 0 ? np : 1) * sizeof(uint64_t)), 0};
     if (!w.ph)
         return -1;
-    pthread_t th[QC_THREADS];
-    int nth = 0;
-    long cores = fd >= 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
-    while (nth + 1 < QC_THREADS && nth + 1 < cores && nth + 1 < np && pthread_create(&th[nth], NULL, hash_worker, &w) == 0)
-        nth++;
-    hash_worker(&w);
-    for (int t = 0; t < nth; t++)
-        pthread_join(th[t], NULL);
+    (void)mr_par_for(np, fd >= 0 ? QC_THREADS : 1, hash_piece, &w);
     if (!w.bad)
         *out = hash_of(w.ph, (size_t)np * sizeof *w.ph, 11);
     free(w.ph);
