@@ -103,9 +103,16 @@ double test_rel_l2_dd(const double *a, const double *b, int64_t n)
 const char *test_tmpdir(const char *name)
 {
     static char buf[512];
+    if (buf[0]) /* made once per process */
+        return buf;
+    /* a new directory every time (mkdtemp): a folder left by a killed run whose pid comes round again
+     * must not be reused (batch_sched then found its output folder "not empty") */
     const char *base = getenv("TMPDIR");
-    snprintf(buf, sizeof buf, "%s/mrtest-%s-%ld", base ? base : "/tmp", name, (long)getpid());
-    mkdir(buf, 0777);
+    snprintf(buf, sizeof buf, "%s/mrtest-%s-%ld-XXXXXX", base ? base : "/tmp", name, (long)getpid());
+    if (!mkdtemp(buf)) {
+        snprintf(buf, sizeof buf, "%s/mrtest-%s-%ld", base ? base : "/tmp", name, (long)getpid());
+        mkdir(buf, 0777);
+    }
     return buf;
 }
 

@@ -43,7 +43,8 @@ double test_normal(uint64_t *state);
 double test_rel_l2(const float *a, const double *b, int64_t n);
 /* The same for two double arrays. */
 double test_rel_l2_dd(const double *a, const double *b, int64_t n);
-/* A scratch directory unique to this test run (created): "$TMPDIR/mrtest-<name>-<pid>". */
+/* A scratch directory unique to this test run, made on the first call (the same one after that):
+ * "$TMPDIR/mrtest-<name>-<pid>-XXXXXX" (mkdtemp). */
 const char *test_tmpdir(const char *name);
 
 /* A realistic phantom scan for the GPU tests: analytic Shepp-Logan k-space on `kind` with the given
