@@ -496,23 +496,18 @@ static mr_status decode_extents(const plan_head *h, const plan_extent *ext, int 
                                 const mr_h5_dataset_info *info, const char *label, const char *name, float *buf)
 {
     const int64_t n = (int64_t)h->nextents;
-    decode_job *j = calloc(1, sizeof *j);
-    unsigned char *failed = calloc((size_t)n, 1);
-    if (!j || !failed) {
-        free(j);
-        free(failed);
+    decode_job j = {h, ext, file_fd, fsize, info, label, name, buf, {{NULL, {NULL, NULL}, 0, {0, 0}}},
+                    calloc((size_t)n, 1)};
+    if (!j.failed)
         return mr_error(MR_ENOMEM, "%s: out of memory", label);
-    }
-    *j = (decode_job){h, ext, file_fd, fsize, info, label, name, buf, {{NULL, {NULL, NULL}, 0, {0, 0}}}, failed};
-    const int nth = mr_par_for(n, MR_READ_THREADS, decode_one, j);
+    const int nth = mr_par_for(n, MR_READ_THREADS, decode_one, &j);
     mr_status st = MR_OK;
     for (int64_t k = 0; st == MR_OK && k < n; k++)
-        if (failed[k])
-            st = decode_extent(h, &ext[k], file_fd, fsize, info, label, name, &j->bufs[0], buf);
+        if (j.failed[k])
+            st = decode_extent(h, &ext[k], file_fd, fsize, info, label, name, &j.bufs[0], buf);
     for (int t = 0; t < nth; t++)
-        chunk_bufs_free(&j->bufs[t]);
-    free(failed);
-    free(j);
+        chunk_bufs_free(&j.bufs[t]);
+    free(j.failed);
     return st;
 }
 

@@ -406,6 +406,8 @@ void h5_format_list(char *buf, size_t size, int rank, const hsize_t *v, int brac
 
 void h5_format_dims(char *buf, size_t size, int rank, const hsize_t *dims) { h5_format_list(buf, size, rank, dims, 0); }
 
+hid_t mr_h5_array_type(hid_t base, hsize_t n) { return H5Tarray_create2(base, 1, &n); }
+
 hid_t mr_h5_create_group(hid_t file, const char *name)
 {
     hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
@@ -488,22 +490,13 @@ int64_t mr_h5_first_nonfinite(const float *v, size_t n)
                 return (int64_t)i;
         return -1;
     }
-    nonfinite_job *j = malloc(sizeof *j);
-    if (!j) { /* the serial scan then */
-        for (size_t i = 0; i < n; i++)
-            if (!isfinite(v[i]))
-                return (int64_t)i;
-        return -1;
-    }
-    j->v = v;
-    j->n = n;
+    nonfinite_job j = {v, n, {0}};
     for (int t = 0; t < MR_PAR_MAX_THREADS; t++)
-        j->first[t] = INT64_MAX;
-    const int nth = mr_par_for((int64_t)((n + 65535) / 65536), 16, nonfinite_block, j);
+        j.first[t] = INT64_MAX;
+    const int nth = mr_par_for((int64_t)((n + 65535) / 65536), 16, nonfinite_block, &j);
     int64_t first = INT64_MAX;
     for (int t = 0; t < nth; t++)
-        first = j->first[t] < first ? j->first[t] : first;
-    free(j);
+        first = j.first[t] < first ? j.first[t] : first;
     return first == INT64_MAX ? -1 : first;
 }
 

@@ -249,6 +249,9 @@ mr_status mr_h5_attr_write_string(hid_t obj, const char *path, const char *attr,
 /* H5Gcreate2 without object timestamps (reproducible bytes); < 0 on failure. */
 hid_t mr_h5_create_group(hid_t file, const char *name);
 
+/* The one-dimensional array type of n elements of base (a member of a compound type); H5Tclose it. */
+hid_t mr_h5_array_type(hid_t base, hsize_t n);
+
 /* H5Dclose / H5Gclose / H5Fclose when *id >= 0, then set *id to H5I_INVALID_HID. */
 void mr_h5_close(hid_t *id);
 

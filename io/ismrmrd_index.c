@@ -27,6 +27,19 @@
 #define ACQ_IS_PHASE_STABILIZATION_REFERENCE ACQ_BIT(30)
 #define ACQ_IS_PHASE_STABILIZATION ACQ_BIT(31)
 
+/* The array p (capacity *cap elements of elem bytes) with room for element n: p itself, or p doubled
+ * when full (from first elements); NULL when out of memory (p is kept). */
+static void *room_for_one(void *p, int *cap, int n, int first, size_t elem)
+{
+    if (n < *cap)
+        return p;
+    const int c = *cap ? 2 * *cap : first;
+    void *q = realloc(p, (size_t)c * elem);
+    if (q)
+        *cap = c;
+    return q;
+}
+
 static mr_acq_kind classify(uint64_t f)
 {
     if (f & ACQ_IS_NOISE_MEASUREMENT)
@@ -96,14 +109,10 @@ static mr_status find_volume(mr_ismrmrd *r, const vol_key *k, int64_t acq, int *
     if (r->nvol >= MR_ISMRMRD_MAX_VOLUMES)
         return mr_error(MR_EFORMAT, "%s: acquisition %lld starts volume %d; more than %d volumes", r->label,
                         (long long)acq, r->nvol + 1, MR_ISMRMRD_MAX_VOLUMES);
-    if (r->nvol == r->cap_vol) {
-        int cap = r->cap_vol ? 2 * r->cap_vol : 16;
-        volume *nv = realloc(r->vol, (size_t)cap * sizeof *nv);
-        if (!nv)
-            return mr_error(MR_ENOMEM, "%s: out of memory for the volume table", r->label);
-        r->vol = nv;
-        r->cap_vol = cap;
-    }
+    volume *nv = room_for_one(r->vol, &r->cap_vol, r->nvol, 16, sizeof *nv);
+    if (!nv)
+        return mr_error(MR_ENOMEM, "%s: out of memory for the volume table", r->label);
+    r->vol = nv;
     volume *v = &r->vol[r->nvol];
     memset(v, 0, sizeof *v);
     v->key = *k;
@@ -117,14 +126,10 @@ static mr_status note_average(mr_ismrmrd *r, volume *v, uint16_t avg)
     for (int i = 0; i < v->navg; i++)
         if (v->avg[i] == avg)
             return MR_OK;
-    if (v->navg == v->cap_avg) {
-        int cap = v->cap_avg ? 2 * v->cap_avg : 4;
-        uint16_t *na = realloc(v->avg, (size_t)cap * sizeof *na);
-        if (!na)
-            return mr_error(MR_ENOMEM, "%s: out of memory", r->label);
-        v->avg = na;
-        v->cap_avg = cap;
-    }
+    uint16_t *na = room_for_one(v->avg, &v->cap_avg, v->navg, 4, sizeof *na);
+    if (!na)
+        return mr_error(MR_ENOMEM, "%s: out of memory", r->label);
+    v->avg = na;
     v->avg[v->navg++] = avg;
     return MR_OK;
 }

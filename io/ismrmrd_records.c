@@ -13,8 +13,6 @@
 
 /* ---- HDF5 types --------------------------------------------------------------------------------- */
 
-static hid_t array_type(hid_t base, hsize_t n) { return H5Tarray_create2(base, 1, &n); }
-
 static hid_t make_head_type(void)
 {
     hid_t idx = H5Tcreate(H5T_COMPOUND, sizeof(mem_idx));
@@ -28,7 +26,7 @@ static hid_t make_head_type(void)
     H5Tinsert(idx, "set", HOFFSET(mem_idx, set), H5T_NATIVE_UINT16);
     H5Tinsert(idx, "segment", HOFFSET(mem_idx, segment), H5T_NATIVE_UINT16);
     hid_t h = H5Tcreate(H5T_COMPOUND, sizeof(mem_head));
-    hid_t mask = array_type(H5T_NATIVE_UINT64, 16), f3 = array_type(H5T_NATIVE_FLOAT, 3);
+    hid_t mask = mr_h5_array_type(H5T_NATIVE_UINT64, 16), f3 = mr_h5_array_type(H5T_NATIVE_FLOAT, 3);
     H5Tinsert(h, "flags", HOFFSET(mem_head, flags), H5T_NATIVE_UINT64);
     H5Tinsert(h, "scan_counter", HOFFSET(mem_head, scan_counter), H5T_NATIVE_UINT32);
     H5Tinsert(h, "number_of_samples", HOFFSET(mem_head, number_of_samples), H5T_NATIVE_UINT16);

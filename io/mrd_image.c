@@ -34,15 +34,13 @@ typedef struct {
     uint32_t attribute_string_len;
 } mrd_image_header;
 
-static hid_t array_type(hid_t base, hsize_t n) { return H5Tarray_create2(base, 1, &n); }
-
 /* The ImageHeader compound (memory layout = the struct above). */
 static hid_t header_type(void)
 {
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(mrd_image_header));
-    hid_t u16x3 = array_type(H5T_NATIVE_UINT16, 3), f32x3 = array_type(H5T_NATIVE_FLOAT, 3),
-          u32x3 = array_type(H5T_NATIVE_UINT32, 3), i32x8 = array_type(H5T_NATIVE_INT32, 8),
-          f32x8 = array_type(H5T_NATIVE_FLOAT, 8);
+    hid_t u16x3 = mr_h5_array_type(H5T_NATIVE_UINT16, 3), f32x3 = mr_h5_array_type(H5T_NATIVE_FLOAT, 3),
+          u32x3 = mr_h5_array_type(H5T_NATIVE_UINT32, 3), i32x8 = mr_h5_array_type(H5T_NATIVE_INT32, 8),
+          f32x8 = mr_h5_array_type(H5T_NATIVE_FLOAT, 8);
 #define M(name, type) H5Tinsert(t, #name, HOFFSET(mrd_image_header, name), type)
     M(version, H5T_NATIVE_UINT16);
     M(data_type, H5T_NATIVE_UINT16);
@@ -222,7 +220,7 @@ typedef struct {
 static hid_t read_header_type(void)
 {
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(mrd_read_header));
-    hid_t u16x3 = array_type(H5T_NATIVE_UINT16, 3), f32x3 = array_type(H5T_NATIVE_FLOAT, 3);
+    hid_t u16x3 = mr_h5_array_type(H5T_NATIVE_UINT16, 3), f32x3 = mr_h5_array_type(H5T_NATIVE_FLOAT, 3);
     H5Tinsert(t, "matrix_size", HOFFSET(mrd_read_header, matrix_size), u16x3);
     H5Tinsert(t, "field_of_view", HOFFSET(mrd_read_header, field_of_view), f32x3);
     H5Tinsert(t, "channels", HOFFSET(mrd_read_header, channels), H5T_NATIVE_UINT16);

@@ -27,6 +27,7 @@ struct mr_iter_objects {
     double peak;    /* max |truth| (the PSNR monitor) */
     double scale;   /* s of the automatic lambda (whole image; NAN until computed) */
     double dn2;     /* ||d||^2 over every coil */
+    double power;   /* mean |d|^2 per sample over every coil (the automatic lambda's SNR) */
 };
 
 void mr_iterative_free(run_state *s)
@@ -270,6 +271,7 @@ static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan
     r->t_fft_plan = info.fft_plan_seconds;
     r->t_sums_setup = info.engine_seconds;
     c->d = mr_backend_upload(c->be, 2 * M * ncoils, ks->data); /* the data go to the backend once */
+    c->power = data_power(ks, &c->dn2);
     c->b = mr_backend_alloc(c->be, n);
     c->x = mr_backend_alloc(c->be, n);
     if (!c->d || !c->b || !c->x)
@@ -343,8 +345,7 @@ static mr_status make_problem(run_state *s, const mr_recon_opts *o, const mr_pri
     struct mr_iter_objects *c = s->it;
     const mr_kspace *ks = s->ks;
     mr_status st = mr_problem_create(out, c->e, c->b, dn2);
-    double power_norm2 = 0;
-    const double power = data_power(ks, &power_norm2);
+    const double power = c->power;
     int sparse = 0; /* the list's l1-type priors: their automatic lambdas share the prior's weight */
     for (int i = 0; i < l->n; i++)
         sparse += mr_prior_get(l->kind[i])->penalty != MR_PENALTY_L2;
@@ -569,10 +570,8 @@ mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_pl
         return mr_error(MR_ENOMEM, "out of memory for a %lld-voxel image", (long long)n);
     }
     mr_problem *p = NULL;
-    double dn2 = 0;
-    data_power(ks, &dn2);
     if (whole)
-        st = solve_whole(s, o, slot, first, &l, &ops, &so, &ip, dn2, r, m, &p);
+        st = solve_whole(s, o, slot, first, &l, &ops, &so, &ip, c->dn2, r, m, &p);
     else
         st = solve_per_coil(s, o, slot, first, &l, &ops, &so, &ip, r, m, &p);
     if (st != MR_OK)
