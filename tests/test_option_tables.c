@@ -20,17 +20,22 @@
 #include "recon/cli/cmd_args.h"
 #include "testutil.h"
 
-static char *help_text(const mr_cmd_spec *spec)
+/* What write(f, ctx) prints, malloc'ed (NULL when out of memory). */
+static char *capture(void (*write)(FILE *f, const void *ctx), const void *ctx)
 {
     char *buf = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&buf, &size);
     if (!f)
         return NULL;
-    mr_opts_help(spec, f);
+    write(f, ctx);
     fclose(f);
     return buf;
 }
+
+static void write_help(FILE *f, const void *spec) { mr_opts_help(spec, f); }
+
+static char *help_text(const mr_cmd_spec *spec) { return capture(write_help, spec); }
 
 /* Another value the option accepts (text for argv), different from its current one; NULL for a flag. */
 static const char *other_value(const mr_opt *o, char *buf, size_t size)
@@ -115,13 +120,9 @@ static int parse_batch_with(mr_batch_args *b, const char *name, const char *valu
 }
 
 /* report.json's "options" object as the pipeline writes it (mr_recon_opts.write_options); malloc'ed */
-static char *report_options(const mr_recon_args *a)
+static void write_options(FILE *f, const void *args)
 {
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    if (!f)
-        return NULL;
+    const mr_recon_args *a = args;
     mr_json_obj top = mr_json_begin(f);
     if (a->o.write_options) {
         mr_json_obj obj = mr_json_open(&top, "options");
@@ -129,9 +130,9 @@ static char *report_options(const mr_recon_args *a)
         mr_json_close(&obj);
     }
     mr_json_close(&top);
-    fclose(f);
-    return buf;
 }
+
+static char *report_options(const mr_recon_args *a) { return capture(write_options, a); }
 
 /* The text of member name of the "options" object in json ("" when absent), into buf. */
 static const char *member(const char *json, const char *name, char *buf, size_t size)
