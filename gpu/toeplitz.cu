@@ -1,10 +1,19 @@
-/* The Toeplitz normal on the device (gpu_ops.h; the maths of solver/toeplitz.h): the whole 2N grid
- * (P_a = 2 N_a, axes with N_a = 1 stay 1) in one cuFFT plan, applied per image as
+/* The Toeplitz normal on the device (gpu_ops.h; the maths of solver/toeplitz.h) on the 2N grid (P_a = 2 N_a,
+ * axes with N_a = 1 stay 1), applied per image as
  *   pad x into the P grid (zeros outside [0, N_a)) -> FFT -> multiply by the real spectrum H ->
  *   inverse FFT -> crop the first N_a entries per axis,
  * with H = Re FFT(c) / P, c = Q arranged circulantly (c[j] = Q_grid[(j + N_a) mod P_a], 0 where
- * j_a = N_a). On the book problem the 256^3 transforms are memory-bound and take well under a
- * millisecond each on an H200, so the pruned line passes of the CPU version are not needed here.
+ * j_a = N_a).
+ *
+ * The transforms are memory-bound (a 512^3 grid is 1.07 GB per pass), so they are pruned by slabs: with
+ * the slowest axis s of the grid (z in 3D, y in 2D), the padded image is non-zero only in the first N_s
+ * slabs, and only those slabs are needed after the inverse. The forward transform is the FFT over the
+ * faster axes of those N_s slabs alone (one plan, `lo`, batched over the slabs: they are contiguous),
+ * then the 1D FFT along s over every line (`hi`, strided); the inverse is `hi` then `lo` on the first N_s
+ * slabs. That skips half the work of every pass but the one along s: about a quarter of the transforms'
+ * memory traffic. The kernel's own spectrum (not zero outside) runs `lo` on both halves. A grid with one
+ * axis longer than 1 has a single 1D plan. MR_GPU_TOEPLITZ=full (for benchmarks and tests) takes one
+ * unpruned plan of the whole grid instead.
  *
  * cuFFT is loaded at run time with dlopen (the library the build found, then the usual sonames), so
  * the program links no cuFFT and starts where it is missing; the GPU Toeplitz then fails with
@@ -64,8 +73,12 @@ struct mr_gpu_toeplitz {
     long long n[3], p[3], nn, pp; /* image and 2N-grid extents, sizes */
     float2 *work;                 /* [P] */
     float *h;                     /* [P] */
-    cufftHandle plan;
-    int have_plan;
+    /* full: one plan of the whole grid (a 1D grid, or MR_GPU_TOEPLITZ=full); else lo (the faster axes,
+     * batched over slabs of `slab` points) and hi (the slowest axis, stride `slab`), the first nslow
+     * slabs being the padded image's */
+    cufftHandle plan, lo, hi;
+    int have_plan, have_lo, have_hi, pruned;
+    long long slab, nslow;
     double plan_s;
 };
 
@@ -152,6 +165,10 @@ void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t)
         return;
     if (t->have_plan)
         (void)CUFFT_DESTROY(t->plan);
+    if (t->have_lo)
+        (void)CUFFT_DESTROY(t->lo);
+    if (t->have_hi)
+        (void)CUFFT_DESTROY(t->hi);
     mr_gpu_free(t->c, t->work);
     mr_gpu_free(t->c, t->h);
     free(t);
@@ -159,13 +176,73 @@ void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t)
 
 double mr_gpu_toeplitz_plan_seconds(const mr_gpu_toeplitz *t) { return t ? t->plan_s : 0.0; }
 
-/* One transform of the P grid in place. */
-static mr_status transform(mr_gpu_toeplitz *t, int sign)
+static mr_status exec(cufftHandle plan, float2 *data, int sign)
 {
-    if (!t->have_plan)
-        return MR_OK; /* a 1x1x1 grid */
-    return mr_cufft_check(CUFFT_EXEC(t->plan, (cufftComplex *)t->work, (cufftComplex *)t->work, sign),
-                       sign == CUFFT_FORWARD ? "forward transform" : "inverse transform");
+    return mr_cufft_check(CUFFT_EXEC(plan, (cufftComplex *)data, (cufftComplex *)data, sign),
+                          sign == CUFFT_FORWARD ? "forward transform" : "inverse transform");
+}
+
+/* One transform of the P grid in place: of a padded image (forward) or to be cropped (inverse) when
+ * `padded`, else of the whole grid. */
+static mr_status transform(mr_gpu_toeplitz *t, int sign, int padded)
+{
+    if (!t->pruned)
+        return t->have_plan ? exec(t->plan, t->work, sign) : MR_OK; /* no plan: a 1x1x1 grid */
+    mr_status st = MR_OK;
+    if (sign == CUFFT_FORWARD) {
+        st = exec(t->lo, t->work, sign);
+        if (st == MR_OK && !padded)
+            st = exec(t->lo, t->work + t->nslow * t->slab, sign);
+    }
+    if (st == MR_OK)
+        st = exec(t->hi, t->work, sign);
+    if (st == MR_OK && sign == CUFFT_INVERSE) {
+        st = exec(t->lo, t->work, sign);
+        if (st == MR_OK && !padded)
+            st = exec(t->lo, t->work + t->nslow * t->slab, sign);
+    }
+    return st;
+}
+
+/* The plans of t (t->n, t->p set): see the top of the file. */
+static mr_status make_plans(mr_gpu_toeplitz *t, cudaStream_t s)
+{
+    int dims[3], rank = 0, slow = -1;
+    for (int a = 2; a >= 0; a--) /* slowest axis first for cuFFT */
+        if (t->p[a] > 1) {
+            dims[rank++] = (int)t->p[a];
+            if (slow < 0)
+                slow = a;
+        }
+    if (rank == 0)
+        return MR_OK;
+    const char *env = getenv("MR_GPU_TOEPLITZ");
+    mr_status st = mr_gpu_fft_load();
+    if (st != MR_OK)
+        return st;
+    if (rank == 1 || (env && !strcmp(env, "full"))) {
+        st = mr_cufft_check(CUFFT_PLAN_MANY(&t->plan, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, 1), "planning");
+        t->have_plan = st == MR_OK;
+        return st == MR_OK ? mr_cufft_check(CUFFT_SET_STREAM(t->plan, s), "setting the stream") : st;
+    }
+    t->pruned = 1;
+    t->nslow = t->n[slow];
+    t->slab = t->pp / t->p[slow];
+    st = mr_cufft_check(CUFFT_PLAN_MANY(&t->lo, rank - 1, dims + 1, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, (int)t->nslow),
+                        "planning the slab transforms");
+    t->have_lo = st == MR_OK;
+    int n1 = dims[0], stride = (int)t->slab;
+    if (st == MR_OK) {
+        st = mr_cufft_check(
+            CUFFT_PLAN_MANY(&t->hi, 1, &n1, &n1, stride, 1, &n1, stride, 1, CUFFT_C2C, (int)t->slab),
+            "planning the transforms along the slowest axis");
+        t->have_hi = st == MR_OK;
+    }
+    if (st == MR_OK)
+        st = mr_cufft_check(CUFFT_SET_STREAM(t->lo, s), "setting the stream");
+    if (st == MR_OK)
+        st = mr_cufft_check(CUFFT_SET_STREAM(t->hi, s), "setting the stream");
+    return st;
 }
 
 mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int64_t matrix[3], const float *q)
@@ -176,34 +253,25 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
         return mr_error(MR_ENOMEM, "GPU Toeplitz operator: out of host memory");
     t->c = c;
     t->nn = t->pp = 1;
-    int dims[3], rank = 0;
-    for (int a = 2; a >= 0; a--) { /* slowest axis first for cuFFT */
+    for (int a = 0; a < 3; a++) {
         t->n[a] = matrix[a];
         t->p[a] = matrix[a] > 1 ? 2 * matrix[a] : 1;
-        if (t->p[a] > 1)
-            dims[rank++] = (int)t->p[a];
-    }
-    for (int a = 0; a < 3; a++) {
         t->nn *= t->n[a];
         t->pp *= t->p[a];
     }
     const double t0 = mr_now();
-    mr_status st = rank > 0 ? mr_gpu_fft_load() : MR_OK;
-    if (st == MR_OK && (!(t->work = (float2 *)mr_gpu_alloc(c, 2 * t->pp)) || !(t->h = mr_gpu_alloc(c, t->pp))))
+    mr_status st = MR_OK;
+    if (!(t->work = (float2 *)mr_gpu_alloc(c, 2 * t->pp)) || !(t->h = mr_gpu_alloc(c, t->pp)))
         st = MR_ENOMEM;
-    if (st == MR_OK && rank > 0) {
-        st = mr_cufft_check(CUFFT_PLAN_MANY(&t->plan, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, 1), "planning");
-        t->have_plan = st == MR_OK;
-        if (st == MR_OK)
-            st = mr_cufft_check(CUFFT_SET_STREAM(t->plan, mr_gpu_ctx_stream(c)), "setting the stream");
-    }
+    if (st == MR_OK)
+        st = make_plans(t, mr_gpu_ctx_stream(c));
     if (st == MR_OK) { /* the kernel spectrum */
         const mr_tp_geom g = geom_of(t);
         cudaStream_t s = mr_gpu_ctx_stream(c);
         k_arrange<<<grid3(t->p[0], t->p[1], t->p[2]), MR_GPU_THREADS, 0, s>>>(g, (const float2 *)q, t->work);
         st = mr_gpu_ctx_launched(c, "Toeplitz kernel arrangement");
         if (st == MR_OK)
-            st = transform(t, CUFFT_FORWARD);
+            st = transform(t, CUFFT_FORWARD, 0);
         if (st == MR_OK) {
             k_real_scaled<<<mr_gpu_blocks(t->pp), MR_GPU_THREADS, 0, s>>>(t->pp, t->work, t->h, (float)(1.0 / (double)t->pp));
             st = mr_gpu_ctx_launched(c, "Toeplitz kernel spectrum");
@@ -270,13 +338,13 @@ mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *
         k_pad<<<grid3(t->p[0], t->p[1], t->p[2]), MR_GPU_THREADS, 0, s>>>(g, (const float2 *)x + b * t->nn, t->work);
         mr_status st = mr_gpu_ctx_launched(t->c, "Toeplitz padding");
         if (st == MR_OK)
-            st = transform(t, CUFFT_FORWARD);
+            st = transform(t, CUFFT_FORWARD, 1);
         if (st == MR_OK) {
             k_multiply<<<mr_gpu_blocks(t->pp), MR_GPU_THREADS, 0, s>>>(t->pp, t->work, t->h);
             st = mr_gpu_ctx_launched(t->c, "Toeplitz multiplication");
         }
         if (st == MR_OK)
-            st = transform(t, CUFFT_INVERSE);
+            st = transform(t, CUFFT_INVERSE, 1);
         if (st == MR_OK) {
             k_crop<<<grid3(t->n[0], t->n[1], t->n[2]), MR_GPU_THREADS, 0, s>>>(g, t->work, (float2 *)y + b * t->nn);
             st = mr_gpu_ctx_launched(t->c, "Toeplitz crop");

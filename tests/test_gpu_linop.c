@@ -8,7 +8,9 @@
  *   adjointness 1e-5; normal vs adjoint(forward) 1e-6 for voxel-wise operators, 1e-4 through Toeplitz;
  *   GPU vs CPU: voxel-wise operators 1e-6; NUDFT forward (SFU) and adjoint (multi-voxel kernel) 1e-5,
  *   against float64 1e-5; Toeplitz normal (Q on the GPU, cuFFT) 1e-4 (as test_op_device);
- *   device-packed adjoint vs host-packed adjoint 1e-6, with forced voxel passes 1e-6. */
+ *   device-packed adjoint vs host-packed adjoint 1e-6, with forced voxel passes 1e-6;
+ *   the slab-pruned Toeplitz transforms (gpu/toeplitz.cu) vs one unpruned plan (MR_GPU_TOEPLITZ=full),
+ *   normal 1e-6, on 3D, 2D and grids with a unit axis (x, y or both of the slow axes). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +190,31 @@ static void operators(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3],
     free(maps);
 }
 
+/* The Toeplitz normal of one NUDFT operator with the pruned transforms (the default) and with one plan
+ * of the whole grid (MR_GPU_TOEPLITZ=full, read when the operator is made): the same maths. */
+static void pruned_vs_full(mr_backend *gpu, const int64_t matrix[3], int64_t m)
+{
+    float *traj = test_random_traj(&rng, matrix, m), *w = test_random_weights(&rng, m);
+    mr_nudft_opts o;
+    mr_nudft_opts_default(&o);
+    o.fast_normal = 1;
+    mr_linop *pruned = NULL, *full = NULL;
+    CHECK_OK(mr_linop_nudft_create(&pruned, gpu, matrix, traj, m, w, 1, &o, NULL));
+    CHECK(setenv("MR_GPU_TOEPLITZ", "full", 1) == 0);
+    CHECK_OK(mr_linop_nudft_create(&full, gpu, matrix, traj, m, w, 1, &o, NULL));
+    CHECK(unsetenv("MR_GPU_TOEPLITZ") == 0);
+    if (pruned && full) {
+        char label[200];
+        snprintf(label, sizeof label, "GPU Toeplitz %lldx%lldx%lld", (long long)matrix[0], (long long)matrix[1],
+                 (long long)matrix[2]);
+        lc_agree_pair(label, "pruned vs one plan", pruned, full, &rng, 1e-6, 1e-6);
+    }
+    mr_linop_free(pruned);
+    mr_linop_free(full);
+    free(traj);
+    free(w);
+}
+
 int main(void)
 {
     mr_backend *gpu = NULL, *cpu = NULL;
@@ -203,6 +230,9 @@ int main(void)
     nudft_entry_points(gpu, odd, 77);
     operators(gpu, cpu, m2, 3001);
     operators(gpu, cpu, m3, 2001);
+    const int64_t tp[][3] = {{16, 12, 10}, {15, 9, 7}, {48, 40, 1}, {20, 1, 12}, {1, 24, 18}, {1, 1, 30}, {37, 1, 1}};
+    for (size_t i = 0; i < sizeof tp / sizeof tp[0]; i++)
+        pruned_vs_full(gpu, tp[i], 1500);
     mr_backend_free(gpu);
     mr_backend_free(cpu);
     return test_finish("test_gpu_linop");

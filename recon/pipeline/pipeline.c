@@ -657,7 +657,10 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, mr_kspace
     r.images = imgs;
     if (o.on_report)
         o.on_report(o.on_report_ctx, &r);
+    t0 = mr_now();
     free_state(&s);
+    mr_log(MR_LOG_DEBUG, "the volume's host and device memory released in %.3f s (after the report's total)",
+           mr_now() - t0);
     return MR_OK;
 fail:
     free_state(&s);
