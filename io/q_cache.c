@@ -147,19 +147,44 @@ typedef struct {
     uint64_t header_hash; /* of every byte above */
 } qc_header;
 
-static int64_t key_nq(const mr_q_key *k)
+/* What an entry is a function of, and how big its result is: a Q (mr_q_key: the trajectory and the Q
+ * weights, nq = the Q grid's size, [nq][2] floats) or Pipe-Menon weights (mr_dcf_key, solver/dcf.h: the
+ * trajectory alone, nq = M, [M] floats). The engine text tells the two apart (and is part of the hash). */
+typedef struct {
+    int64_t matrix[3], m;
+    const float *traj; /* [M][3] */
+    const float *qw;   /* [M], or NULL (weights: no Q weights) */
+    int32_t basis;
+    const char *engine;
+    int64_t nq;      /* the header's count */
+    int ncomp;       /* floats per value: 2 (Q, complex), 1 (weights) */
+    const char *what; /* for messages: "Q", "the DCF weights" */
+} qc_key;
+
+static qc_key key_of_q(const mr_q_key *k)
 {
     const mr_grid g = mr_grid_q(k->matrix);
-    return mr_grid_size(&g);
+    qc_key q = {{k->matrix[0], k->matrix[1], k->matrix[2]}, k->m, k->traj, k->qw, (int32_t)k->basis, k->engine,
+                mr_grid_size(&g), 2, "Q"};
+    return q;
 }
 
-/* The payload: the key's data (traj [M][3] then qw [M]), then Q [nq][2], floats. */
-static size_t key_data_bytes(const mr_q_key *k) { return (size_t)k->m * 4 * sizeof(float); }
-static size_t q_bytes(const mr_q_key *k) { return (size_t)key_nq(k) * 2 * sizeof(float); }
-static uint64_t payload_bytes(const mr_q_key *k) { return (uint64_t)key_data_bytes(k) + q_bytes(k); }
+static qc_key key_of_dcf(const mr_dcf_key *k)
+{
+    qc_key q = {{k->matrix[0], k->matrix[1], k->matrix[2]}, k->m, k->traj, NULL, 0, k->method, k->m, 1, "the DCF weights"};
+    return q;
+}
+
+static int64_t key_nq(const qc_key *k) { return k->nq; }
+
+/* The payload: the key's data (traj [M][3] then qw [M], when it has Q weights), then the result [nq][ncomp],
+ * floats. */
+static size_t key_data_bytes(const qc_key *k) { return (size_t)k->m * (k->qw ? 4 : 3) * sizeof(float); }
+static size_t q_bytes(const qc_key *k) { return (size_t)key_nq(k) * (size_t)k->ncomp * sizeof(float); }
+static uint64_t payload_bytes(const qc_key *k) { return (uint64_t)key_data_bytes(k) + q_bytes(k); }
 
 /* The 128-bit hash naming a key's file: everything a Q depends on, byte for byte. */
-static void key_hash(const mr_q_key *k, uint64_t out[2])
+static void key_hash(const qc_key *k, uint64_t out[2])
 {
     for (int s = 0; s < 2; s++) {
         qc_hash h;
@@ -171,7 +196,8 @@ static void key_hash(const mr_q_key *k, uint64_t out[2])
         const int64_t dims[5] = {k->matrix[0], k->matrix[1], k->matrix[2], k->m, (int64_t)k->basis};
         hash_update(&h, dims, sizeof dims);
         hash_update(&h, k->traj, (size_t)k->m * 3 * sizeof(float));
-        hash_update(&h, k->qw, (size_t)k->m * sizeof(float));
+        if (k->qw)
+            hash_update(&h, k->qw, (size_t)k->m * sizeof(float));
         out[s] = hash_final(&h);
     }
 }
@@ -179,7 +205,7 @@ static void key_hash(const mr_q_key *k, uint64_t out[2])
 static uint64_t hash_header(const qc_header *hd) { return hash_of(hd, offsetof(qc_header, header_hash), 7); }
 
 /* The header of key k, but for its two hashes: the writer fills them once the payload is hashed. */
-static void fill_header(qc_header *hd, const mr_q_key *k, const uint64_t kh[2])
+static void fill_header(qc_header *hd, const qc_key *k, const uint64_t kh[2])
 {
     memset(hd, 0, sizeof *hd);
     memcpy(hd->magic, QC_MAGIC, 8);
@@ -190,7 +216,7 @@ static void fill_header(qc_header *hd, const mr_q_key *k, const uint64_t kh[2])
     memcpy(hd->matrix, k->matrix, sizeof hd->matrix);
     hd->m = k->m;
     hd->nq = key_nq(k);
-    hd->basis = (int32_t)k->basis;
+    hd->basis = k->basis;
     hd->endian = QC_ENDIAN;
     snprintf(hd->engine, sizeof hd->engine, "%s", k->engine);
     snprintf(hd->program, sizeof hd->program, "%s", MR_VERSION);
@@ -206,6 +232,7 @@ typedef struct {
     float *q;        /* owned */
     size_t key_bytes, q_bytes;
     int lock_fd;
+    int is_q; /* a Q (its outcome is the report's), not DCF weights */
     int64_t max_bytes;
     const char *dir;
     int stored;   /* out: the entry is in place */
@@ -215,6 +242,7 @@ typedef struct {
 
 struct mr_q_cache {
     mr_q_store store; /* first: the interface */
+    mr_dcf_store dcf_store; /* the same cache for Pipe-Menon weights */
     pthread_mutex_t mu; /* the object is used from the operator's threads: load, save, stats, close */
     pthread_cond_t cv;
     int pending;        /* loads that missed and whose save has not come yet: other loads wait for them */
@@ -223,7 +251,7 @@ struct mr_q_cache {
     int lock_fd;              /* held after a miss until its save */
     uint64_t lock_hash[2];
     qc_job *job;              /* the last write, until join_writer counts it */
-    int last_save;            /* the outcome of the last save: 1 stored, 0 not (why in last_why), -1 none */
+    int last_save;            /* the outcome of the last save of a Q: 1 stored, 0 not (why in last_why), -1 none */
     char last_why[160];
     pthread_t writer;         /* runs job when writing is 1 */
     int writing;
@@ -240,7 +268,8 @@ mr_status mr_q_cache_path(const mr_q_cache *c, const mr_q_key *key, char *buf, s
     if (!c || !key || !buf)
         return mr_error(MR_EINVAL, "mr_q_cache_path: NULL argument");
     uint64_t kh[2];
-    key_hash(key, kh);
+    const qc_key k = key_of_q(key);
+    key_hash(&k, kh);
     file_name(c, kh, ".mrq", buf, size);
     return MR_OK;
 }
@@ -270,9 +299,10 @@ mr_status mr_q_cache_default_dir(char *buf, size_t size)
 
 /* ---- reading ------------------------------------------------------------------------------------------ */
 
-static int reject(mr_q_cache *c, const char *path, const char *why)
+static int reject(mr_q_cache *c, const qc_key *k, const char *path, const char *why)
 {
-    mr_log(MR_LOG_WARN, "Q cache: %s: %s; ignored (Q is computed again and the entry replaced)", path, why);
+    mr_log(MR_LOG_WARN, "Q cache: %s: %s; ignored (%s computed again and the entry replaced)", path, why,
+           k->qw ? "Q is" : "the DCF weights are");
     c->stats.rejected++;
     return 0;
 }
@@ -280,7 +310,7 @@ static int reject(mr_q_cache *c, const char *path, const char *why)
 /* 1: a whole, valid entry of exactly this key was read into q. 0 otherwise (warned when corrupt).
  * *seen: the file examined (st_ino 0: none); a file identical to *seen on entry is not examined again,
  * so that the check after taking the lock does not warn twice about one damaged file. */
-static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], float *q, struct stat *seen)
+static int read_entry(mr_q_cache *c, const qc_key *k, const uint64_t kh[2], float *q, struct stat *seen)
 {
     char path[4200];
     file_name(c, kh, ".mrq", path, sizeof path);
@@ -289,7 +319,7 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
     struct stat sb;
     if (fd < 0 && errno == ELOOP && lstat(path, &sb) == 0) {
         if (seen->st_ino != sb.st_ino || seen->st_dev != sb.st_dev)
-            reject(c, path, "a symbolic link, not a cache entry");
+            reject(c, k, path, "a symbolic link, not a cache entry");
         *seen = sb;
         return 0;
     }
@@ -302,7 +332,7 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
     if (!S_ISREG(sb.st_mode)) {
         close(fd);
         if (seen->st_ino != sb.st_ino || seen->st_dev != sb.st_dev)
-            reject(c, path, "not a regular file");
+            reject(c, k, path, "not a regular file");
         *seen = sb;
         return 0;
     }
@@ -320,17 +350,17 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
         char why[160];
         snprintf(why, sizeof why, "%lld bytes, expected %llu (truncated or not a Q cache file)",
                  (long long)sb.st_size, (unsigned long long)want);
-        reject(c, path, why);
+        reject(c, k, path, why);
         goto done;
     }
     if (transfer(fd, &hd, sizeof hd, 0, 0) != 0 || memcmp(hd.magic, QC_MAGIC, 8) != 0 || hd.format != QC_FORMAT ||
         hd.header_bytes != sizeof hd || hd.endian != QC_ENDIAN ||
         hd.header_hash != hash_header(&hd)) {
-        reject(c, path, "the header is damaged or of another format");
+        reject(c, k, path, "the header is damaged or of another format");
         goto done;
     }
     if (hd.key_hash[0] != kh[0] || hd.key_hash[1] != kh[1] || hd.m != k->m || hd.nq != key_nq(k) ||
-        memcmp(hd.matrix, k->matrix, sizeof hd.matrix) != 0 || hd.basis != (int32_t)k->basis ||
+        memcmp(hd.matrix, k->matrix, sizeof hd.matrix) != 0 || hd.basis != k->basis ||
         strncmp(hd.engine, k->engine, sizeof hd.engine) != 0 || strncmp(hd.program, MR_VERSION, sizeof hd.program) != 0 ||
         hd.payload_bytes != payload_bytes(k)) {
         mr_log(MR_LOG_DEBUG, "Q cache: %s holds another key (hash collision): a miss", path);
@@ -350,15 +380,15 @@ static int read_entry(mr_q_cache *c, const mr_q_key *k, const uint64_t kh[2], fl
     const int bad = pieces_hash(pc, np, fd, &payload_hash);
     free(pc);
     if (bad) {
-        reject(c, path, "a read failed or no memory to check it");
+        reject(c, k, path, "a read failed or no memory to check it");
         goto done;
     }
     if (payload_hash != hd.payload_hash) {
-        reject(c, path, "the checksum of the data does not match (corrupt)");
+        reject(c, k, path, "the checksum of the data does not match (corrupt)");
         goto done;
     }
     if (memcmp(key_data, k->traj, (size_t)k->m * 3 * sizeof(float)) != 0 ||
-        memcmp(key_data + 3 * k->m, k->qw, (size_t)k->m * sizeof(float)) != 0) {
+        (k->qw && memcmp(key_data + 3 * k->m, k->qw, (size_t)k->m * sizeof(float)) != 0)) {
         mr_log(MR_LOG_DEBUG, "Q cache: %s holds another trajectory or weights (hash collision): a miss", path);
         goto done;
     }
@@ -461,9 +491,10 @@ static void wait_pending(mr_q_cache *c)
         }
 }
 
-static int qc_load(mr_q_store *s, const mr_q_key *k, float *q)
+/* A load of either kind (qc_key): 1 and q filled on a hit; 0 on a miss, which holds the key's lock (when it
+ * could be taken) until its save. */
+static int cache_load(mr_q_cache *c, const qc_key *k, float *q)
 {
-    mr_q_cache *c = (mr_q_cache *)s;
     pthread_mutex_lock(&c->mu);
     wait_pending(c);
     join_writer(c); /* this process's own last entry is complete (and its lock released) */
@@ -626,7 +657,8 @@ static void *write_job(void *arg)
         j->evicted = evict(j->dir, j->max_bytes, j->final);
     } else {
         snprintf(j->why, sizeof j->why, "the cache write failed: %s", strerror(errno));
-        mr_log(MR_LOG_WARN, "Q cache: cannot write %s: %s (Q is not cached)", j->final, strerror(errno));
+        mr_log(MR_LOG_WARN, "Q cache: cannot write %s: %s (%s not cached)", j->final, strerror(errno),
+               j->is_q ? "Q is" : "the DCF weights are");
         if (fd >= 0)
             (void)unlink(j->tmp);
     }
@@ -649,17 +681,18 @@ static void join_writer(mr_q_cache *c)
     c->writing = 0;
     c->stats.stores += c->job->stored;
     c->stats.evicted += c->job->evicted;
-    c->last_save = c->job->stored;
-    snprintf(c->last_why, sizeof c->last_why, "%s", c->job->why);
+    if (c->job->is_q) { /* the report's Q source is about Q, not about DCF weights saved after it */
+        c->last_save = c->job->stored;
+        snprintf(c->last_why, sizeof c->last_why, "%s", c->job->why);
+    }
     free(c->job);
     c->job = NULL;
 }
 
-static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q);
+static void save_locked(mr_q_cache *c, const qc_key *k, float *q);
 
-static void qc_save(mr_q_store *s, const mr_q_key *k, float *q)
+static void cache_save(mr_q_cache *c, const qc_key *k, float *q)
 {
-    mr_q_cache *c = (mr_q_cache *)s;
     pthread_mutex_lock(&c->mu);
     save_locked(c, k, q);
     if (c->pending > 0)
@@ -668,7 +701,7 @@ static void qc_save(mr_q_store *s, const mr_q_key *k, float *q)
     pthread_mutex_unlock(&c->mu);
 }
 
-static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
+static void save_locked(mr_q_cache *c, const qc_key *k, float *q)
 {
     join_writer(c);
     uint64_t kh[2];
@@ -681,19 +714,23 @@ static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
     unlock(&c->lock_fd);
     const uint64_t bytes = sizeof(qc_header) + payload_bytes(k);
     qc_job *j = q ? calloc(1, sizeof *j) : NULL;
-    c->last_save = 0;
-    snprintf(c->last_why, sizeof c->last_why, "%s", q ? "no memory for the cache write" : "no Q to store");
+    if (k->qw)
+        c->last_save = 0;
+    char why[160];
+    snprintf(why, sizeof why, "%s", q ? "no memory for the cache write" : k->qw ? "no Q to store" : "no weights to store");
     if (q && (uint64_t)c->max_bytes < bytes) {
-        snprintf(c->last_why, sizeof c->last_why, "Q takes %.0f MB, more than the cache's limit of %.0f MB",
-                 (double)bytes * 1e-6, (double)c->max_bytes * 1e-6);
-        mr_log(MR_LOG_INFO, "Q cache: %s: not stored", c->last_why);
+        snprintf(why, sizeof why, "%s take%s %.0f MB, more than the cache's limit of %.0f MB", k->what,
+                 k->qw ? "s" : "", (double)bytes * 1e-6, (double)c->max_bytes * 1e-6);
+        mr_log(MR_LOG_INFO, "Q cache: %s: not stored", why);
     } else if (q && j && (j->key_data = malloc(key_data_bytes(k)))) {
         memcpy(j->key_data, k->traj, (size_t)k->m * 3 * sizeof(float));
-        memcpy(j->key_data + 3 * k->m, k->qw, (size_t)k->m * sizeof(float));
+        if (k->qw)
+            memcpy(j->key_data + 3 * k->m, k->qw, (size_t)k->m * sizeof(float));
         j->key_bytes = key_data_bytes(k);
         j->q = q;
         j->q_bytes = q_bytes(k);
         j->lock_fd = lock_fd;
+        j->is_q = k->qw != NULL;
         j->max_bytes = c->max_bytes;
         j->dir = c->dir;
         file_name(c, kh, ".mrq", j->final, sizeof j->final);
@@ -710,6 +747,8 @@ static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
         }
         return;
     }
+    if (k->qw)
+        snprintf(c->last_why, sizeof c->last_why, "%s", why);
     if (j)
         free(j->key_data);
     free(j);
@@ -717,6 +756,34 @@ static void save_locked(mr_q_cache *c, const mr_q_key *k, float *q)
     char path[4200]; /* nothing to store: the lock file goes (see write_job) */
     file_name(c, kh, ".lock", path, sizeof path);
     drop_lock(&lock_fd, path);
+}
+
+/* ---- the two interfaces ---------------------------------------------------------------------------------- */
+
+static int qc_load(mr_q_store *s, const mr_q_key *k, float *q)
+{
+    const qc_key key = key_of_q(k);
+    return cache_load((mr_q_cache *)s, &key, q);
+}
+
+static void qc_save(mr_q_store *s, const mr_q_key *k, float *q)
+{
+    const qc_key key = key_of_q(k);
+    cache_save((mr_q_cache *)s, &key, q);
+}
+
+static mr_q_cache *cache_of_dcf(mr_dcf_store *s) { return (mr_q_cache *)((char *)s - offsetof(mr_q_cache, dcf_store)); }
+
+static int dcf_load(mr_dcf_store *s, const mr_dcf_key *k, float *w)
+{
+    const qc_key key = key_of_dcf(k);
+    return cache_load(cache_of_dcf(s), &key, w);
+}
+
+static void dcf_save(mr_dcf_store *s, const mr_dcf_key *k, float *w)
+{
+    const qc_key key = key_of_dcf(k);
+    cache_save(cache_of_dcf(s), &key, w);
 }
 
 /* ---- open / close ------------------------------------------------------------------------------------- */
@@ -768,6 +835,8 @@ mr_status mr_q_cache_open(mr_q_cache **out, const char *dir, int64_t max_bytes)
         return mr_error(MR_ENOMEM, "Q cache: out of memory");
     c->store.load = qc_load;
     c->store.save = qc_save;
+    c->dcf_store.load = dcf_load;
+    c->dcf_store.save = dcf_save;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     snprintf(c->dir, sizeof c->dir, "%s", dir);
@@ -779,6 +848,7 @@ mr_status mr_q_cache_open(mr_q_cache **out, const char *dir, int64_t max_bytes)
 }
 
 mr_q_store *mr_q_cache_store(mr_q_cache *c) { return c ? &c->store : NULL; }
+mr_dcf_store *mr_q_cache_dcf_store(mr_q_cache *c) { return c ? &c->dcf_store : NULL; }
 const char *mr_q_cache_dir(const mr_q_cache *c) { return c ? c->dir : ""; }
 
 void mr_q_cache_get_stats(mr_q_cache *c, mr_q_cache_stats *s)

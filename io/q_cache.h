@@ -1,7 +1,9 @@
 /* The Q cache: the point-spread kernel Q of the Toeplitz normal (solver/linop.h), which depends only on
  * the trajectory, the weights, the grid, the basis and the engine that summed it, kept on disk so that
  * later runs with the same trajectory (a batch of scans, a repeated reconstruction) read it instead of
- * computing it. It implements the mr_q_store interface the NUDFT operator takes (mr_nudft_opts.q_store).
+ * computing it. It implements the mr_q_store interface the NUDFT operator takes (mr_nudft_opts.q_store),
+ * and the mr_dcf_store interface of the Pipe-Menon weights (solver/dcf.h), which depend only on the
+ * trajectory and the matrix: gridding runs on one protocol's trajectory then skip the DCF iterations.
  * docs/RECON.md ("The Q cache") is the user's description.
  *
  * Where: the directory given to mr_q_cache_open (`--q-cache DIR`), else $MRIRECON_CACHE_DIR/q, else
@@ -50,6 +52,7 @@
 #include <stdint.h>
 
 #include "../base/status.h"
+#include "../solver/dcf.h"
 #include "../solver/linop.h"
 
 #ifdef __cplusplus
@@ -71,6 +74,11 @@ mr_status mr_q_cache_open(mr_q_cache **out, const char *dir, int64_t max_bytes);
 
 /* The store interface for mr_nudft_opts.q_store (borrowed for the cache's lifetime). */
 mr_q_store *mr_q_cache_store(mr_q_cache *c);
+/* The store interface for mr_dcf_pipe_opts.store (borrowed for the cache's lifetime): Pipe-Menon weights in
+ * the same directory, files, locks, checks and size limit as Q (the key: the trajectory, the matrix and the
+ * method text of solver/dcf.h, whose text tells the entries apart from Q's); the file holds the trajectory
+ * and the weights. A corrupt entry is rejected with the same warning and computed again. */
+mr_dcf_store *mr_q_cache_dcf_store(mr_q_cache *c);
 const char *mr_q_cache_dir(const mr_q_cache *c);
 
 /* What the report should say about a Q whose operator reported q_source (solver/linop.h

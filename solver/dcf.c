@@ -5,6 +5,7 @@
 #include "dcf.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,7 +102,6 @@ mr_status mr_dcf_analytic(const int64_t matrix[3], const float *traj, int64_t m,
 
 /* ---- Pipe-Menon ------------------------------------------------------------------------------ */
 
-#define PIPE_DEFAULT_ITERS 20
 #define PIPE_WIDTH 6   /* Kaiser-Bessel width in grid cells */
 #define PIPE_SCALE 3.0 /* grid cells per cycle/FOV: spacing h = 1/3, kernel support W h = 2 cycles/FOV */
 #define PIPE_BETA 7.0  /* Kaiser-Bessel shape (see below) */
@@ -119,6 +119,7 @@ typedef struct {
     int64_t matrix[3];
     int64_t m;
     int iters;
+    double momentum;
     float *traj; /* [M][3] copy, to confirm a hash match */
     float *w;    /* [M] */
 } cache_entry;
@@ -127,7 +128,7 @@ static cache_entry cache[MR_DCF_CACHE_ENTRIES];
 static int cache_next;
 static int64_t cache_hits, cache_computed;
 
-static uint64_t hash_key(const int64_t matrix[3], const float *traj, int64_t m, int iters)
+static uint64_t hash_key(const int64_t matrix[3], const float *traj, int64_t m, int iters, double momentum)
 {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
     const unsigned char *b = (const unsigned char *)traj;
@@ -136,25 +137,29 @@ static uint64_t hash_key(const int64_t matrix[3], const float *traj, int64_t m, 
         h = (h ^ b[i]) * 1099511628211ULL;
     for (int a = 0; a < 3; a++)
         h = (h ^ (uint64_t)matrix[a]) * 1099511628211ULL;
+    uint64_t mb;
+    memcpy(&mb, &momentum, sizeof mb);
     h = (h ^ (uint64_t)m) * 1099511628211ULL;
+    h = (h ^ mb) * 1099511628211ULL;
     return (h ^ (uint64_t)iters) * 1099511628211ULL;
 }
 
 static int entry_matches(const cache_entry *e, uint64_t hash, const int64_t matrix[3], const float *traj, int64_t m,
-                         int iters)
+                         int iters, double momentum)
 {
-    return e->traj && e->hash == hash && e->m == m && e->iters == iters &&
+    return e->traj && e->hash == hash && e->m == m && e->iters == iters && e->momentum == momentum &&
            memcmp(e->matrix, matrix, sizeof e->matrix) == 0 &&
            memcmp(e->traj, traj, (size_t)m * 3 * sizeof *traj) == 0;
 }
 
-static int cache_lookup(uint64_t hash, const int64_t matrix[3], const float *traj, int64_t m, int iters, float *w)
+static int cache_lookup(uint64_t hash, const int64_t matrix[3], const float *traj, int64_t m, int iters,
+                        double momentum, float *w)
 {
     int found = 0;
 #pragma omp critical(mr_dcf_cache)
     {
         for (int i = 0; i < MR_DCF_CACHE_ENTRIES && !found; i++)
-            if (entry_matches(&cache[i], hash, matrix, traj, m, iters)) {
+            if (entry_matches(&cache[i], hash, matrix, traj, m, iters, momentum)) {
                 memcpy(w, cache[i].w, (size_t)m * sizeof *w);
                 found = 1;
                 cache_hits++;
@@ -165,7 +170,7 @@ static int cache_lookup(uint64_t hash, const int64_t matrix[3], const float *tra
 
 /* Best effort: a failed allocation only means no caching. */
 static void cache_insert(uint64_t hash, const int64_t matrix[3], const float *traj, int64_t m, int iters,
-                         const float *w)
+                         double momentum, const float *w)
 {
     float *t = malloc((size_t)m * 3 * sizeof *t), *c = malloc((size_t)m * sizeof *c);
     if (!t || !c) {
@@ -185,6 +190,7 @@ static void cache_insert(uint64_t hash, const int64_t matrix[3], const float *tr
         memcpy(e->matrix, matrix, sizeof e->matrix);
         e->m = m;
         e->iters = iters;
+        e->momentum = momentum;
         e->traj = t;
         e->w = c;
     }
@@ -234,9 +240,16 @@ static double pipe_kernel_fn(void *ctx, double t)
  * (spacing h = 1/PIPE_SCALE cycles/FOV) spans the trajectory's extent plus the kernel support, so
  * nothing wraps around. At the fixed point sum_j w_j (c*c)(u_m - u_j) = 1, i.e. the weights,
  * smoothed by the unit-integral k-space kernel K(k) = (c*c)(k/h)/h^d, have density 1 per unit
- * k-space area; so w h^d is the area (volume) each sample stands for. */
-static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w,
-                              const mr_progress *progress)
+ * k-space area; so w h^d is the area (volume) each sample stands for.
+ *
+ * Accelerated update (heavy ball on log w, the same fixed point): from the third update on,
+ *   w_{k+1} = w_k / (C w_k) * (w_k / w_{k-1})^beta,
+ * i.e. log w takes the plain step plus beta times its last change. The plain step's slow modes (weight
+ * patterns the smooth kernel barely sees) then move ~1/(1 - beta) times faster: 10 updates with beta = 0.5
+ * give the gridding PSNR of 20 plain ones or better (docs/GRIDDING.md). The first two updates are plain:
+ * the step from w = 1 changes w by up to the local density (30x), and carrying that would overshoot. */
+static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_t m, int iters, double beta,
+                              int threads, float *w, const mr_progress *progress)
 {
     int64_t n[3];
     double scale[3];
@@ -269,23 +282,36 @@ static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_
         return st;
     float *grid = malloc((size_t)cells * sizeof *grid);
     float *cw = malloc((size_t)m * sizeof *cw);
-    if (!grid || !cw) {
+    float *prev = beta > 0.0 ? malloc((size_t)m * sizeof *prev) : NULL;
+    if (!grid || !cw || (beta > 0.0 && !prev)) {
         free(grid);
         free(cw);
+        free(prev);
         mr_nufft_destroy(plan);
         return mr_error(MR_ENOMEM, "dcf pipe: out of memory for a %lldx%lldx%lld density grid", (long long)n[0],
                         (long long)n[1], (long long)n[2]);
     }
     const int nt = mr_kb_threads(threads);
+    const float bf = (float)beta;
+    const int half = beta == 0.5;
     for (int64_t i = 0; i < m; i++)
         w[i] = 1.0f;
     for (int it = 0; it < iters && st == MR_OK; it++) {
         mr_progress_report(progress, "DCF", it, iters);
         if ((st = mr_nufft_spread_real(plan, w, grid)) != MR_OK || (st = mr_nufft_interp_real(plan, grid, cw)) != MR_OK)
             break;
+        const int heavy = prev && it >= 2;
 #pragma omp parallel for num_threads(nt) schedule(static)
-        for (int64_t i = 0; i < m; i++)
-            w[i] = cw[i] > 0.0f ? w[i] / cw[i] : 0.0f;
+        for (int64_t i = 0; i < m; i++) {
+            float v = cw[i] > 0.0f ? w[i] / cw[i] : 0.0f;
+            if (heavy && v > 0.0f && prev[i] > 0.0f) {
+                const float r = w[i] / prev[i];
+                v *= half ? sqrtf(r) : powf(r, bf);
+            }
+            if (prev)
+                prev[i] = w[i];
+            w[i] = v;
+        }
     }
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int64_t i = 0; i < m; i++)
@@ -293,35 +319,78 @@ static mr_status pipe_compute(const int64_t matrix[3], const float *traj, int64_
     mr_progress_report(progress, "DCF", iters, iters);
     free(grid);
     free(cw);
+    free(prev);
     mr_nufft_destroy(plan);
     return st;
 }
 
-mr_status mr_dcf_pipe(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w)
+void mr_dcf_pipe_opts_default(mr_dcf_pipe_opts *o)
 {
-    return mr_dcf_pipe_progress(matrix, traj, m, iters, threads, w, NULL);
+    memset(o, 0, sizeof *o);
+    o->iters = MR_DCF_PIPE_DEFAULT_ITERS;
+    o->momentum = MR_DCF_PIPE_DEFAULT_MOMENTUM;
 }
 
-mr_status mr_dcf_pipe_progress(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w,
-                               const mr_progress *progress)
+mr_status mr_dcf_pipe(const int64_t matrix[3], const float *traj, int64_t m, int iters, int threads, float *w)
 {
+    mr_dcf_pipe_opts o;
+    mr_dcf_pipe_opts_default(&o);
+    o.iters = iters;
+    o.threads = threads;
+    return mr_dcf_pipe_run(matrix, traj, m, &o, w);
+}
+
+/* The store's key: everything the bits depend on besides the trajectory and matrix. */
+static void store_key(mr_dcf_key *k, const int64_t matrix[3], const float *traj, int64_t m, int iters, double beta)
+{
+    memset(k, 0, sizeof *k);
+    memcpy(k->matrix, matrix, sizeof k->matrix);
+    k->m = m;
+    k->traj = traj;
+    snprintf(k->method, sizeof k->method, "dcf pipe-menon iters %d momentum %.17g kb W%d beta %.17g h 1/%g f32", iters,
+             beta, PIPE_WIDTH, PIPE_BETA, PIPE_SCALE);
+}
+
+mr_status mr_dcf_pipe_run(const int64_t matrix[3], const float *traj, int64_t m, const mr_dcf_pipe_opts *o, float *w)
+{
+    mr_dcf_pipe_opts def;
+    if (!o) {
+        mr_dcf_pipe_opts_default(&def);
+        o = &def;
+    }
     mr_status st = check_traj(matrix, traj, m, w, "dcf pipe");
     if (st != MR_OK)
         return st;
-    if (iters <= 0)
-        iters = PIPE_DEFAULT_ITERS;
-    uint64_t hash = hash_key(matrix, traj, m, iters);
-    if (cache_lookup(hash, matrix, traj, m, iters, w)) {
+    if (!(o->momentum >= 0.0 && o->momentum < 1.0))
+        return mr_error(MR_EINVAL, "dcf pipe: momentum %g is outside [0, 1)", o->momentum);
+    const int iters = o->iters > 0 ? o->iters : MR_DCF_PIPE_DEFAULT_ITERS;
+    const double beta = o->momentum;
+    uint64_t hash = hash_key(matrix, traj, m, iters, beta);
+    if (cache_lookup(hash, matrix, traj, m, iters, beta, w)) {
         mr_log(MR_LOG_DEBUG, "dcf pipe: weights for %lld samples from the cache", (long long)m);
         return MR_OK;
     }
+    mr_dcf_key key;
+    store_key(&key, matrix, traj, m, iters, beta);
+    if (o->store && o->store->load(o->store, &key, w)) {
+        mr_log(MR_LOG_DEBUG, "dcf pipe: weights for %lld samples from the store", (long long)m);
+        cache_insert(hash, matrix, traj, m, iters, beta, w);
+        return MR_OK;
+    }
     double t0 = mr_now();
-    st = pipe_compute(matrix, traj, m, iters, threads, w, progress);
+    st = pipe_compute(matrix, traj, m, iters, beta, o->threads, w, o->progress);
+    if (o->store) {
+        float *copy = st == MR_OK ? malloc((size_t)m * sizeof *copy) : NULL;
+        if (copy)
+            memcpy(copy, w, (size_t)m * sizeof *copy);
+        o->store->save(o->store, &key, copy);
+    }
     if (st != MR_OK)
         return st;
 #pragma omp critical(mr_dcf_cache)
     cache_computed++;
-    cache_insert(hash, matrix, traj, m, iters, w);
-    mr_log(MR_LOG_DEBUG, "dcf pipe: %d iterations over %lld samples in %.3f s", iters, (long long)m, mr_now() - t0);
+    cache_insert(hash, matrix, traj, m, iters, beta, w);
+    mr_log(MR_LOG_DEBUG, "dcf pipe: %d iterations (momentum %g) over %lld samples in %.3f s", iters, beta, (long long)m,
+           mr_now() - t0);
     return MR_OK;
 }

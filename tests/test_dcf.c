@@ -1,6 +1,7 @@
 /* Density compensation (solver/dcf.c): Pipe-Menon on Cartesian and radial trajectories, analytic
- * radial weights, their agreement and units, and the per-process cache. Trajectories are built
- * here (independent of phantoms/). */
+ * radial weights, their agreement and units, the plain and accelerated updates against a float64
+ * iteration written out here, and the per-process cache. Trajectories are built here (independent of
+ * phantoms/). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "solver/dcf.h"
 #include "solver/dcf_cache.h"
 #include "solver/gridding.h"
+#include "solver/kb.h"
 #include "testutil.h"
 
 static uint64_t rng;
@@ -253,6 +255,112 @@ static void test_kooshball(void)
     free(wa);
 }
 
+/* The Pipe-Menon iteration in float64, 2D, with the kernel evaluated directly (mr_kb_value, W = 6 cells,
+ * beta = 7, 3 cells per cycle/FOV) on a dense grid of the integer cells j, footprint u - 3 <= j < u + 3:
+ * independent of the spreading engine and its polynomial kernel. beta_m: the momentum (0: plain).
+ * Returns w h^2 (the area scaling), h = 1/3. */
+static void pipe_reference(const float *traj, int64_t m, int iters, double beta_m, double *w)
+{
+    double kmax = 0.0;
+    for (int64_t i = 0; i < 2 * m; i++)
+        kmax = fmax(kmax, fabs((double)traj[3 * (i / 2) + i % 2]));
+    const int64_t g0 = (int64_t)ceil(3.0 * kmax) + 4, n = 2 * g0 + 1;
+    int64_t j0[2 * 21 * 32]; /* the first cells [M][2], for test_updates' trajectory */
+    CHECK(m <= 21 * 32);
+    if (m > 21 * 32)
+        return;
+    /* one block: the grid, C w, the previous w, the kernel values [M][2][6] */
+    double *grid = malloc((size_t)(n * n + 14 * m) * sizeof *grid);
+    double *cw = grid + n * n, *prev = cw + m, *ker = prev + m;
+    for (int64_t i = 0; i < m; i++)
+        for (int a = 0; a < 2; a++) {
+            const double u = 3.0 * traj[3 * i + a];
+            j0[2 * i + a] = (int64_t)ceil(u - 3.0);
+            for (int t = 0; t < 6; t++)
+                ker[12 * i + 6 * a + t] = mr_kb_value(u - (double)(j0[2 * i + a] + t), 6, 7.0);
+        }
+    for (int64_t i = 0; i < m; i++)
+        w[i] = prev[i] = 1.0;
+    for (int it = 0; it < iters; it++) {
+        memset(grid, 0, (size_t)(n * n) * sizeof *grid);
+        for (int64_t i = 0; i < m; i++)
+            for (int y = 0; y < 6; y++)
+                for (int x = 0; x < 6; x++)
+                    grid[(j0[2 * i + 1] + y + g0) * n + j0[2 * i] + x + g0] +=
+                        w[i] * ker[12 * i + 6 + y] * ker[12 * i + x];
+        for (int64_t i = 0; i < m; i++) {
+            cw[i] = 0.0;
+            for (int y = 0; y < 6; y++)
+                for (int x = 0; x < 6; x++)
+                    cw[i] += grid[(j0[2 * i + 1] + y + g0) * n + j0[2 * i] + x + g0] * ker[12 * i + 6 + y] *
+                             ker[12 * i + x];
+        }
+        for (int64_t i = 0; i < m; i++) {
+            double v = cw[i] > 0.0 ? w[i] / cw[i] : 0.0;
+            if (beta_m > 0.0 && it >= 2 && v > 0.0 && prev[i] > 0.0)
+                v *= pow(w[i] / prev[i], beta_m);
+            prev[i] = w[i];
+            w[i] = v;
+        }
+    }
+    for (int64_t i = 0; i < m; i++)
+        w[i] /= 9.0;
+    free(grid);
+}
+
+/* mr_dcf_pipe_run, plain and accelerated, against pipe_reference on a small radial trajectory (with k
+ * off the grid's cells), and the accelerated default against 20 plain updates. */
+static void test_updates(void)
+{
+    const int64_t mat[3] = {16, 16, 1};
+    const int spokes = 21, readout = 32;
+    const int64_t m = (int64_t)spokes * readout;
+    float *t = radial2d(spokes, readout, 0.5);
+    float *w = malloc((size_t)m * sizeof *w);
+    double *ref = malloc((size_t)m * sizeof *ref);
+    const struct {
+        int iters;
+        double beta;
+    } cases[] = {{20, 0.0}, {10, 0.5}, {12, 0.3}};
+    for (int c = 0; c < 3; c++) {
+        mr_dcf_pipe_opts o;
+        mr_dcf_pipe_opts_default(&o);
+        o.iters = cases[c].iters;
+        o.momentum = cases[c].beta;
+        CHECK_OK(mr_dcf_pipe_run(mat, t, m, &o, w));
+        pipe_reference(t, m, cases[c].iters, cases[c].beta, ref);
+        double err = 0.0, top = 0.0;
+        for (int64_t i = 0; i < m; i++) {
+            err = fmax(err, fabs(w[i] - ref[i]));
+            top = fmax(top, ref[i]);
+        }
+        char what[120];
+        snprintf(what, sizeof what, "Pipe %d updates, momentum %g, vs float64 reference: max |w - ref| / max ref",
+                 cases[c].iters, cases[c].beta);
+        CHECK_LE(what, err / top, 1e-5);
+    }
+    /* the default is 10 accelerated updates */
+    mr_dcf_pipe_opts o;
+    mr_dcf_pipe_opts_default(&o);
+    CHECK(o.iters == 10 && o.momentum == 0.5);
+    CHECK_OK(mr_dcf_pipe(mat, t, m, 0, 0, w));
+    pipe_reference(t, m, 10, 0.5, ref);
+    double err = 0.0, top = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+        err = fmax(err, fabs(w[i] - ref[i]));
+        top = fmax(top, ref[i]);
+    }
+    CHECK_LE("default Pipe (10 updates, momentum 0.5) vs float64 reference", err / top, 1e-5);
+    o.momentum = 1.0;
+    CHECK(mr_dcf_pipe_run(mat, t, m, &o, w) == MR_EINVAL);
+    printf("momentum 1 message: %s\n", mr_last_error());
+    o.momentum = -0.1;
+    CHECK(mr_dcf_pipe_run(mat, t, m, &o, w) == MR_EINVAL);
+    free(t);
+    free(w);
+    free(ref);
+}
+
 static void test_cache(void)
 {
     const int64_t mat[3] = {32, 32, 1};
@@ -277,9 +385,14 @@ static void test_cache(void)
     CHECK_OK(mr_dcf_pipe(mat2, t, m, 0, 0, w2));
     CHECK_OK(mr_dcf_pipe(mat2, t, m, 5, 0, w2));
     CHECK_OK(mr_dcf_pipe(mat2, t, m, 5, 0, w2));
+    mr_dcf_pipe_opts o; /* another momentum */
+    mr_dcf_pipe_opts_default(&o);
+    o.iters = 5;
+    o.momentum = 0.25;
+    CHECK_OK(mr_dcf_pipe_run(mat2, t, m, &o, w2));
     mr_dcf_cache_stats(&hits, &computed);
     printf("cache: %lld hits, %lld computed\n", (long long)hits, (long long)computed);
-    CHECK(hits == 1 && computed == 4);
+    CHECK(hits == 1 && computed == 5);
 
     /* bad input */
     t[4] = NAN;
@@ -299,6 +412,7 @@ int main(void)
     test_cartesian();
     test_radial2d();
     test_kooshball();
+    test_updates();
     test_cache();
     return test_finish("test_dcf");
 }

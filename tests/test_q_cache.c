@@ -17,7 +17,11 @@
  *   - planted files: a FIFO entry or lock never blocks, a lock linked to a missing path creates nothing,
  *     an entry that is a link is not read through; folders are 0700 under umask 000; a background store
  *     that fails is reported "computed, not stored (...)";
- *   - the default directory follows MRIRECON_CACHE_DIR (and "off").
+ *   - the default directory follows MRIRECON_CACHE_DIR (and "off");
+ *   - Pipe-Menon weights (mr_q_cache_dcf_store, solver/dcf.h) in the same cache: a later process (the
+ *     per-process cache cleared) gets the stored bits without computing; a changed trajectory bit, matrix,
+ *     iteration count or momentum misses; a corrupt entry is rejected, computed again (the same bits) and
+ *     replaced.
  * Fresh random keys each run (seeded, printed). */
 #include <dirent.h>
 #include <fcntl.h>
@@ -36,6 +40,8 @@
 #include "base/log.h"
 #include "io/q_cache.h"
 #include "solver/backend.h"
+#include "solver/dcf.h"
+#include "solver/dcf_cache.h"
 #include "solver/linop.h"
 #include "test_op_random.h"
 #include "testutil.h"
@@ -739,6 +745,106 @@ static void default_dir(void)
     unsetenv("MRIRECON_CACHE_DIR");
 }
 
+/* The one entry file (q-*.mrq) in dir into path: 1 when there is exactly one. */
+static int only_entry(const char *dir, char *path, size_t size)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strncmp(e->d_name, "q-", 2) == 0 && strstr(e->d_name, ".mrq")) {
+            const int len = snprintf(path, size, "%s/%s", dir, e->d_name);
+            n += len > 0 && (size_t)len < size ? 1 : 99;
+        }
+    if (d)
+        closedir(d);
+    return n == 1;
+}
+
+/* One run of a "later process" (nothing in memory): the per-process counts of computations and the cache's
+ * stats after it. */
+static void later_run(mr_q_cache *c, const int64_t mat[3], const float *t, int64_t m, const mr_dcf_pipe_opts *o,
+                      float *w, int64_t *computed, mr_q_cache_stats *st)
+{
+    mr_dcf_cache_clear();
+    CHECK_OK(mr_dcf_pipe_run(mat, t, m, o, w));
+    mr_dcf_cache_stats(NULL, computed);
+    mr_q_cache_get_stats(c, st);
+}
+
+/* Pipe-Menon weights through the cache: computed once, then read by "later processes". */
+static void dcf_store(const char *dir)
+{
+    const int spokes = 31, readout = 48;
+    const int64_t m = (int64_t)spokes * readout, mat[3] = {24, 24, 1};
+    float *t = malloc((size_t)m * 3 * sizeof *t), *w0 = malloc((size_t)m * sizeof *w0);
+    float *w = malloc((size_t)m * sizeof *w);
+    const double rot = test_uniform(&rng);
+    for (int s = 0; s < spokes; s++)
+        for (int j = 0; j < readout; j++) {
+            float *k = t + 3 * ((int64_t)s * readout + j);
+            const double th = M_PI * (s + rot) / spokes, r = (j - readout / 2) * 0.5;
+            k[0] = (float)(r * cos(th));
+            k[1] = (float)(r * sin(th));
+            k[2] = 0.0f;
+        }
+    mr_q_cache *c = NULL;
+    CHECK_OK(mr_q_cache_open(&c, dir, 0));
+    mr_dcf_pipe_opts o;
+    mr_dcf_pipe_opts_default(&o);
+    o.store = mr_q_cache_dcf_store(c);
+    int64_t hits, computed;
+    mr_q_cache_stats st;
+    mr_dcf_cache_clear();
+    CHECK_OK(mr_dcf_pipe_run(mat, t, m, &o, w0));
+    mr_q_cache_get_stats(c, &st);
+    CHECK(st.misses == 1 && st.stores == 1 && st.hits == 0);
+    /* a later process: nothing in memory, the entry on disk */
+    later_run(c, mat, t, m, &o, w, &computed, &st);
+    CHECK(st.hits == 1 && computed == 0);
+    CHECK(memcmp(w, w0, (size_t)m * sizeof *w) == 0);
+    /* the weights equal a computation without the store */
+    mr_dcf_cache_clear();
+    CHECK_OK(mr_dcf_pipe(mat, t, m, 0, 1, w));
+    CHECK(memcmp(w, w0, (size_t)m * sizeof *w) == 0);
+    char path[4200];
+    CHECK(only_entry(dir, path, sizeof path));
+    /* misses: one bit of one coordinate, the matrix, the iterations, the momentum */
+    uint32_t bits;
+    memcpy(&bits, &t[3 * 77], sizeof bits);
+    bits ^= 1u;
+    memcpy(&t[3 * 77], &bits, sizeof bits);
+    mr_dcf_cache_clear();
+    CHECK_OK(mr_dcf_pipe_run(mat, t, m, &o, w));
+    bits ^= 1u;
+    memcpy(&t[3 * 77], &bits, sizeof bits);
+    const int64_t mat2[3] = {24, 22, 1};
+    CHECK_OK(mr_dcf_pipe_run(mat2, t, m, &o, w));
+    o.iters = 7;
+    CHECK_OK(mr_dcf_pipe_run(mat, t, m, &o, w));
+    o.iters = 0;
+    o.momentum = 0.0;
+    CHECK_OK(mr_dcf_pipe_run(mat, t, m, &o, w));
+    o.momentum = MR_DCF_PIPE_DEFAULT_MOMENTUM;
+    mr_dcf_cache_stats(&hits, &computed);
+    mr_q_cache_get_stats(c, &st);
+    printf("dcf store: hits %lld, misses %lld, stores %lld, computed %lld\n", (long long)st.hits,
+           (long long)st.misses, (long long)st.stores, (long long)computed);
+    CHECK(st.hits == 1 && st.misses == 5 && st.stores == 5 && computed == 4);
+    /* a corrupt entry (the last weight's byte): rejected with a warning, computed again, replaced */
+    poke(path, -1);
+    later_run(c, mat, t, m, &o, w, &computed, &st);
+    CHECK(st.rejected == 1 && computed == 1);
+    CHECK(memcmp(w, w0, (size_t)m * sizeof *w) == 0);
+    later_run(c, mat, t, m, &o, w, &computed, &st);
+    CHECK(st.hits == 2 && st.rejected == 1 && computed == 0);
+    CHECK(memcmp(w, w0, (size_t)m * sizeof *w) == 0);
+    CHECK(stray_files(dir) == 0);
+    mr_q_cache_close(c);
+    free(t);
+    free(w0);
+    free(w);
+}
+
 int main(void)
 {
     rng = test_seed();
@@ -756,5 +862,8 @@ int main(void)
     threads(dir[5]);
     hostile_files(dir[8]);
     default_dir();
+    char ddir[4200];
+    snprintf(ddir, sizeof ddir, "%s/cache_dcf", tmp);
+    dcf_store(ddir);
     return test_finish("test_q_cache");
 }

@@ -233,13 +233,8 @@ static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan
 
     mr_nudft_opts no;
     mr_op_opts_nudft(&o->op, &no);
-    if (!s->qcache && (st = mr_q_cache_open(&s->qcache, o->q_cache, 0)) != MR_OK) {
-        mr_log(MR_LOG_WARN, "%s; Q is computed without the cache", mr_last_error());
-        mr_clear_error();
-    }
+    mr_pipeline_open_q_cache(s, o, r, "Q is");
     no.q_store = mr_q_cache_store(s->qcache);
-    snprintf(s->qcache_dir, sizeof s->qcache_dir, "%s", s->qcache ? mr_q_cache_dir(s->qcache) : "off");
-    r->q_cache = s->qcache_dir;
     no.progress = o->progress;
     mr_nudft_info info;
     memset(&info, 0, sizeof info);

@@ -313,23 +313,42 @@ static mr_status choose_sens(run_state *s, const mr_recon_opts *o, const char *s
 
 /* ---- gridding ---------------------------------------------------------------------------------- */
 
-static mr_status get_weights(run_state *s, const char *dcf, int threads, const mr_progress *progress, mr_report *r)
+void mr_pipeline_open_q_cache(run_state *s, const mr_recon_opts *o, mr_report *r, const char *what)
+{
+    if (!s->qcache && mr_q_cache_open(&s->qcache, o->q_cache, 0) != MR_OK) {
+        mr_log(MR_LOG_WARN, "%s; %s computed without the cache", mr_last_error(), what);
+        mr_clear_error();
+    }
+    snprintf(s->qcache_dir, sizeof s->qcache_dir, "%s", s->qcache ? mr_q_cache_dir(s->qcache) : "off");
+    r->q_cache = s->qcache_dir;
+}
+
+/* The gridding weights once per run; Pipe-Menon's through the Q cache (io/q_cache.h mr_q_cache_dcf_store). */
+static mr_status get_weights(run_state *s, const mr_recon_opts *o, mr_report *r)
 {
     if (s->weights)
         return MR_OK;
     const mr_kspace *ks = s->ks;
+    const char *dcf = o->dcf ? o->dcf : "pipe";
     r->dcf = dcf;
     s->weights = malloc((size_t)ks->nsamples * sizeof(float));
     if (!s->weights)
         return mr_error(MR_ENOMEM, "out of memory for %lld weights", (long long)ks->nsamples);
     double t0 = mr_now();
     mr_status st = MR_OK;
-    if (!strcmp(dcf, "file"))
+    if (!strcmp(dcf, "file")) {
         memcpy(s->weights, ks->weights, (size_t)ks->nsamples * sizeof(float)); /* presence checked earlier */
-    else if (!strcmp(dcf, "analytic"))
+    } else if (!strcmp(dcf, "analytic")) {
         st = mr_dcf_analytic(ks->matrix, ks->traj, ks->nsamples, s->weights);
-    else
-        st = mr_dcf_pipe_progress(ks->matrix, ks->traj, ks->nsamples, 0, threads, s->weights, progress);
+    } else {
+        mr_pipeline_open_q_cache(s, o, r, "the DCF weights are");
+        mr_dcf_pipe_opts po;
+        mr_dcf_pipe_opts_default(&po);
+        po.threads = o->op.threads;
+        po.progress = o->progress;
+        po.store = mr_q_cache_dcf_store(s->qcache);
+        st = mr_dcf_pipe_run(ks->matrix, ks->traj, ks->nsamples, &po, s->weights);
+    }
     r->t_dcf = mr_now() - t0;
     if (st == MR_OK)
         mr_log(MR_LOG_INFO, "dcf: %s weights in %.3f s", dcf, r->t_dcf);
@@ -342,7 +361,7 @@ static mr_status run_gridding(run_state *s, const mr_recon_opts *o, mr_method_ki
     const char *name = mr_method_name(kind);
     const mr_kspace *ks = s->ks;
     const int64_t n = mr_kspace_voxels(ks), ncoils = ks->ncoils;
-    mr_status st = get_weights(s, o->dcf ? o->dcf : "pipe", o->op.threads, o->progress, r);
+    mr_status st = get_weights(s, o, r);
     if (st != MR_OK)
         return st;
     mr_gridding_opts go;

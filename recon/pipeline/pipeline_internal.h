@@ -44,7 +44,8 @@ typedef struct {
     mr_solve_result res[MR_METHOD_COUNT];
     double *hist[MR_METHOD_COUNT];
     struct mr_iter_objects *it; /* made by the first iterative method, shared by the others */
-    mr_q_cache *qcache; /* open from the operator's creation until the results are written */
+    mr_q_cache *qcache; /* open from the operator's creation (or the Pipe-Menon DCF) until the results are
+                           written */
     char qcache_dir[4096]; /* its directory (the report's) */
     char q_source[200];    /* the report's q_source when the cache did not store what was computed */
 } run_state;
@@ -54,5 +55,9 @@ typedef struct {
 mr_status mr_iterative_run(run_state *s, const mr_recon_opts *o, const mr_run_plan *plan, int slot, mr_report *r,
                            mr_report_method *m);
 void mr_iterative_free(run_state *s);
+
+/* The Q cache of o->q_cache opened once per run (s->qcache; NULL when off or when it cannot be opened: a
+ * warning saying that `what` is computed without it), its directory in the report. */
+void mr_pipeline_open_q_cache(run_state *s, const mr_recon_opts *o, mr_report *r, const char *what);
 
 #endif
