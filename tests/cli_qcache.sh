@@ -6,6 +6,8 @@
 #     replaced; a cache directory that cannot be made is a warning, never a failed reconstruction; a store
 #     that fails is reported in report.json as "computed, not stored (why)";
 #   - batch with two scans of one trajectory on two workers at once: Q is computed once and read once;
+#   - gridding with the Pipe-Menon weights: --q-cache DIR stores them (one entry), a second run reads them
+#     (the debug line says so) with a bit-identical image; --q-cache off stores nothing;
 #   - --precision: a GPU engine with --device cpu is a usage error (2); without a GPU, --device auto is a
 #     run-time error (1) naming the precision.
 #   bash tests/cli_qcache.sh <path-to-mrirecon> <scratch-dir>
@@ -90,4 +92,15 @@ if [ "$("$bin" recon "$dir/s1.h5" -o "$dir/probe" --device gpu --q-cache off -q 
   check "run-time message names the precision" grep -q "precision fp64 runs on a GPU" "$dir/err"
   check "nothing created" test ! -e "$dir/r7"
 fi
+# gridding: the Pipe-Menon weights in the cache
+expect 0 "gridding, empty cache" -- "$bin" recon "$dir/s1.h5" -o "$dir/g1" --method gridding-kb --q-cache "$dir/gc" --threads 2
+check "one weights entry stored" test "$(ls "$dir/gc" | grep -c '\.mrq$')" = 1
+expect 0 "gridding, warm cache" -- "$bin" recon "$dir/s1.h5" -o "$dir/g2" --method gridding-kb --q-cache "$dir/gc" \
+  --threads 2 -v
+check "the weights come from the store" grep -q "dcf pipe: weights for .* samples from the store" "$dir/err"
+check "the same image from the stored weights" "$icmp" "$dir/g1/image_gridding-kb.h5" "$dir/g2/image_gridding-kb.h5"
+expect 0 "gridding --q-cache off" -- "$bin" recon "$dir/s1.h5" -o "$dir/g3" --method gridding-kb --q-cache off \
+  --threads 2 -v
+check "--q-cache off: the weights computed" grep -q "dcf pipe: .* iterations (momentum .*) over .* samples" "$dir/err"
+check "--q-cache off: the same image" "$icmp" "$dir/g1/image_gridding-kb.h5" "$dir/g3/image_gridding-kb.h5"
 exit $fail

@@ -45,8 +45,9 @@ typedef enum {
     "stop the solver when its convergence measure <= T (CG: relative residual; the others: relative change of "   \
     "the image; 0: run every iteration)"
 #define MR_OPT_HELP_Q_CACHE                                                                                       \
-    "directory of the Q cache (Q is kept per trajectory, weights, grid, basis and precision), or off (default: "  \
-    "$MRIRECON_CACHE_DIR/q, else ~/.cache/mrirecon/q; docs/RECON.md)"
+    "directory of the Q cache (Q is kept per trajectory, weights, grid, basis and precision; the Pipe-Menon "     \
+    "density weights per trajectory and matrix), or off (default: $MRIRECON_CACHE_DIR/q, else "                 \
+    "~/.cache/mrirecon/q; docs/RECON.md)"
 
 typedef struct {
     const char **items; /* points into argv; owned by the parser (freed with mr_opts_free) */
