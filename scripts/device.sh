@@ -162,10 +162,13 @@ for i in range(3):
     t0 = time.monotonic()
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     first = last = None
-    released = "?"
+    released = resolved = "?"
     for line in p.stderr:
         t = time.monotonic() - t0
         first = t if first is None else first
+        r_ = re.search(r"device resolved in ([0-9.]+) s", line)
+        if r_:
+            resolved = "%s s (its line at %.3f s)" % (r_.group(1), t)
         m = re.search(r"memory released in ([0-9.]+) s", line)
         if m:
             released = m.group(1)
@@ -175,8 +178,9 @@ for i in range(3):
     wall = time.monotonic() - t0
     r = json.load(open("/tmp/bookcg/report.json")); t = r["timings_s"]
     print("book cg run %d: exit %d, wall %.3f s, report total %.3f (device_init %.3f, solve %.3f, write %.3f); first log "
-          "line %.3f s, last before the release %.3f s; released in %s s"
-          % (i + 1, p.returncode, wall, t["total"], t["device_init"], t["solve"], t["write"], first, last, released))
+          "line %.3f s, last before the release %.3f s; released in %s s; device resolved in %s"
+          % (i + 1, p.returncode, wall, t["total"], t["device_init"], t["solve"], t["write"], first, last, released,
+             resolved))
 EOF
     ;;
   maps)

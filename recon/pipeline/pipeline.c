@@ -757,6 +757,7 @@ static mr_status run(const char *scan, mr_kspace *mem, const mr_volume_desc *mem
         return st;
     }
     u.t_resolve = mr_now() - t_resolve;
+    mr_log(MR_LOG_DEBUG, "device resolved in %.3f s (%s)", u.t_resolve, u.gpu >= 0 ? "a GPU" : "the CPU");
     if (u.gpu >= 0 && mr_method_list_grids(&u.plan.methods))
         mr_log(MR_LOG_INFO, "gridding runs on the CPU (it has no GPU backend)");
 
