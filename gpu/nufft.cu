@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include "../base/log.h"
 #include "cuda_check.h"
 #include "cufft_api.h"
@@ -52,10 +54,10 @@ struct mr_gpu_nufft {
     int *perm;  /* [M] tile order -> caller's sample */
     int *base;  /* [M][3] first footprint index per axis */
     void *frac; /* [M][3] offsets (T) */
-    int4 *subs; /* [nsub] x: tile (linear), y: first sample, z: count: the tiles spread through shared memory */
+    int4 *subs; /* [nsub] x: tile (linear), y: first sample, z: count: one per non-empty tile, in class order */
     long long nsub;
-    int *direct;  /* [ndirect] tile-order positions of the samples spread straight to the fine grid */
-    long long ndirect;
+    long long *class_start; /* host [nclass + 1]: the subs of class c are [class_start[c], class_start[c + 1]) */
+    int nclass;
     int tile_threads; /* threads of a tile block: the footprint's points rounded up to warps, at most 512 */
     void *coef;      /* [(deg + 1) * COEF_STRIDE] (T) */
     void *deconv[3]; /* [n_a] (T) */
@@ -63,7 +65,6 @@ struct mr_gpu_nufft {
     cufftHandle plan;
     int have_plan;
     size_t shmem; /* dynamic shared memory of the spreading kernel */
-    double gm_ratio;
 };
 
 /* ---- the kernel's values ------------------------------------------------------------------------- */
@@ -131,10 +132,11 @@ template <typename T> __device__ __forceinline__ void write_out(void *out, int f
 
 /* ---- the plan: coordinates, tiles, the counting sort --------------------------------------------- */
 
-/* Per sample (caller's order): first index and offset per axis, its tile and its place in the tile. */
+/* Per sample (caller's order): first index and offset per axis, its tile, the tiles' sample counts, and
+ * the sample's own index (the values the sort by tile carries along). */
 template <typename T>
 __global__ void k_coords(nufft_geom G, long long m, const float *traj, double sx, double sy, double sz, int *j0, T *fr,
-                         int *tile_of, int *place, int *count)
+                         int *tile_of, int *index, int *count)
 {
     const double scale[3] = {sx, sy, sz};
     MR_GRID_STRIDE(k, m)
@@ -161,17 +163,18 @@ __global__ void k_coords(nufft_geom G, long long m, const float *traj, double sx
         }
         const int t = (int)((b[2] * G.nbins[1] + b[1]) * G.nbins[0] + b[0]);
         tile_of[k] = t;
-        place[k] = atomicAdd(&count[t], 1);
+        index[k] = (int)k;
+        atomicAdd(&count[t], 1);
     }
 }
 
+/* The samples in tile order: sorted[pos] is the caller's sample at position pos. */
 template <typename T>
-__global__ void k_sort(long long m, const int *tile_of, const int *place, const int *start, const int *j0, const T *fr,
-                       int *perm, int *base, T *frac)
+__global__ void k_sort(long long m, const int *sorted, const int *j0, const T *fr, int *perm, int *base, T *frac)
 {
-    MR_GRID_STRIDE(k, m)
+    MR_GRID_STRIDE(pos, m)
     {
-        const long long pos = start[tile_of[k]] + place[k];
+        const long long k = sorted[pos];
         perm[pos] = (int)k;
         for (int a = 0; a < 3; a++) {
             base[3 * pos + a] = j0[3 * k + a];
@@ -186,10 +189,13 @@ __global__ void k_sort(long long m, const int *tile_of, const int *place, const 
  * local first indices), then the tile; the same layout as mr_gpu_nufft_tiles counts. */
 template <typename T> __device__ __forceinline__ size_t align16(size_t b) { return (b + 15) / 16 * 16; }
 
-/* One subproblem of a dense tile: the block's threads hold the tile (with the kernel's halo) in shared memory
- * and cover the footprint of one sample together, sample after sample, so no cell is written twice at once
- * (no atomics; one barrier per sample). Each thread takes the footprint points tid, tid + blockDim, ...
- * (blockDim >= 64: at most R of them), whose coordinates it works out once. */
+/* One tile: the block's threads hold the tile (with the kernel's halo) in shared memory and cover the
+ * footprint of one sample together, sample after sample in the sorted order, so no cell is written twice at
+ * once (no atomics; one barrier per sample). Each thread takes the footprint points tid, tid + blockDim, ...
+ * (blockDim >= 64: at most R of them), whose coordinates it works out once. Then the tile's non-zero cells
+ * are added to the fine grid without atomics: the launch holds the tiles of one class, whose tiles (with
+ * their halos) do not overlap (sort_samples), and the classes run one after the other; so every sum has
+ * one order, and type 1 gives the same bits on every run. */
 template <typename T, int W>
 __global__ void k_spread_tile(nufft_geom G, const int4 *subs, const int *perm, const int *base, const T *frac,
                               const T *coef_g, const void *a, int a_f64, int real, typename cpx_of<T>::t *grid)
@@ -267,49 +273,10 @@ __global__ void k_spread_tile(nufft_geom G, const int4 *subs, const int *perm, c
         const long long gx = wrap(o[0] + i % tx, G.nf[0]), gy = wrap(o[1] + (i / tx) % ty, G.nf[1]),
                         gz = wrap(o[2] + i / (tx * ty), G.nf[2]);
         C *g = grid + (gz * G.nf[1] + gy) * G.nf[0] + gx;
-        atomicAdd(&g->x, v.x);
-        if (v.y != 0)
-            atomicAdd(&g->y, v.y);
-    }
-}
-
-/* The samples of sparse tiles straight into the fine grid: one thread per sample, global atomics. */
-template <typename T, int W>
-__global__ void __launch_bounds__(SPREAD_THREADS)
-    k_spread_direct(nufft_geom G, long long n, const int *direct, const int *perm, const int *base, const T *frac,
-                    const T *coef_g, const void *a, int a_f64, int real, typename cpx_of<T>::t *grid)
-{
-    typedef typename cpx_of<T>::t C;
-    __shared__ T coef[NCOEF];
-    load_coef<T>(coef, coef_g, G.deg);
-    const int wy = G.act[1] ? W : 1, wz = G.act[2] ? W : 1;
-    MR_GRID_STRIDE(i, n)
-    {
-        const long long s = direct[i], k = perm[s];
-        const T vr = read_in<T>(a, a_f64, real ? k : 2 * k);
-        const T vi = real ? (T)0 : read_in<T>(a, a_f64, 2 * k + 1);
-        T kx[W], ky[W], kz[W];
-        long long ix[W];
-        axes_vals<T, W>(G, coef, frac + 3 * s, kx, ky, kz);
-#pragma unroll
-        for (int x = 0; x < W; x++)
-            ix[x] = G.act[0] ? wrap(base[3 * s] + x, G.nf[0]) : 0;
-        for (int z = 0; z < wz; z++) {
-            const long long gz = G.act[2] ? wrap(base[3 * s + 2] + z, G.nf[2]) : 0;
-            for (int y = 0; y < wy; y++) {
-                const long long gy = G.act[1] ? wrap(base[3 * s + 1] + y, G.nf[1]) : 0;
-                C *row = grid + (gz * G.nf[1] + gy) * G.nf[0];
-                const T kzy = kz[z] * ky[y];
-#pragma unroll
-                for (int x = 0; x < W; x++) {
-                    if (G.act[0] || x == 0) {
-                        atomicAdd(&row[ix[x]].x, kzy * kx[x] * vr);
-                        if (!real)
-                            atomicAdd(&row[ix[x]].y, kzy * kx[x] * vi);
-                    }
-                }
-            }
-        }
+        C s = *g;
+        s.x += v.x;
+        s.y += v.y;
+        *g = s;
     }
 }
 
@@ -400,22 +367,23 @@ template <typename T> static cudaError_t spread_attr(int w, size_t shmem)
     return cudaErrorInvalidValue;
 }
 
+/* The tiles class by class (k_spread_tile), in one order. */
 template <typename T> static void launch_spread(const mr_gpu_nufft *p, cudaStream_t s, const void *a, int a_f64, int real)
 {
     typedef typename cpx_of<T>::t C;
-    const unsigned dblocks = mr_gpu_blocks(p->ndirect);
+    for (int c = 0; c < p->nclass; c++) {
+        const long long first = p->class_start[c], n = p->class_start[c + 1] - first;
+        if (n == 0)
+            continue;
 #define MR_SPREAD(W)                                                                                           \
     case W:                                                                                                    \
-        if (p->nsub > 0)                                                                                       \
-            k_spread_tile<T, W><<<(unsigned)p->nsub, p->tile_threads, p->shmem, s>>>(                           \
-                p->G, p->subs, p->perm, p->base, (const T *)p->frac, (const T *)p->coef, a, a_f64, real, (C *)p->grid); \
-        if (p->ndirect > 0)                                                                                    \
-            k_spread_direct<T, W><<<dblocks, SPREAD_THREADS, 0, s>>>(p->G, p->ndirect, p->direct, p->perm, p->base,  \
-                                                                   (const T *)p->frac, (const T *)p->coef, a, a_f64, \
-                                                                   real, (C *)p->grid);                      \
+        k_spread_tile<T, W><<<(unsigned)n, p->tile_threads, p->shmem, s>>>(p->G, p->subs + first, p->perm, p->base, \
+                                                                            (const T *)p->frac, (const T *)p->coef, a, \
+                                                                            a_f64, real, (C *)p->grid);        \
         break;
-    switch (p->G.w) { MR_W_CASES(MR_SPREAD) }
+        switch (p->G.w) { MR_W_CASES(MR_SPREAD) }
 #undef MR_SPREAD
+    }
 }
 
 template <typename T> static void launch_interp(const mr_gpu_nufft *p, cudaStream_t s, void *out, int out_f64)
@@ -443,7 +411,7 @@ void mr_gpu_nufft_destroy(mr_gpu_nufft *p)
     mr_gpu_free(p->c, p->base);
     mr_gpu_free(p->c, p->frac);
     mr_gpu_free(p->c, p->subs);
-    mr_gpu_free(p->c, p->direct);
+    free(p->class_start);
     mr_gpu_free(p->c, p->coef);
     for (int a = 0; a < 3; a++)
         mr_gpu_free(p->c, p->deconv[a]);
@@ -451,12 +419,12 @@ void mr_gpu_nufft_destroy(mr_gpu_nufft *p)
     free(p);
 }
 
-void mr_gpu_nufft_describe(const mr_gpu_nufft *p, int bin[3], int64_t *subproblems, int64_t *direct_samples)
+void mr_gpu_nufft_describe(const mr_gpu_nufft *p, int bin[3], int64_t *tiles, int *classes)
 {
     for (int a = 0; a < 3; a++)
         bin[a] = p->G.bin[a];
-    *subproblems = p->nsub;
-    *direct_samples = p->ndirect;
+    *tiles = p->nsub;
+    *classes = p->nclass;
 }
 
 /* Device memory of nbytes (a float allocation of the context); NULL after recording why. */
@@ -491,8 +459,44 @@ static void *upload_as(mr_gpu_nufft *p, const double *h, long long n, mr_status 
     return d;
 }
 
-/* The sort (see the top of the file): coordinates and tile counts on the device, the scan and the
- * subproblems on the host, the scatter into tile order on the device. */
+/* Does tile b's region (with the kernel's halo: [b bin - halo, b bin + bin + w - halo), periodic in nf) meet
+ * tile b2's on this axis? */
+static int tiles_meet(long long b, long long b2, int bin, int w, long long nf)
+{
+    const long long len = bin + w;
+    if (len >= nf)
+        return 1;
+    long long d = ((b2 - b) * bin) % nf;
+    if (d < 0)
+        d += nf;
+    return d < len || d > nf - len;
+}
+
+/* The classes of the tiles along one axis (cls[nb]): tiles of one class have disjoint regions (a greedy
+ * colouring of the circle: every tile takes the first class none of whose tiles it meets). Returns the
+ * number of classes. */
+static int axis_classes(long long nb, int bin, int w, long long nf, int *cls)
+{
+    int n = 0;
+    for (long long b = 0; b < nb; b++) {
+        int c = 0;
+        for (; c < n; c++) {
+            long long b2 = 0;
+            while (b2 < b && !(cls[b2] == c && tiles_meet(b, b2, bin, w, nf)))
+                b2++;
+            if (b2 == b)
+                break;
+        }
+        cls[b] = c;
+        if (c == n)
+            n++;
+    }
+    return n;
+}
+
+/* The sort (see the top of the file): coordinates and tile counts on the device; the samples put in tile
+ * order by a stable radix sort of (tile, sample), so every run has the same order; one subproblem per
+ * non-empty tile, ordered by class (axis_classes on each axis, combined), on the host. */
 static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *traj)
 {
     const long long m = p->m, ntiles = p->G.nbins[0] * p->G.nbins[1] * p->G.nbins[2];
@@ -501,17 +505,31 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
     float *d_traj = (float *)dev_alloc(p->c, (size_t)m * 3 * sizeof(float));
     int *j0 = (int *)dev_alloc(p->c, (size_t)m * 3 * sizeof(int));
     void *fr = dev_alloc(p->c, (size_t)m * 3 * fl);
-    int *tile_of = (int *)dev_alloc(p->c, (size_t)m * sizeof(int)), *place = (int *)dev_alloc(p->c, (size_t)m * sizeof(int));
+    int *keys[2] = {(int *)dev_alloc(p->c, (size_t)m * sizeof(int)), (int *)dev_alloc(p->c, (size_t)m * sizeof(int))};
+    int *vals[2] = {(int *)dev_alloc(p->c, (size_t)m * sizeof(int)), (int *)dev_alloc(p->c, (size_t)m * sizeof(int))};
     int *count = (int *)dev_alloc(p->c, (size_t)ntiles * sizeof(int));
-    int *start = (int *)dev_alloc(p->c, (size_t)ntiles * sizeof(int));
     int *h_count = (int *)malloc((size_t)ntiles * sizeof(int));
     int4 *h_subs = NULL;
-    int *h_direct = NULL;
+    long long *h_tiles_of_class = NULL;
+    int *axis_cls[3] = {NULL, NULL, NULL};
+    void *temp = NULL;
+    size_t temp_bytes = 0;
+    int end_bit = 1;
+    while (end_bit < 31 && (1LL << end_bit) < ntiles)
+        end_bit++;
+    cub::DoubleBuffer<int> dk(keys[0], keys[1]), dv(vals[0], vals[1]);
     p->perm = (int *)dev_alloc(p->c, (size_t)m * sizeof(int));
     p->base = (int *)dev_alloc(p->c, (size_t)m * 3 * sizeof(int));
     p->frac = dev_alloc(p->c, (size_t)m * 3 * fl);
     mr_status st = MR_OK;
-    if (!d_traj || !j0 || !fr || !tile_of || !place || !count || !start || !h_count || !p->perm || !p->base || !p->frac) {
+    if (!d_traj || !j0 || !fr || !keys[0] || !keys[1] || !vals[0] || !vals[1] || !count || !h_count || !p->perm ||
+        !p->base || !p->frac) {
+        st = mr_error(MR_ENOMEM, "GPU NUFFT: out of memory sorting %lld samples into %lld tiles", m, ntiles);
+        goto done;
+    }
+    if ((st = MR_CU(cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, dk, dv, (int)m, 0, end_bit, s))) != MR_OK)
+        goto done;
+    if (!(temp = dev_alloc(p->c, temp_bytes > 0 ? temp_bytes : 1))) {
         st = mr_error(MR_ENOMEM, "GPU NUFFT: out of memory sorting %lld samples into %lld tiles", m, ntiles);
         goto done;
     }
@@ -521,85 +539,94 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
     if (p->f64)
         k_coords<double><<<mr_gpu_blocks(m), MR_GPU_THREADS, 0, s>>>(p->G, m, d_traj, (double)g->scale[0],
                                                                        (double)g->scale[1], (double)g->scale[2], j0,
-                                                                       (double *)fr, tile_of, place, count);
+                                                                       (double *)fr, keys[0], vals[0], count);
     else
         k_coords<float><<<mr_gpu_blocks(m), MR_GPU_THREADS, 0, s>>>(p->G, m, d_traj, (double)g->scale[0],
                                                                       (double)g->scale[1], (double)g->scale[2], j0,
-                                                                      (float *)fr, tile_of, place, count);
+                                                                      (float *)fr, keys[0], vals[0], count);
     if ((st = mr_gpu_ctx_launched(p->c, "NUFFT coordinates")) != MR_OK ||
+        (st = MR_CU(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, dk, dv, (int)m, 0, end_bit, s))) != MR_OK ||
         (st = MR_CU(cudaMemcpyAsync(h_count, count, (size_t)ntiles * sizeof(int), cudaMemcpyDeviceToHost, s))) != MR_OK ||
         (st = mr_gpu_ctx_sync(p->c)) != MR_OK)
         goto done;
     {
-        /* tiles whose footprint points outnumber gm_ratio x their cells go through shared memory */
-        long long cells = 1, fp = 1;
-        for (int a = 0; a < 3; a++) {
-            cells *= p->G.tile[a];
-            fp *= p->G.act[a] ? p->G.w : 1;
+        /* the classes: per axis, then combined (x fastest) */
+        int ncls[3];
+        for (int a = 0; a < 3 && st == MR_OK; a++) {
+            const long long nb = p->G.nbins[a];
+            if (!(axis_cls[a] = (int *)malloc((size_t)nb * sizeof(int))))
+                st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for the tile classes");
+            else if (p->G.act[a])
+                ncls[a] = axis_classes(nb, p->G.bin[a], p->G.w, p->G.nf[a], axis_cls[a]);
+            else {
+                axis_cls[a][0] = 0;
+                ncls[a] = 1;
+            }
         }
-        const double ratio = p->gm_ratio;
-        long long nsub = 0, ndirect = 0, acc = 0;
-        for (long long t = 0; t < ntiles; t++) {
-            const int c = h_count[t];
-            if (ratio < 0 || (double)c * (double)fp >= ratio * (double)cells)
-                nsub += (c + MR_GPU_NUFFT_MAX_SUB - 1) / MR_GPU_NUFFT_MAX_SUB;
-            else
-                ndirect += c;
-        }
+        if (st != MR_OK)
+            goto done;
+        p->nclass = ncls[0] * ncls[1] * ncls[2];
+        long long nsub = 0;
+        for (long long t = 0; t < ntiles; t++)
+            nsub += h_count[t] > 0;
         h_subs = (int4 *)malloc((size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
-        h_direct = (int *)malloc((size_t)(ndirect > 0 ? ndirect : 1) * sizeof(int));
-        if (!h_subs || !h_direct) {
-            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld subproblems", nsub);
+        h_tiles_of_class = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
+        p->class_start = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
+        if (!h_subs || !h_tiles_of_class || !p->class_start) {
+            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld tiles", nsub);
             goto done;
         }
-        nsub = ndirect = 0;
+        const long long nbx = p->G.nbins[0], nby = p->G.nbins[1];
+#define MR_TILE_CLASS(t)                                                                                        \
+    ((axis_cls[2][(t) / (nbx * nby)] * ncls[1] + axis_cls[1][((t) / nbx) % nby]) * ncls[0] + axis_cls[0][(t) % nbx])
+        for (long long t = 0; t < ntiles; t++)
+            if (h_count[t] > 0)
+                h_tiles_of_class[MR_TILE_CLASS(t) + 1]++;
+        for (int c = 0; c < p->nclass; c++)
+            p->class_start[c + 1] = p->class_start[c] + h_tiles_of_class[c + 1];
+        for (int c = 0; c <= p->nclass; c++) /* now the next free slot of each class */
+            h_tiles_of_class[c] = p->class_start[c];
+        long long acc = 0;
         for (long long t = 0; t < ntiles; t++) {
             const int c = h_count[t];
-            if (ratio < 0 || (double)c * (double)fp >= ratio * (double)cells) {
-                for (int b = 0; b < c; b += MR_GPU_NUFFT_MAX_SUB)
-                    h_subs[nsub++] = make_int4((int)t, (int)(acc + b),
-                                               c - b < MR_GPU_NUFFT_MAX_SUB ? c - b : MR_GPU_NUFFT_MAX_SUB, 0);
-            } else {
-                for (int b = 0; b < c; b++)
-                    h_direct[ndirect++] = (int)(acc + b);
-            }
-            h_count[t] = (int)acc; /* now the tile's start */
+            if (c > 0)
+                h_subs[h_tiles_of_class[MR_TILE_CLASS(t)]++] = make_int4((int)t, (int)acc, c, 0);
             acc += c;
         }
+#undef MR_TILE_CLASS
         p->nsub = nsub;
-        p->ndirect = ndirect;
         p->subs = (int4 *)dev_alloc(p->c, (size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
-        p->direct = (int *)dev_alloc(p->c, (size_t)(ndirect > 0 ? ndirect : 1) * sizeof(int));
-        if (!p->subs || !p->direct) {
-            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of memory for %lld subproblems", nsub);
+        if (!p->subs) {
+            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of memory for %lld tiles", nsub);
             goto done;
         }
-        if ((nsub > 0 &&
-             (st = MR_CU(cudaMemcpyAsync(p->subs, h_subs, (size_t)nsub * sizeof(int4), cudaMemcpyHostToDevice, s))) != MR_OK) ||
-            (ndirect > 0 && (st = MR_CU(cudaMemcpyAsync(p->direct, h_direct, (size_t)ndirect * sizeof(int),
-                                                        cudaMemcpyHostToDevice, s))) != MR_OK) ||
-            (st = MR_CU(cudaMemcpyAsync(start, h_count, (size_t)ntiles * sizeof(int), cudaMemcpyHostToDevice, s))) != MR_OK)
+        if (nsub > 0 &&
+            (st = MR_CU(cudaMemcpyAsync(p->subs, h_subs, (size_t)nsub * sizeof(int4), cudaMemcpyHostToDevice, s))) != MR_OK)
             goto done;
     }
     if (p->f64)
-        k_sort<double><<<mr_gpu_blocks(m), MR_GPU_THREADS, 0, s>>>(m, tile_of, place, start, j0, (const double *)fr,
-                                                                     p->perm, p->base, (double *)p->frac);
+        k_sort<double><<<mr_gpu_blocks(m), MR_GPU_THREADS, 0, s>>>(m, dv.Current(), j0, (const double *)fr, p->perm,
+                                                                     p->base, (double *)p->frac);
     else
-        k_sort<float><<<mr_gpu_blocks(m), MR_GPU_THREADS, 0, s>>>(m, tile_of, place, start, j0, (const float *)fr,
-                                                                    p->perm, p->base, (float *)p->frac);
+        k_sort<float><<<mr_gpu_blocks(m), MR_GPU_THREADS, 0, s>>>(m, dv.Current(), j0, (const float *)fr, p->perm,
+                                                                    p->base, (float *)p->frac);
     if ((st = mr_gpu_ctx_launched(p->c, "NUFFT sort")) == MR_OK)
         st = mr_gpu_ctx_sync(p->c); /* before the host arrays and the temporaries go */
 done:
     free(h_count);
     free(h_subs);
-    free(h_direct);
+    free(h_tiles_of_class);
+    for (int a = 0; a < 3; a++)
+        free(axis_cls[a]);
     mr_gpu_free(p->c, d_traj);
     mr_gpu_free(p->c, j0);
     mr_gpu_free(p->c, fr);
-    mr_gpu_free(p->c, tile_of);
-    mr_gpu_free(p->c, place);
+    for (int i = 0; i < 2; i++) {
+        mr_gpu_free(p->c, keys[i]);
+        mr_gpu_free(p->c, vals[i]);
+    }
     mr_gpu_free(p->c, count);
-    mr_gpu_free(p->c, start);
+    mr_gpu_free(p->c, temp);
     return st;
 }
 
@@ -633,7 +660,6 @@ mr_status mr_gpu_nufft_create(mr_gpu_nufft **out, mr_gpu_ctx *c, const mr_grid *
         if (kk.smem_limit > 128 * 1024) /* two blocks per SM on H100/H200 */
             kk.smem_limit = 110 * 1024;
     }
-    p->gm_ratio = k->gm_ratio != 0 ? k->gm_ratio : MR_GPU_NUFFT_GM_RATIO;
     int bin[3];
     p->shmem = (size_t)mr_gpu_nufft_tiles(&kk, bin);
     p->nfine = p->nvox = 1;
@@ -705,10 +731,9 @@ mr_status mr_gpu_nufft_create(mr_gpu_nufft **out, mr_gpu_ctx *c, const mr_grid *
         return st;
     }
     mr_log(MR_LOG_DEBUG,
-           "GPU NUFFT: fine %lldx%lldx%lld, w %d, %s, tiles %dx%dx%d, %lld subproblems, %lld samples direct, %zu B "
-           "shared",
+           "GPU NUFFT: fine %lldx%lldx%lld, w %d, %s, tiles %dx%dx%d, %lld non-empty in %d classes, %zu B shared",
            G->nf[0], G->nf[1], G->nf[2], G->w, p->f64 ? "float64" : "float32", bin[0], bin[1], bin[2], p->nsub,
-           p->ndirect, p->shmem);
+           p->nclass, p->shmem);
     *out = p;
     return MR_OK;
 }

@@ -5,24 +5,24 @@
  *   type 2:  out[m] = sum_v x_v exp(-i 2 pi k_m . r_v)
  *
  * Plan (create): the samples' fine-grid coordinates (first footprint index and offset per axis), binned
- * into tiles of the fine grid and sorted by tile (a counting sort: counts by atomics, the scan on the
- * host), the tiles' samples cut into subproblems of at most MR_GPU_NUFFT_MAX_SUB samples; the kernel's
- * polynomial coefficients and deconvolution factors uploaded; one cuFFT plan of the fine grid.
- * Type 1: a tile with enough samples is one thread block (or several, MR_GPU_NUFFT_MAX_SUB samples each)
- * that spreads into the tile (plus the kernel's halo) in shared memory: the kernel values of a batch of
- * samples are computed once into shared memory, then the block's threads cover one sample's footprint
- * together, sample after sample (no atomics; a barrier between samples), and the tile's non-zero cells are
- * added to the fine grid with global atomics (periodic wrap); the samples of sparse tiles go straight to
- * the fine grid with global atomics (one thread per sample), where a tile would cost more than it saves.
- * Then cuFFT (e^{+i}), deconvolution and crop into out.
+ * into tiles of the fine grid and put in tile order by a stable radix sort of (tile, sample); the tiles
+ * coloured into classes whose tiles, with the kernel's halo, do not overlap (per axis a greedy colouring
+ * of the periodic axis, usually 2 classes, combined: 8 in 3D); the kernel's polynomial coefficients and
+ * deconvolution factors uploaded; one cuFFT plan of the fine grid.
+ * Type 1: every non-empty tile is one thread block that spreads into the tile (plus the kernel's halo) in
+ * shared memory: the kernel values of a batch of samples are computed once into shared memory, then the
+ * block's threads cover one sample's footprint together, sample after sample (no atomics; a barrier between
+ * samples), and the tile's non-zero cells are added to the fine grid (periodic wrap) without atomics, one
+ * launch per class, the classes in a fixed order. Every sum therefore has one order: type 1 gives the same
+ * bits on every run (iterative solvers amplify even last-bit differences; docs/NUFFT.md). Then cuFFT
+ * (e^{+i}), deconvolution and crop into out.
  * Type 2: deconvolution into the zeroed fine grid; cuFFT (e^{-i}); one thread per sample in tile order
  * (neighbours read neighbouring cells) interpolates. Float32 or float64 arithmetic (the plan's); the
  * arrays of a call may be float or double either way.
  *
  * Everything runs on the context's stream, asynchronously (errors at the next waiting call, as
- * gpu_ops.h). Atomics make the order of the sums vary: the bits of type 1 may differ between runs
- * (within the tolerance). Without CUDA, gpu/nufft_stub.c provides these functions (MR_ENODEV;
- * mr_gpu_nufft_bytes still computes).
+ * gpu_ops.h). Without CUDA, gpu/nufft_stub.c provides these functions (MR_ENODEV; mr_gpu_nufft_bytes
+ * still computes).
  *
  * Ownership: create copies what it needs (host arrays borrowed for the call); *out belongs to the caller
  * and borrows the context (destroy it first). One call at a time per plan. */
@@ -41,10 +41,7 @@ extern "C" {
 #define MR_GPU_NUFFT_MAX_WIDTH 16  /* kernels wider than this run on the CPU only */
 #define MR_GPU_NUFFT_COEF_STRIDE 24 /* the coefficient rows' length (solver/nufft_kernel.h MR_NUFFT_MAX_WIDTH) */
 #define MR_GPU_NUFFT_MAX_DEGREE 24
-#define MR_GPU_NUFFT_MAX_SUB 1024  /* samples per subproblem of type 1 */
 #define MR_GPU_NUFFT_BATCH 64      /* samples whose kernel values a spreading block holds at once */
-#define MR_GPU_NUFFT_GM_RATIO 1.0  /* default: tiles with fewer than this x (tile cells) footprint points spread
-                                      straight into the fine grid (mr_gpu_nufft_kernel.gm_ratio) */
 
 typedef struct mr_gpu_ctx mr_gpu_ctx; /* gpu/gpu_ops.h */
 
@@ -56,10 +53,7 @@ typedef struct {
     int64_t fine[3];         /* fine grid per axis (1 on axes where the grid has n = 1) */
     const double *coef;      /* [degree + 1][MR_GPU_NUFFT_COEF_STRIDE], host, borrowed for create */
     const double *deconv[3]; /* [g->n[a]] 1 / phi^ per axis, host, borrowed for create */
-    /* tuning (0: the defaults) */
-    double gm_ratio;         /* a tile of c samples spreads through shared memory when c w^d >= gm_ratio x its cells
-                                (with halo), else its samples go straight to the fine grid with global atomics;
-                                0: MR_GPU_NUFFT_GM_RATIO; < 0: every tile through shared memory */
+    /* tuning (0: the default) */
     int64_t smem_limit;      /* shared memory a spreading block may take (bytes); 0: the device's opt-in limit
                                 (create), 96 KB for the estimates */
 } mr_gpu_nufft_kernel;
@@ -89,8 +83,8 @@ mr_status mr_gpu_nufft_type1(mr_gpu_nufft *p, int64_t ncoils, const void *d_a, i
 /* Type 2 of `ncoils` images d_x (device [C][size(g)][2]) into d_out (device [C][M][2]). */
 mr_status mr_gpu_nufft_type2(mr_gpu_nufft *p, int64_t ncoils, const void *d_x, int io_f64, void *d_out);
 
-/* The tile (bin) extents, the subproblem count and the samples spread straight to the grid, for diagnostics. */
-void mr_gpu_nufft_describe(const mr_gpu_nufft *p, int bin[3], int64_t *subproblems, int64_t *direct_samples);
+/* The tile (bin) extents, the non-empty tiles and the classes type 1 runs them in, for diagnostics. */
+void mr_gpu_nufft_describe(const mr_gpu_nufft *p, int bin[3], int64_t *tiles, int *classes);
 
 #ifdef __cplusplus
 }

@@ -64,7 +64,9 @@ int64_t mr_gpu_nufft_bytes(const mr_grid *g, int64_t m, const mr_gpu_nufft_kerne
     }
     const int64_t grid = nfine * 2 * fl, fft_work = grid; /* cuFFT's work area: at most the data, assumed */
     const int64_t sorted = m * (4 + 3 * 4 + 3 * fl);  /* permutation, first indices, offsets */
-    const int64_t temp = m * (4 + 4 + 3 * 4 + 3 * fl) + (int64_t)3 * 4 * m; /* plan only: bins, places, traj */
-    const int64_t bins = nbins * 4 * 2 + (nbins + m / MR_GPU_NUFFT_MAX_SUB + 1) * 16 + m * 4; /* + direct list */
+    /* plan only: the sort's keys and values (two buffers each) and its work space, first indices and
+     * offsets in the caller's order, the trajectory */
+    const int64_t temp = m * (4 * 4 + 3 * 4 + 3 * fl) + (int64_t)3 * 4 * m + m * 4 + ((int64_t)1 << 20);
+    const int64_t bins = nbins * 4 + (nbins + 1) * 16; /* counts; one subproblem per tile */
     return grid + fft_work + sorted + temp + bins + nmodes * fl + coef_bytes(k);
 }

@@ -30,9 +30,10 @@ mr_status mr_gpu_nufft_type2(mr_gpu_nufft *p, int64_t ncoils, const void *d_x, i
     return nufft_nocuda();
 }
 
-void mr_gpu_nufft_describe(const mr_gpu_nufft *p, int bin[3], int64_t *subproblems, int64_t *direct_samples)
+void mr_gpu_nufft_describe(const mr_gpu_nufft *p, int bin[3], int64_t *tiles, int *classes)
 {
     (void)p;
     bin[0] = bin[1] = bin[2] = 0;
-    *subproblems = *direct_samples = 0;
+    *tiles = 0;
+    *classes = 0;
 }

@@ -5,7 +5,7 @@
  *
  *   tool_nufft_bench [--device gpu|cpu] [--n N] [--spokes S] [--readout R] [--tol T] [--upsample U]
  *                    [--reps K] [--check MODES] [--type 1|2] [--write FILE] [--compare FILE]
- *                    [--gm-ratio R] [--smem-kb KB]   (GPU tuning: mr_gpu_nufft_kernel)
+ *                    [--smem-kb KB]   (GPU tuning: mr_gpu_nufft_kernel)
  *
  * Modes: N^3 (3D), the image grid of the matrix (centre N/2, the mrirecon convention = CMCL ordering);
  * points x = 2 pi k / N in [-pi, pi) with FINUFFT's sign +1 for type 1. --write FILE: int64 M, int64 N,
@@ -243,7 +243,7 @@ typedef struct {
     int64_t n, spokes, readout;
     double tol, upsample;
     int reps, nmodes, type;
-    double gm_ratio, smem_kb;
+    double smem_kb;
     const char *op_model, *save, *ref_path;
     int64_t ncoils;
     int iters, dim;
@@ -285,8 +285,6 @@ static int parse_args(int argc, char **argv, bench_args *a)
             a->save = argv[i + 1];
         else if (!strcmp(argv[i], "--ref"))
             a->ref_path = argv[i + 1];
-        else if (!strcmp(argv[i], "--gm-ratio"))
-            a->gm_ratio = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--smem-kb"))
             a->smem_kb = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--write"))
@@ -409,7 +407,6 @@ static mr_status run_gpu(const bench_args *a, bench_problem *pr, const mr_nufft_
     k.width = p->width;
     k.degree = p->degree;
     k.coef = &p->coef[0][0];
-    k.gm_ratio = a->gm_ratio;
     k.smem_limit = (int64_t)(a->smem_kb * 1024);
     double *dec[3];
     for (int ax = 0; ax < 3; ax++) {
@@ -440,11 +437,12 @@ static mr_status run_gpu(const bench_args *a, bench_problem *pr, const mr_nufft_
     if (st == MR_OK && a->type == 1)
         st = mr_gpu_download(ctx, pr->img, dimg, 2 * nv);
     int bin[3] = {0, 0, 0};
-    int64_t nsub = 0, ndirect = 0;
+    int64_t ntiles = 0;
+    int nclass = 0;
     if (plan)
-        mr_gpu_nufft_describe(plan, bin, &nsub, &ndirect);
-    printf("gpu plan: tiles %dx%dx%d, %lld subproblems, %lld samples direct (gm ratio %g, smem %g KB)\n", bin[0],
-           bin[1], bin[2], (long long)nsub, (long long)ndirect, a->gm_ratio, a->smem_kb);
+        mr_gpu_nufft_describe(plan, bin, &ntiles, &nclass);
+    printf("gpu plan: tiles %dx%dx%d, %lld non-empty in %d classes (smem %g KB)\n", bin[0], bin[1], bin[2],
+           (long long)ntiles, nclass, a->smem_kb);
     mr_gpu_nufft_destroy(plan);
     mr_gpu_free(ctx, dc);
     mr_gpu_free(ctx, dimg);
