@@ -54,10 +54,15 @@ struct mr_gpu_nufft {
     int *perm;  /* [M] tile order -> caller's sample */
     int *base;  /* [M][3] first footprint index per axis */
     void *frac; /* [M][3] offsets (T) */
-    int4 *subs; /* [nsub] x: tile (linear), y: first sample, z: count: one per non-empty tile, in class order */
+    /* [nsub] x: tile (linear), y: first sample, z: count, w: slot in scratch (-1: the tile is one subproblem);
+     * grouped by class */
+    int4 *subs;
     long long nsub;
     long long *class_start; /* host [nclass + 1]: the subs of class c are [class_start[c], class_start[c + 1]) */
     int nclass;
+    int4 *split;            /* [nsplit] x: tile, y: first slot, z: parts: the tiles cut into parts, by class */
+    long long *split_start; /* host [nclass + 1], as class_start */
+    void *scratch;          /* [the most slots a class takes][tile cells] complex (T) */
     int tile_threads; /* threads of a tile block: the footprint's points rounded up to warps, at most 512 */
     void *coef;      /* [(deg + 1) * COEF_STRIDE] (T) */
     void *deconv[3]; /* [n_a] (T) */
@@ -189,16 +194,62 @@ __global__ void k_sort(long long m, const int *sorted, const int *j0, const T *f
  * local first indices), then the tile; the same layout as mr_gpu_nufft_tiles counts. */
 template <typename T> __device__ __forceinline__ size_t align16(size_t b) { return (b + 15) / 16 * 16; }
 
+/* The first fine-grid cell of tile t's region (the tile and the kernel's halo), per axis (0 on inactive axes). */
+__device__ __forceinline__ void tile_origin(const nufft_geom &G, long long t, long long o[3])
+{
+    const long long bt[3] = {t % G.nbins[0], (t / G.nbins[0]) % G.nbins[1], t / (G.nbins[0] * G.nbins[1])};
+    for (int d = 0; d < 3; d++)
+        o[d] = G.act[d] ? bt[d] * G.bin[d] - G.halo : 0;
+}
+
+/* Adds the region of one tile, the sum of its `nparts` copies (`stride` cells apart, in order), to the fine
+ * grid without atomics (the caller's launch holds tiles that do not overlap). A region longer than the fine
+ * grid on an axis wraps onto itself: each grid cell is one thread's, the sum of every cell of the region that
+ * lands on it, in one order. */
+template <typename C>
+__device__ void flush_region(const nufft_geom &G, const long long o[3], const C *parts, int nparts, long long stride,
+                             C *grid)
+{
+    const int tx = G.tile[0], ty = G.tile[1], tz = G.tile[2];
+    const int ex = tx < G.nf[0] ? tx : (int)G.nf[0], ey = ty < G.nf[1] ? ty : (int)G.nf[1],
+              ez = tz < G.nf[2] ? tz : (int)G.nf[2];
+    for (int i = threadIdx.x; i < ex * ey * ez; i += blockDim.x) {
+        const int lx = i % ex, ly = (i / ex) % ey, lz = i / (ex * ey);
+        C v;
+        v.x = 0;
+        v.y = 0;
+        for (int q = 0; q < nparts; q++)
+            for (int iz = lz; iz < tz; iz += ez)
+                for (int iy = ly; iy < ty; iy += ey)
+                    for (int ix = lx; ix < tx; ix += ex) {
+                        const C c = parts[q * stride + (iz * ty + iy) * tx + ix];
+                        v.x += c.x;
+                        v.y += c.y;
+                    }
+        if (v.x == 0 && v.y == 0)
+            continue;
+        const long long gx = wrap(o[0] + lx, G.nf[0]), gy = wrap(o[1] + ly, G.nf[1]), gz = wrap(o[2] + lz, G.nf[2]);
+        C *g = grid + (gz * G.nf[1] + gy) * G.nf[0] + gx;
+        C sum = *g;
+        sum.x += v.x;
+        sum.y += v.y;
+        *g = sum;
+    }
+}
+
 /* One tile: the block's threads hold the tile (with the kernel's halo) in shared memory and cover the
  * footprint of one sample together, sample after sample in the sorted order, so no cell is written twice at
  * once (no atomics; one barrier per sample). Each thread takes the footprint points tid, tid + blockDim, ...
- * (blockDim >= 64: at most R of them), whose coordinates it works out once. Then the tile's non-zero cells
- * are added to the fine grid without atomics: the launch holds the tiles of one class, whose tiles (with
- * their halos) do not overlap (sort_samples), and the classes run one after the other; so every sum has
- * one order, and type 1 gives the same bits on every run. */
+ * (blockDim >= 64: at most R of them), whose coordinates it works out once. Then the tile's cells are added
+ * to the fine grid without atomics (flush_region): the launch holds the tiles of one class, whose regions do
+ * not overlap (sort_samples), and the classes run one after the other. A tile with more than
+ * MR_GPU_NUFFT_SPLIT samples is split into subproblems (sub.w >= 0: the slot) that each store their whole
+ * region in `scratch`; k_reduce_tiles adds the slots in order. So every sum has one order, and type 1 gives
+ * the same bits on every run. */
 template <typename T, int W>
 __global__ void k_spread_tile(nufft_geom G, const int4 *subs, const int *perm, const int *base, const T *frac,
-                              const T *coef_g, const void *a, int a_f64, int real, typename cpx_of<T>::t *grid)
+                              const T *coef_g, const void *a, int a_f64, int real, typename cpx_of<T>::t *grid,
+                              typename cpx_of<T>::t *scratch)
 {
     typedef typename cpx_of<T>::t C;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -216,11 +267,8 @@ __global__ void k_spread_tile(nufft_geom G, const int4 *subs, const int *perm, c
         tile[i].x = 0;
         tile[i].y = 0;
     }
-    const long long t = sub.x;
-    const long long bt[3] = {t % G.nbins[0], (t / G.nbins[0]) % G.nbins[1], t / (G.nbins[0] * G.nbins[1])};
     long long o[3];
-    for (int d = 0; d < 3; d++)
-        o[d] = G.act[d] ? bt[d] * G.bin[d] - G.halo : 0;
+    tile_origin(G, sub.x, o);
     const int wx = G.act[0] ? W : 1, wy = G.act[1] ? W : 1, wz = G.act[2] ? W : 1, fp = wx * wy * wz;
     /* this thread's footprint points (the same for every sample): their x, y, z and offset in the tile */
     /* rounds: blockDim is the footprint's points rounded up to warps, 64..512 (create) */
@@ -266,18 +314,25 @@ __global__ void k_spread_tile(nufft_geom G, const int4 *subs, const int *perm, c
             __syncthreads();
         }
     }
-    for (int i = threadIdx.x; i < cells; i += blockDim.x) {
-        const C v = tile[i];
-        if (v.x == 0 && v.y == 0)
-            continue;
-        const long long gx = wrap(o[0] + i % tx, G.nf[0]), gy = wrap(o[1] + (i / tx) % ty, G.nf[1]),
-                        gz = wrap(o[2] + i / (tx * ty), G.nf[2]);
-        C *g = grid + (gz * G.nf[1] + gy) * G.nf[0] + gx;
-        C s = *g;
-        s.x += v.x;
-        s.y += v.y;
-        *g = s;
+    if (sub.w >= 0) { /* a part of a split tile: the whole region into its slot */
+        C *dst = scratch + (long long)sub.w * cells;
+        for (int i = threadIdx.x; i < cells; i += blockDim.x)
+            dst[i] = tile[i];
+        return;
     }
+    flush_region(G, o, tile, 1, cells, grid);
+}
+
+/* The split tiles of one class: split[i] = (tile, first slot, parts); their parts added in order. */
+template <typename T>
+__global__ void k_reduce_tiles(nufft_geom G, const int4 *split, const typename cpx_of<T>::t *scratch,
+                               typename cpx_of<T>::t *grid)
+{
+    const int4 sp = split[blockIdx.x];
+    const long long cells = (long long)G.tile[0] * G.tile[1] * G.tile[2];
+    long long o[3];
+    tile_origin(G, sp.x, o);
+    flush_region(G, o, scratch + (long long)sp.y * cells, sp.z, cells, grid);
 }
 
 /* out[v] = grid[p mod nf] / phi^(p) per axis: one thread per output voxel (x), blockIdx.y/z = y, z. */
@@ -367,22 +422,26 @@ template <typename T> static cudaError_t spread_attr(int w, size_t shmem)
     return cudaErrorInvalidValue;
 }
 
-/* The tiles class by class (k_spread_tile), in one order. */
+/* The tiles class by class (k_spread_tile, then k_reduce_tiles for the class's split tiles), in one order. */
 template <typename T> static void launch_spread(const mr_gpu_nufft *p, cudaStream_t s, const void *a, int a_f64, int real)
 {
     typedef typename cpx_of<T>::t C;
     for (int c = 0; c < p->nclass; c++) {
         const long long first = p->class_start[c], n = p->class_start[c + 1] - first;
+        const long long sfirst = p->split_start[c], ns = p->split_start[c + 1] - sfirst;
         if (n == 0)
             continue;
 #define MR_SPREAD(W)                                                                                           \
     case W:                                                                                                    \
-        k_spread_tile<T, W><<<(unsigned)n, p->tile_threads, p->shmem, s>>>(p->G, p->subs + first, p->perm, p->base, \
-                                                                            (const T *)p->frac, (const T *)p->coef, a, \
-                                                                            a_f64, real, (C *)p->grid);        \
+        k_spread_tile<T, W><<<(unsigned)n, p->tile_threads, p->shmem, s>>>(                                     \
+            p->G, p->subs + first, p->perm, p->base, (const T *)p->frac, (const T *)p->coef, a, a_f64, real,    \
+            (C *)p->grid, (C *)p->scratch);                                                                    \
         break;
         switch (p->G.w) { MR_W_CASES(MR_SPREAD) }
 #undef MR_SPREAD
+        if (ns > 0)
+            k_reduce_tiles<T><<<(unsigned)ns, SPREAD_THREADS, 0, s>>>(p->G, p->split + sfirst, (const C *)p->scratch,
+                                                                     (C *)p->grid);
     }
 }
 
@@ -411,7 +470,10 @@ void mr_gpu_nufft_destroy(mr_gpu_nufft *p)
     mr_gpu_free(p->c, p->base);
     mr_gpu_free(p->c, p->frac);
     mr_gpu_free(p->c, p->subs);
+    mr_gpu_free(p->c, p->split);
+    mr_gpu_free(p->c, p->scratch);
     free(p->class_start);
+    free(p->split_start);
     mr_gpu_free(p->c, p->coef);
     for (int a = 0; a < 3; a++)
         mr_gpu_free(p->c, p->deconv[a]);
@@ -509,8 +571,8 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
     int *vals[2] = {(int *)dev_alloc(p->c, (size_t)m * sizeof(int)), (int *)dev_alloc(p->c, (size_t)m * sizeof(int))};
     int *count = (int *)dev_alloc(p->c, (size_t)ntiles * sizeof(int));
     int *h_count = (int *)malloc((size_t)ntiles * sizeof(int));
-    int4 *h_subs = NULL;
-    long long *h_tiles_of_class = NULL;
+    int4 *h_subs = NULL, *h_split = NULL;
+    long long(*next)[3] = NULL;
     int *axis_cls[3] = {NULL, NULL, NULL};
     void *temp = NULL;
     size_t temp_bytes = 0;
@@ -566,42 +628,81 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
         if (st != MR_OK)
             goto done;
         p->nclass = ncls[0] * ncls[1] * ncls[2];
-        long long nsub = 0;
-        for (long long t = 0; t < ntiles; t++)
-            nsub += h_count[t] > 0;
-        h_subs = (int4 *)malloc((size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
-        h_tiles_of_class = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
-        p->class_start = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
-        if (!h_subs || !h_tiles_of_class || !p->class_start) {
-            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld tiles", nsub);
-            goto done;
-        }
         const long long nbx = p->G.nbins[0], nby = p->G.nbins[1];
 #define MR_TILE_CLASS(t)                                                                                        \
     ((axis_cls[2][(t) / (nbx * nby)] * ncls[1] + axis_cls[1][((t) / nbx) % nby]) * ncls[0] + axis_cls[0][(t) % nbx])
-        for (long long t = 0; t < ntiles; t++)
-            if (h_count[t] > 0)
-                h_tiles_of_class[MR_TILE_CLASS(t) + 1]++;
-        for (int c = 0; c < p->nclass; c++)
-            p->class_start[c + 1] = p->class_start[c] + h_tiles_of_class[c + 1];
-        for (int c = 0; c <= p->nclass; c++) /* now the next free slot of each class */
-            h_tiles_of_class[c] = p->class_start[c];
+#define MR_PARTS(c) (((long long)(c) + MR_GPU_NUFFT_SPLIT - 1) / MR_GPU_NUFFT_SPLIT)
+        /* per class: its subproblems, split tiles and scratch slots (next[0..2]: the next free of each) */
+        next = (long long(*)[3])calloc((size_t)p->nclass + 1, sizeof *next);
+        p->class_start = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
+        p->split_start = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
+        if (!next || !p->class_start || !p->split_start) {
+            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %d tile classes", p->nclass);
+            goto done;
+        }
+        long long nsub = 0, nsplit = 0, slots = 0;
+        for (long long t = 0; t < ntiles; t++) {
+            if (h_count[t] == 0)
+                continue;
+            const int cl = MR_TILE_CLASS(t);
+            const long long np = MR_PARTS(h_count[t]);
+            next[cl][0] += np;
+            next[cl][1] += np > 1;
+            next[cl][2] += np > 1 ? np : 0;
+        }
+        for (int c = 0; c < p->nclass; c++) {
+            p->class_start[c + 1] = p->class_start[c] + next[c][0];
+            p->split_start[c + 1] = p->split_start[c] + next[c][1];
+            slots = next[c][2] > slots ? next[c][2] : slots;
+            next[c][0] = p->class_start[c];
+            next[c][1] = p->split_start[c];
+            next[c][2] = 0;
+        }
+        nsub = p->class_start[p->nclass];
+        nsplit = p->split_start[p->nclass];
+        h_subs = (int4 *)malloc((size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
+        h_split = (int4 *)malloc((size_t)(nsplit > 0 ? nsplit : 1) * sizeof(int4));
+        if (!h_subs || !h_split) {
+            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld subproblems", nsub);
+            goto done;
+        }
         long long acc = 0;
         for (long long t = 0; t < ntiles; t++) {
             const int c = h_count[t];
-            if (c > 0)
-                h_subs[h_tiles_of_class[MR_TILE_CLASS(t)]++] = make_int4((int)t, (int)acc, c, 0);
+            if (c > 0) {
+                const int cl = MR_TILE_CLASS(t);
+                const long long np = MR_PARTS(c);
+                const int slot0 = (int)next[cl][2];
+                if (np > 1) {
+                    h_split[next[cl][1]++] = make_int4((int)t, slot0, (int)np, 0);
+                    next[cl][2] += np;
+                }
+                for (long long j = 0; j < np; j++) {
+                    const long long first = j * MR_GPU_NUFFT_SPLIT;
+                    const long long len = c - first < MR_GPU_NUFFT_SPLIT ? c - first : MR_GPU_NUFFT_SPLIT;
+                    h_subs[next[cl][0]++] =
+                        make_int4((int)t, (int)(acc + first), (int)len, np > 1 ? slot0 + (int)j : -1);
+                }
+            }
             acc += c;
         }
+#undef MR_PARTS
 #undef MR_TILE_CLASS
         p->nsub = nsub;
+        long long cells = 1;
+        for (int a = 0; a < 3; a++)
+            cells *= p->G.tile[a];
         p->subs = (int4 *)dev_alloc(p->c, (size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
-        if (!p->subs) {
-            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of memory for %lld tiles", nsub);
+        p->split = (int4 *)dev_alloc(p->c, (size_t)(nsplit > 0 ? nsplit : 1) * sizeof(int4));
+        p->scratch = dev_alloc(p->c, (size_t)(slots > 0 ? slots : 1) * (size_t)cells * 2 * fl);
+        if (!p->subs || !p->split || !p->scratch) {
+            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of memory for %lld subproblems (%lld scratch tiles)", nsub, slots);
             goto done;
         }
-        if (nsub > 0 &&
-            (st = MR_CU(cudaMemcpyAsync(p->subs, h_subs, (size_t)nsub * sizeof(int4), cudaMemcpyHostToDevice, s))) != MR_OK)
+        if ((nsub > 0 && (st = MR_CU(cudaMemcpyAsync(p->subs, h_subs, (size_t)nsub * sizeof(int4),
+                                                     cudaMemcpyHostToDevice, s))) != MR_OK) ||
+            (nsplit > 0 && (st = MR_CU(cudaMemcpyAsync(p->split, h_split, (size_t)nsplit * sizeof(int4),
+                                                       cudaMemcpyHostToDevice, s))) != MR_OK))
             goto done;
     }
     if (p->f64)
@@ -615,7 +716,8 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
 done:
     free(h_count);
     free(h_subs);
-    free(h_tiles_of_class);
+    free(h_split);
+    free(next);
     for (int a = 0; a < 3; a++)
         free(axis_cls[a]);
     mr_gpu_free(p->c, d_traj);

@@ -9,11 +9,12 @@
  * coloured into classes whose tiles, with the kernel's halo, do not overlap (per axis a greedy colouring
  * of the periodic axis, usually 2 classes, combined: 8 in 3D); the kernel's polynomial coefficients and
  * deconvolution factors uploaded; one cuFFT plan of the fine grid.
- * Type 1: every non-empty tile is one thread block that spreads into the tile (plus the kernel's halo) in
- * shared memory: the kernel values of a batch of samples are computed once into shared memory, then the
- * block's threads cover one sample's footprint together, sample after sample (no atomics; a barrier between
- * samples), and the tile's non-zero cells are added to the fine grid (periodic wrap) without atomics, one
- * launch per class, the classes in a fixed order. Every sum therefore has one order: type 1 gives the same
+ * Type 1: every non-empty tile is one thread block (a tile with more than MR_GPU_NUFFT_SPLIT samples: one
+ * per part, each part's region stored whole in a scratch slot, the parts added in order by a second kernel)
+ * that spreads into the tile (plus the kernel's halo) in shared memory: the kernel values of a batch of
+ * samples are computed once into shared memory, then the block's threads cover one sample's footprint
+ * together, sample after sample (no atomics; a barrier between samples), and the tile's cells are added to
+ * the fine grid (periodic wrap) without atomics, one launch per class, the classes in a fixed order. Every sum therefore has one order: type 1 gives the same
  * bits on every run (iterative solvers amplify even last-bit differences; docs/NUFFT.md). Then cuFFT
  * (e^{+i}), deconvolution and crop into out.
  * Type 2: deconvolution into the zeroed fine grid; cuFFT (e^{-i}); one thread per sample in tile order
@@ -42,6 +43,7 @@ extern "C" {
 #define MR_GPU_NUFFT_COEF_STRIDE 24 /* the coefficient rows' length (solver/nufft_kernel.h MR_NUFFT_MAX_WIDTH) */
 #define MR_GPU_NUFFT_MAX_DEGREE 24
 #define MR_GPU_NUFFT_BATCH 64      /* samples whose kernel values a spreading block holds at once */
+#define MR_GPU_NUFFT_SPLIT 1024    /* type 1: a tile with more samples is cut into parts of this many */
 
 typedef struct mr_gpu_ctx mr_gpu_ctx; /* gpu/gpu_ops.h */
 

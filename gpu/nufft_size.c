@@ -67,6 +67,12 @@ int64_t mr_gpu_nufft_bytes(const mr_grid *g, int64_t m, const mr_gpu_nufft_kerne
     /* plan only: the sort's keys and values (two buffers each) and its work space, first indices and
      * offsets in the caller's order, the trajectory */
     const int64_t temp = m * (4 * 4 + 3 * 4 + 3 * fl) + (int64_t)3 * 4 * m + m * 4 + ((int64_t)1 << 20);
-    const int64_t bins = nbins * 4 + (nbins + 1) * 16; /* counts; one subproblem per tile */
+    int64_t cells = 1;
+    for (int a = 0; a < 3; a++)
+        cells *= k->fine[a] > 1 ? bin[a] + k->width : 1;
+    /* counts; the subproblems and split tiles; the scratch slots of split tiles' parts (at most 2 m / SPLIT
+     * in one class: every split tile has more than SPLIT samples) */
+    const int64_t bins = nbins * 4 + (nbins + 2 * m / MR_GPU_NUFFT_SPLIT + 1) * 32 +
+                         (2 * m / MR_GPU_NUFFT_SPLIT + 1) * cells * 2 * fl;
     return grid + fft_work + sorted + temp + bins + nmodes * fl + coef_bytes(k);
 }
