@@ -203,17 +203,19 @@ __device__ __forceinline__ void tile_origin(const nufft_geom &G, long long t, lo
 }
 
 /* Adds the region of one tile, the sum of its `nparts` copies (`stride` cells apart, in order), to the fine
- * grid without atomics (the caller's launch holds tiles that do not overlap). A region longer than the fine
+ * grid without atomics (the caller's launch holds tiles that do not overlap): the block's threads take the
+ * region's distinct grid cells from `begin` (stepping by blockDim) up to `end`. A region longer than the fine
  * grid on an axis wraps onto itself: each grid cell is one thread's, the sum of every cell of the region that
  * lands on it, in one order. */
 template <typename C>
 __device__ void flush_region(const nufft_geom &G, const long long o[3], const C *parts, int nparts, long long stride,
-                             C *grid)
+                             C *grid, int begin, int end)
 {
     const int tx = G.tile[0], ty = G.tile[1], tz = G.tile[2];
     const int ex = tx < G.nf[0] ? tx : (int)G.nf[0], ey = ty < G.nf[1] ? ty : (int)G.nf[1],
               ez = tz < G.nf[2] ? tz : (int)G.nf[2];
-    for (int i = threadIdx.x; i < ex * ey * ez; i += blockDim.x) {
+    const int last = ex * ey * ez < end ? ex * ey * ez : end;
+    for (int i = begin + threadIdx.x; i < last; i += blockDim.x) {
         const int lx = i % ex, ly = (i / ex) % ey, lz = i / (ex * ey);
         C v;
         v.x = 0;
@@ -320,10 +322,11 @@ __global__ void k_spread_tile(nufft_geom G, const int4 *subs, const int *perm, c
             dst[i] = tile[i];
         return;
     }
-    flush_region(G, o, tile, 1, cells, grid);
+    flush_region(G, o, tile, 1, cells, grid, 0, cells);
 }
 
-/* The split tiles of one class: split[i] = (tile, first slot, parts); their parts added in order. */
+/* The split tiles of one class: split[blockIdx.x] = (tile, first slot, parts); their parts added in order, a
+ * thread per cell (blockIdx.y: which blockDim cells of the region). */
 template <typename T>
 __global__ void k_reduce_tiles(nufft_geom G, const int4 *split, const typename cpx_of<T>::t *scratch,
                                typename cpx_of<T>::t *grid)
@@ -332,7 +335,8 @@ __global__ void k_reduce_tiles(nufft_geom G, const int4 *split, const typename c
     const long long cells = (long long)G.tile[0] * G.tile[1] * G.tile[2];
     long long o[3];
     tile_origin(G, sp.x, o);
-    flush_region(G, o, scratch + (long long)sp.y * cells, sp.z, cells, grid);
+    const int begin = (int)(blockIdx.y * blockDim.x);
+    flush_region(G, o, scratch + (long long)sp.y * cells, sp.z, cells, grid, begin, begin + (int)blockDim.x);
 }
 
 /* out[v] = grid[p mod nf] / phi^(p) per axis: one thread per output voxel (x), blockIdx.y/z = y, z. */
@@ -439,9 +443,12 @@ template <typename T> static void launch_spread(const mr_gpu_nufft *p, cudaStrea
         break;
         switch (p->G.w) { MR_W_CASES(MR_SPREAD) }
 #undef MR_SPREAD
-        if (ns > 0)
-            k_reduce_tiles<T><<<(unsigned)ns, SPREAD_THREADS, 0, s>>>(p->G, p->split + sfirst, (const C *)p->scratch,
-                                                                     (C *)p->grid);
+        if (ns > 0) {
+            const unsigned chunks = (unsigned)((p->G.tile[0] * p->G.tile[1] * p->G.tile[2] + SPREAD_THREADS - 1) /
+                                               SPREAD_THREADS);
+            k_reduce_tiles<T><<<dim3((unsigned)ns, chunks), SPREAD_THREADS, 0, s>>>(
+                p->G, p->split + sfirst, (const C *)p->scratch, (C *)p->grid);
+        }
     }
 }
 

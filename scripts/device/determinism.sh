@@ -16,3 +16,13 @@ for spec in "128 1078 264" "256 4312 528"; do
   echo "n $1: exit $?" >>"$S"
   cat "$L/t1_$1.log" >>"$S"
 done
+log "test_gpu_nufft, and test_gpu_field five times (the SENSE CG GPU-vs-CPU image check's values)"
+build_tree tool_nufft_bench test_gpu_nufft test_gpu_field
+(cd "$B" && timeout 120 ./test_gpu_nufft) >"$L/nufft.log" 2>&1
+echo "test_gpu_nufft: exit $? $(tail -1 "$L/nufft.log")" >>"$S"
+grep "FAIL" "$L/nufft.log" | head -5 >>"$S"
+for i in 1 2 3 4 5; do
+  (cd "$B" && timeout 120 ./test_gpu_field) >"$L/field$i.log" 2>&1
+  echo "test_gpu_field run $i: exit $? $(tail -1 "$L/field$i.log") $(grep -m1 -o 'seed [0-9]*' "$L/field$i.log")" >>"$S"
+  grep -o "model: SENSE CG 20 iterations, GPU vs CPU image, rel L2 = [0-9.e-]*" "$L/field$i.log" >>"$S"
+done
