@@ -54,15 +54,15 @@ struct mr_gpu_nufft {
     int *perm;  /* [M] tile order -> caller's sample */
     int *base;  /* [M][3] first footprint index per axis */
     void *frac; /* [M][3] offsets (T) */
-    /* [nsub] x: tile (linear), y: first sample, z: count, w: slot in scratch (-1: the tile is one subproblem);
-     * grouped by class */
+    /* [nsub] x: tile (linear), y: first sample, z: count, w: slot in scratch (-1: the tile is one subproblem) */
     int4 *subs;
     long long nsub;
-    long long *class_start; /* host [nclass + 1]: the subs of class c are [class_start[c], class_start[c + 1]) */
-    int nclass;
-    int4 *split;            /* [nsplit] x: tile, y: first slot, z: parts: the tiles cut into parts, by class */
-    long long *split_start; /* host [nclass + 1], as class_start */
-    void *scratch;          /* [the most slots a class takes][tile cells] complex (T) */
+    int4 *split; /* [nsplit] x: tile, y: first slot, z: parts: the tiles cut into parts */
+    /* host [ngroups]: the launches of type 1, in order: each the subproblems [0] to [1] and the split tiles [2]
+     * to [3] of one class (a class whose split tiles need more scratch than MR_GPU_NUFFT_SCRATCH takes several) */
+    long long (*groups)[4];
+    int ngroups, nclass;
+    void *scratch; /* [the most slots a group takes][tile cells] complex (T) */
     int tile_threads; /* threads of a tile block: the footprint's points rounded up to warps, at most 512 */
     void *coef;      /* [(deg + 1) * COEF_STRIDE] (T) */
     void *deconv[3]; /* [n_a] (T) */
@@ -426,13 +426,13 @@ template <typename T> static cudaError_t spread_attr(int w, size_t shmem)
     return cudaErrorInvalidValue;
 }
 
-/* The tiles class by class (k_spread_tile, then k_reduce_tiles for the class's split tiles), in one order. */
+/* The groups in order (k_spread_tile, then k_reduce_tiles for the group's split tiles). */
 template <typename T> static void launch_spread(const mr_gpu_nufft *p, cudaStream_t s, const void *a, int a_f64, int real)
 {
     typedef typename cpx_of<T>::t C;
-    for (int c = 0; c < p->nclass; c++) {
-        const long long first = p->class_start[c], n = p->class_start[c + 1] - first;
-        const long long sfirst = p->split_start[c], ns = p->split_start[c + 1] - sfirst;
+    for (int gi = 0; gi < p->ngroups; gi++) {
+        const long long first = p->groups[gi][0], n = p->groups[gi][1] - first;
+        const long long sfirst = p->groups[gi][2], ns = p->groups[gi][3] - sfirst;
         if (n == 0)
             continue;
 #define MR_SPREAD(W)                                                                                           \
@@ -479,8 +479,7 @@ void mr_gpu_nufft_destroy(mr_gpu_nufft *p)
     mr_gpu_free(p->c, p->subs);
     mr_gpu_free(p->c, p->split);
     mr_gpu_free(p->c, p->scratch);
-    free(p->class_start);
-    free(p->split_start);
+    free(p->groups);
     mr_gpu_free(p->c, p->coef);
     for (int a = 0; a < 3; a++)
         mr_gpu_free(p->c, p->deconv[a]);
@@ -579,7 +578,7 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
     int *count = (int *)dev_alloc(p->c, (size_t)ntiles * sizeof(int));
     int *h_count = (int *)malloc((size_t)ntiles * sizeof(int));
     int4 *h_subs = NULL, *h_split = NULL;
-    long long(*next)[3] = NULL;
+    long long *first_of = NULL, *by_class = NULL, *class_next = NULL;
     int *axis_cls[3] = {NULL, NULL, NULL};
     void *temp = NULL;
     size_t temp_bytes = 0;
@@ -639,66 +638,88 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
 #define MR_TILE_CLASS(t)                                                                                        \
     ((axis_cls[2][(t) / (nbx * nby)] * ncls[1] + axis_cls[1][((t) / nbx) % nby]) * ncls[0] + axis_cls[0][(t) % nbx])
 #define MR_PARTS(c) (((long long)(c) + MR_GPU_NUFFT_SPLIT - 1) / MR_GPU_NUFFT_SPLIT)
-        /* per class: its subproblems, split tiles and scratch slots (next[0..2]: the next free of each) */
-        next = (long long(*)[3])calloc((size_t)p->nclass + 1, sizeof *next);
-        p->class_start = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
-        p->split_start = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
-        if (!next || !p->class_start || !p->split_start) {
-            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %d tile classes", p->nclass);
+        long long cells = 1;
+        for (int a = 0; a < 3; a++)
+            cells *= p->G.tile[a];
+        const long long cap = MR_GPU_NUFFT_SCRATCH / (cells * 2 * (long long)fl) > 0
+                                  ? MR_GPU_NUFFT_SCRATCH / (cells * 2 * (long long)fl)
+                                  : 1;
+        /* the non-empty tiles by class (a counting sort, tiles ascending in each), their first samples */
+        long long nsub = 0, nsplit = 0, nonempty = 0;
+        first_of = (long long *)malloc((size_t)ntiles * sizeof(long long));
+        by_class = (long long *)malloc((size_t)ntiles * sizeof(long long));
+        class_next = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
+        if (!first_of || !by_class || !class_next) {
+            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld tiles", ntiles);
             goto done;
         }
-        long long nsub = 0, nsplit = 0, slots = 0;
-        for (long long t = 0; t < ntiles; t++) {
+        for (long long t = 0, acc = 0; t < ntiles; acc += h_count[t], t++) {
+            first_of[t] = acc;
             if (h_count[t] == 0)
                 continue;
-            const int cl = MR_TILE_CLASS(t);
             const long long np = MR_PARTS(h_count[t]);
-            next[cl][0] += np;
-            next[cl][1] += np > 1;
-            next[cl][2] += np > 1 ? np : 0;
+            class_next[MR_TILE_CLASS(t) + 1]++;
+            nonempty++;
+            nsub += np;
+            nsplit += np > 1;
         }
-        for (int c = 0; c < p->nclass; c++) {
-            p->class_start[c + 1] = p->class_start[c] + next[c][0];
-            p->split_start[c + 1] = p->split_start[c] + next[c][1];
-            slots = next[c][2] > slots ? next[c][2] : slots;
-            next[c][0] = p->class_start[c];
-            next[c][1] = p->split_start[c];
-            next[c][2] = 0;
-        }
-        nsub = p->class_start[p->nclass];
-        nsplit = p->split_start[p->nclass];
+        for (int c = 0; c < p->nclass; c++)
+            class_next[c + 1] += class_next[c];
+        for (long long t = 0; t < ntiles; t++)
+            if (h_count[t] > 0)
+                by_class[class_next[MR_TILE_CLASS(t)]++] = t;
         h_subs = (int4 *)malloc((size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
         h_split = (int4 *)malloc((size_t)(nsplit > 0 ? nsplit : 1) * sizeof(int4));
-        if (!h_subs || !h_split) {
+        /* at most one group per class and one per split tile */
+        p->groups = (long long(*)[4])malloc((size_t)(p->nclass + nsplit + 1) * sizeof *p->groups);
+        if (!h_subs || !h_split || !p->groups) {
             st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld subproblems", nsub);
             goto done;
         }
-        long long acc = 0;
-        for (long long t = 0; t < ntiles; t++) {
-            const int c = h_count[t];
-            if (c > 0) {
-                const int cl = MR_TILE_CLASS(t);
-                const long long np = MR_PARTS(c);
-                const int slot0 = (int)next[cl][2];
-                if (np > 1) {
-                    h_split[next[cl][1]++] = make_int4((int)t, slot0, (int)np, 0);
-                    next[cl][2] += np;
-                }
-                for (long long j = 0; j < np; j++) {
-                    const long long first = j * MR_GPU_NUFFT_SPLIT;
-                    const long long len = c - first < MR_GPU_NUFFT_SPLIT ? c - first : MR_GPU_NUFFT_SPLIT;
-                    h_subs[next[cl][0]++] =
-                        make_int4((int)t, (int)(acc + first), (int)len, np > 1 ? slot0 + (int)j : -1);
-                }
+        /* per class: its single tiles, then its split tiles, a new group whenever the scratch would pass cap */
+        long long ns = 0, nsp = 0, slots = 0;
+        for (long long i = 0; i < nonempty;) {
+            const int cl = MR_TILE_CLASS(by_class[i]);
+            long long j = i;
+            while (j < nonempty && MR_TILE_CLASS(by_class[j]) == cl)
+                j++;
+            long long *g = p->groups[p->ngroups++];
+            g[0] = ns;
+            g[2] = nsp;
+            for (long long k = i; k < j; k++) {
+                const long long t = by_class[k];
+                if (MR_PARTS(h_count[t]) == 1)
+                    h_subs[ns++] = make_int4((int)t, (int)first_of[t], h_count[t], -1);
             }
-            acc += c;
+            long long used = 0;
+            for (long long k = i; k < j; k++) {
+                const long long t = by_class[k], c = h_count[t], np = MR_PARTS(c);
+                if (np == 1)
+                    continue;
+                if (used > 0 && used + np > cap) { /* close this group, start another of the same class */
+                    g[1] = ns;
+                    g[3] = nsp;
+                    g = p->groups[p->ngroups++];
+                    g[0] = ns;
+                    g[2] = nsp;
+                    used = 0;
+                }
+                h_split[nsp++] = make_int4((int)t, (int)used, (int)np, 0);
+                for (long long q = 0; q < np; q++) {
+                    const long long f = q * MR_GPU_NUFFT_SPLIT;
+                    const long long len = c - f < MR_GPU_NUFFT_SPLIT ? c - f : MR_GPU_NUFFT_SPLIT;
+                    h_subs[ns++] = make_int4((int)t, (int)(first_of[t] + f), (int)len, (int)(used + q));
+                }
+                used += np;
+                slots = used > slots ? used : slots;
+            }
+            g[1] = ns;
+            g[3] = nsp;
+            i = j;
         }
 #undef MR_PARTS
 #undef MR_TILE_CLASS
         p->nsub = nsub;
-        long long cells = 1;
-        for (int a = 0; a < 3; a++)
-            cells *= p->G.tile[a];
         p->subs = (int4 *)dev_alloc(p->c, (size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
         p->split = (int4 *)dev_alloc(p->c, (size_t)(nsplit > 0 ? nsplit : 1) * sizeof(int4));
         p->scratch = dev_alloc(p->c, (size_t)(slots > 0 ? slots : 1) * (size_t)cells * 2 * fl);
@@ -724,7 +745,9 @@ done:
     free(h_count);
     free(h_subs);
     free(h_split);
-    free(next);
+    free(first_of);
+    free(by_class);
+    free(class_next);
     for (int a = 0; a < 3; a++)
         free(axis_cls[a]);
     mr_gpu_free(p->c, d_traj);

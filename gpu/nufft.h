@@ -43,7 +43,9 @@ extern "C" {
 #define MR_GPU_NUFFT_COEF_STRIDE 24 /* the coefficient rows' length (solver/nufft_kernel.h MR_NUFFT_MAX_WIDTH) */
 #define MR_GPU_NUFFT_MAX_DEGREE 24
 #define MR_GPU_NUFFT_BATCH 64      /* samples whose kernel values a spreading block holds at once */
-#define MR_GPU_NUFFT_SPLIT 1024    /* type 1: a tile with more samples is cut into parts of this many */
+#define MR_GPU_NUFFT_SPLIT 256     /* type 1: a tile with more samples is cut into parts of this many */
+#define MR_GPU_NUFFT_SCRATCH (128LL << 20) /* type 1: bytes of the split tiles' parts per launch (more: more
+                                              launches; a tile with more parts takes what it needs) */
 
 typedef struct mr_gpu_ctx mr_gpu_ctx; /* gpu/gpu_ops.h */
 
