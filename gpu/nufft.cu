@@ -527,6 +527,15 @@ static void *upload_as(mr_gpu_nufft *p, const double *h, long long n, mr_status 
     return d;
 }
 
+/* (samples, tile) pairs: most samples first, then the lower tile (one order on every run). */
+static int by_count_desc(const void *a, const void *b)
+{
+    const longlong2 *x = (const longlong2 *)a, *y = (const longlong2 *)b;
+    if (x->x != y->x)
+        return x->x > y->x ? -1 : 1;
+    return (x->y > y->y) - (x->y < y->y);
+}
+
 /* Does tile b's region (with the kernel's halo: [b bin - halo, b bin + bin + w - halo), periodic in nf) meet
  * tile b2's on this axis? */
 static int tiles_meet(long long b, long long b2, int bin, int w, long long nf)
@@ -579,6 +588,7 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
     int *h_count = (int *)malloc((size_t)ntiles * sizeof(int));
     int4 *h_subs = NULL, *h_split = NULL;
     long long *first_of = NULL, *by_class = NULL, *class_next = NULL;
+    longlong2 *singles = NULL; /* (samples, tile) of one class's single tiles */
     int *axis_cls[3] = {NULL, NULL, NULL};
     void *temp = NULL;
     size_t temp_bytes = 0;
@@ -649,7 +659,8 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
         first_of = (long long *)malloc((size_t)ntiles * sizeof(long long));
         by_class = (long long *)malloc((size_t)ntiles * sizeof(long long));
         class_next = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
-        if (!first_of || !by_class || !class_next) {
+        singles = (longlong2 *)malloc((size_t)ntiles * sizeof *singles);
+        if (!first_of || !by_class || !class_next || !singles) {
             st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld tiles", ntiles);
             goto done;
         }
@@ -676,7 +687,8 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
             st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld subproblems", nsub);
             goto done;
         }
-        /* per class: its single tiles, then its split tiles, a new group whenever the scratch would pass cap */
+        /* per class: its split tiles' parts first (a new group whenever the scratch would pass cap), then its
+         * single tiles, most samples first, in the class's last group: the longest blocks start first */
         long long ns = 0, nsp = 0, slots = 0;
         for (long long i = 0; i < nonempty;) {
             const int cl = MR_TILE_CLASS(by_class[i]);
@@ -686,16 +698,13 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
             long long *g = p->groups[p->ngroups++];
             g[0] = ns;
             g[2] = nsp;
-            for (long long k = i; k < j; k++) {
-                const long long t = by_class[k];
-                if (MR_PARTS(h_count[t]) == 1)
-                    h_subs[ns++] = make_int4((int)t, (int)first_of[t], h_count[t], -1);
-            }
-            long long used = 0;
+            long long used = 0, nsingle = 0;
             for (long long k = i; k < j; k++) {
                 const long long t = by_class[k], c = h_count[t], np = MR_PARTS(c);
-                if (np == 1)
+                if (np == 1) {
+                    singles[nsingle++] = make_longlong2(c, t);
                     continue;
+                }
                 if (used > 0 && used + np > cap) { /* close this group, start another of the same class */
                     g[1] = ns;
                     g[3] = nsp;
@@ -713,6 +722,9 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
                 used += np;
                 slots = used > slots ? used : slots;
             }
+            qsort(singles, (size_t)nsingle, sizeof *singles, by_count_desc);
+            for (long long k = 0; k < nsingle; k++)
+                h_subs[ns++] = make_int4((int)singles[k].y, (int)first_of[singles[k].y], (int)singles[k].x, -1);
             g[1] = ns;
             g[3] = nsp;
             i = j;
@@ -748,6 +760,7 @@ done:
     free(first_of);
     free(by_class);
     free(class_next);
+    free(singles);
     for (int a = 0; a < 3; a++)
         free(axis_cls[a]);
     mr_gpu_free(p->c, d_traj);
