@@ -62,6 +62,7 @@ struct mr_gpu_nufft {
      * to [3] of one class (a class whose split tiles need more scratch than MR_GPU_NUFFT_SCRATCH takes several) */
     long long (*groups)[4];
     int ngroups, nclass;
+    int64_t scratch_limit; /* bytes of parts per group (mr_gpu_nufft_kernel.scratch_limit) */
     void *scratch; /* [the most slots a group takes][tile cells] complex (T) */
     int tile_threads; /* threads of a tile block: the footprint's points rounded up to warps, at most 512 */
     void *coef;      /* [(deg + 1) * COEF_STRIDE] (T) */
@@ -651,8 +652,8 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
         long long cells = 1;
         for (int a = 0; a < 3; a++)
             cells *= p->G.tile[a];
-        const long long cap = MR_GPU_NUFFT_SCRATCH / (cells * 2 * (long long)fl) > 0
-                                  ? MR_GPU_NUFFT_SCRATCH / (cells * 2 * (long long)fl)
+        const long long cap = p->scratch_limit / (cells * 2 * (long long)fl) > 0
+                                  ? p->scratch_limit / (cells * 2 * (long long)fl)
                                   : 1;
         /* the non-empty tiles by class (a counting sort, tiles ascending in each), their first samples */
         long long nsub = 0, nsplit = 0, nonempty = 0;
@@ -790,6 +791,7 @@ mr_status mr_gpu_nufft_create(mr_gpu_nufft **out, mr_gpu_ctx *c, const mr_grid *
         return mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory");
     p->c = c;
     p->f64 = k->f64 != 0;
+    p->scratch_limit = k->scratch_limit > 0 ? k->scratch_limit : MR_GPU_NUFFT_SCRATCH;
     p->m = m;
     nufft_geom *G = &p->G;
     G->w = k->width;

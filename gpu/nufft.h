@@ -14,9 +14,9 @@
  * that spreads into the tile (plus the kernel's halo) in shared memory: the kernel values of a batch of
  * samples are computed once into shared memory, then the block's threads cover one sample's footprint
  * together, sample after sample (no atomics; a barrier between samples), and the tile's cells are added to
- * the fine grid (periodic wrap) without atomics, one launch per class, the classes in a fixed order. Every sum therefore has one order: type 1 gives the same
- * bits on every run (iterative solvers amplify even last-bit differences; docs/NUFFT.md). Then cuFFT
- * (e^{+i}), deconvolution and crop into out.
+ * the fine grid (periodic wrap) without atomics, one launch per class, the classes in a fixed order. Every
+ * sum therefore has one order: type 1 gives the same bits on every run (iterative solvers amplify even
+ * last-bit differences; docs/NUFFT.md). Then cuFFT (e^{+i}), deconvolution and crop into out.
  * Type 2: deconvolution into the zeroed fine grid; cuFFT (e^{-i}); one thread per sample in tile order
  * (neighbours read neighbouring cells) interpolates. Float32 or float64 arithmetic (the plan's); the
  * arrays of a call may be float or double either way.
@@ -60,6 +60,8 @@ typedef struct {
     /* tuning (0: the default) */
     int64_t smem_limit;      /* shared memory a spreading block may take (bytes); 0: the device's opt-in limit
                                 (create), 96 KB for the estimates */
+    int64_t scratch_limit;   /* bytes of split tiles' parts per type-1 launch; 0: MR_GPU_NUFFT_SCRATCH (a smaller
+                                one only means more launches: the same bits) */
 } mr_gpu_nufft_kernel;
 
 typedef struct mr_gpu_nufft mr_gpu_nufft;

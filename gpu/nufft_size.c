@@ -73,8 +73,10 @@ int64_t mr_gpu_nufft_bytes(const mr_grid *g, int64_t m, const mr_gpu_nufft_kerne
     /* counts; the subproblems and split tiles; the scratch slots of the split tiles' parts: at most 2 m /
      * SPLIT in all (every split tile has more than SPLIT samples), at most MR_GPU_NUFFT_SCRATCH bytes a
      * launch unless one tile alone needs more (m / SPLIT + 1 parts at most) */
-    const int64_t parts = 2 * m / MR_GPU_NUFFT_SPLIT + 1, cap = MR_GPU_NUFFT_SCRATCH / (cells * 2 * fl) + 1;
-    const int64_t one = m / MR_GPU_NUFFT_SPLIT + 1, slots = parts < (cap > one ? cap : one) ? parts : (cap > one ? cap : one);
+    const int64_t limit = k->scratch_limit > 0 ? k->scratch_limit : MR_GPU_NUFFT_SCRATCH;
+    const int64_t parts = 2 * m / MR_GPU_NUFFT_SPLIT + 1, cap = limit / (cells * 2 * fl) + 1;
+    const int64_t one = m / MR_GPU_NUFFT_SPLIT + 1, most = cap > one ? cap : one;
+    const int64_t slots = parts < most ? parts : most;
     const int64_t bins = nbins * 4 + (nbins + parts) * 32 + slots * cells * 2 * fl;
     return grid + fft_work + sorted + temp + bins + nmodes * fl + coef_bytes(k);
 }
