@@ -572,9 +572,149 @@ static int axis_classes(long long nb, int bin, int w, long long nf, int *cls)
     return n;
 }
 
+/* The tiles' plan on the host, from their sample counts (h_count [ntiles]): the classes (axis_classes on
+ * each axis, combined, x fastest), then the launches (p->groups): per class, its split tiles' parts first (a
+ * new group whenever the scratch would pass p->scratch_limit), then its single tiles, most samples first, in
+ * the class's last group, so that the longest blocks start first; the subproblems and split tiles uploaded
+ * and the scratch allocated. */
+static mr_status plan_tiles(mr_gpu_nufft *p, const int *h_count)
+{
+    const long long ntiles = p->G.nbins[0] * p->G.nbins[1] * p->G.nbins[2];
+    const size_t fl = p->f64 ? sizeof(double) : sizeof(float);
+    cudaStream_t s = mr_gpu_ctx_stream(p->c);
+    mr_status st = MR_OK;
+    int4 *h_subs = NULL, *h_split = NULL;
+    long long *first_of = NULL, *by_class = NULL, *class_next = NULL;
+    longlong2 *singles = NULL; /* (samples, tile) of one class's single tiles */
+    int *axis_cls[3] = {NULL, NULL, NULL};
+    int ncls[3] = {1, 1, 1};
+    const long long nbx = p->G.nbins[0], nby = p->G.nbins[1];
+    long long cells = 1, cap = 1, nsub = 0, nsplit = 0, nonempty = 0, ns = 0, nsp = 0, slots = 0;
+    /* the classes: per axis, then combined (x fastest) */
+    for (int a = 0; a < 3 && st == MR_OK; a++) {
+        const long long nb = p->G.nbins[a];
+        if (!(axis_cls[a] = (int *)malloc((size_t)nb * sizeof(int))))
+            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for the tile classes");
+        else if (p->G.act[a])
+            ncls[a] = axis_classes(nb, p->G.bin[a], p->G.w, p->G.nf[a], axis_cls[a]);
+        else {
+            axis_cls[a][0] = 0;
+            ncls[a] = 1;
+        }
+    }
+    if (st != MR_OK)
+        goto out;
+    p->nclass = ncls[0] * ncls[1] * ncls[2];
+#define MR_TILE_CLASS(t)                                                                                        \
+    ((axis_cls[2][(t) / (nbx * nby)] * ncls[1] + axis_cls[1][((t) / nbx) % nby]) * ncls[0] + axis_cls[0][(t) % nbx])
+#define MR_PARTS(c) (((long long)(c) + MR_GPU_NUFFT_SPLIT - 1) / MR_GPU_NUFFT_SPLIT)
+    for (int a = 0; a < 3; a++)
+        cells *= p->G.tile[a];
+    if (p->scratch_limit / (cells * 2 * (long long)fl) > 1)
+        cap = p->scratch_limit / (cells * 2 * (long long)fl);
+    /* the non-empty tiles by class (a counting sort, tiles ascending in each), their first samples */
+    first_of = (long long *)malloc((size_t)ntiles * sizeof(long long));
+    by_class = (long long *)malloc((size_t)ntiles * sizeof(long long));
+    class_next = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
+    singles = (longlong2 *)malloc((size_t)ntiles * sizeof *singles);
+    if (!first_of || !by_class || !class_next || !singles) {
+        st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld tiles", ntiles);
+        goto out;
+    }
+    for (long long t = 0, acc = 0; t < ntiles; acc += h_count[t], t++) {
+        first_of[t] = acc;
+        if (h_count[t] == 0)
+            continue;
+        const long long np = MR_PARTS(h_count[t]);
+        class_next[MR_TILE_CLASS(t) + 1]++;
+        nonempty++;
+        nsub += np;
+        nsplit += np > 1;
+    }
+    for (int c = 0; c < p->nclass; c++)
+        class_next[c + 1] += class_next[c];
+    for (long long t = 0; t < ntiles; t++)
+        if (h_count[t] > 0)
+            by_class[class_next[MR_TILE_CLASS(t)]++] = t;
+    h_subs = (int4 *)malloc((size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
+    h_split = (int4 *)malloc((size_t)(nsplit > 0 ? nsplit : 1) * sizeof(int4));
+    /* at most one group per class and one per split tile */
+    p->groups = (long long(*)[4])malloc((size_t)(p->nclass + nsplit + 1) * sizeof *p->groups);
+    if (!h_subs || !h_split || !p->groups) {
+        st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld subproblems", nsub);
+        goto out;
+    }
+    /* per class: its split tiles' parts first, then its single tiles (see above) */
+    for (long long i = 0; i < nonempty;) {
+        const int cl = MR_TILE_CLASS(by_class[i]);
+        long long j = i;
+        while (j < nonempty && MR_TILE_CLASS(by_class[j]) == cl)
+            j++;
+        long long *g = p->groups[p->ngroups++];
+        g[0] = ns;
+        g[2] = nsp;
+        long long used = 0, nsingle = 0;
+        for (long long k = i; k < j; k++) {
+            const long long t = by_class[k], c = h_count[t], np = MR_PARTS(c);
+            if (np == 1) {
+                singles[nsingle++] = make_longlong2(c, t);
+                continue;
+            }
+            if (used > 0 && used + np > cap) { /* close this group, start another of the same class */
+                g[1] = ns;
+                g[3] = nsp;
+                g = p->groups[p->ngroups++];
+                g[0] = ns;
+                g[2] = nsp;
+                used = 0;
+            }
+            h_split[nsp++] = make_int4((int)t, (int)used, (int)np, 0);
+            for (long long q = 0; q < np; q++) {
+                const long long f = q * MR_GPU_NUFFT_SPLIT;
+                const long long len = c - f < MR_GPU_NUFFT_SPLIT ? c - f : MR_GPU_NUFFT_SPLIT;
+                h_subs[ns++] = make_int4((int)t, (int)(first_of[t] + f), (int)len, (int)(used + q));
+            }
+            used += np;
+            slots = used > slots ? used : slots;
+        }
+        qsort(singles, (size_t)nsingle, sizeof *singles, by_count_desc);
+        for (long long k = 0; k < nsingle; k++)
+            h_subs[ns++] = make_int4((int)singles[k].y, (int)first_of[singles[k].y], (int)singles[k].x, -1);
+        g[1] = ns;
+        g[3] = nsp;
+        i = j;
+    }
+#undef MR_PARTS
+#undef MR_TILE_CLASS
+    p->nsub = nsub;
+    p->subs = (int4 *)dev_alloc(p->c, (size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
+    p->split = (int4 *)dev_alloc(p->c, (size_t)(nsplit > 0 ? nsplit : 1) * sizeof(int4));
+    p->scratch = dev_alloc(p->c, (size_t)(slots > 0 ? slots : 1) * (size_t)cells * 2 * fl);
+    if (!p->subs || !p->split || !p->scratch) {
+        st = mr_error(MR_ENOMEM, "GPU NUFFT: out of memory for %lld subproblems (%lld scratch tiles)", nsub, slots);
+        goto out;
+    }
+    if (nsub > 0)
+        st = MR_CU(cudaMemcpyAsync(p->subs, h_subs, (size_t)nsub * sizeof(int4), cudaMemcpyHostToDevice, s));
+    if (st == MR_OK && nsplit > 0)
+        st = MR_CU(cudaMemcpyAsync(p->split, h_split, (size_t)nsplit * sizeof(int4), cudaMemcpyHostToDevice, s));
+    if (st == MR_OK)
+        st = mr_gpu_ctx_sync(p->c); /* before the host arrays go */
+out:
+    free(h_subs);
+    free(h_split);
+    free(first_of);
+    free(by_class);
+    free(class_next);
+    free(singles);
+    for (int a = 0; a < 3; a++)
+        free(axis_cls[a]);
+    return st;
+}
+
 /* The sort (see the top of the file): coordinates and tile counts on the device; the samples put in tile
- * order by a stable radix sort of (tile, sample), so every run has the same order; one subproblem per
- * non-empty tile, ordered by class (axis_classes on each axis, combined), on the host. */
+ * order by a stable radix sort of (tile, sample), so every run has the same order; the tiles' plan on the
+ * host (plan_tiles). */
 static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *traj)
 {
     const long long m = p->m, ntiles = p->G.nbins[0] * p->G.nbins[1] * p->G.nbins[2];
@@ -587,10 +727,6 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
     int *vals[2] = {(int *)dev_alloc(p->c, (size_t)m * sizeof(int)), (int *)dev_alloc(p->c, (size_t)m * sizeof(int))};
     int *count = (int *)dev_alloc(p->c, (size_t)ntiles * sizeof(int));
     int *h_count = (int *)malloc((size_t)ntiles * sizeof(int));
-    int4 *h_subs = NULL, *h_split = NULL;
-    long long *first_of = NULL, *by_class = NULL, *class_next = NULL;
-    longlong2 *singles = NULL; /* (samples, tile) of one class's single tiles */
-    int *axis_cls[3] = {NULL, NULL, NULL};
     void *temp = NULL;
     size_t temp_bytes = 0;
     int end_bit = 1;
@@ -628,124 +764,8 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
         (st = MR_CU(cudaMemcpyAsync(h_count, count, (size_t)ntiles * sizeof(int), cudaMemcpyDeviceToHost, s))) != MR_OK ||
         (st = mr_gpu_ctx_sync(p->c)) != MR_OK)
         goto done;
-    {
-        /* the classes: per axis, then combined (x fastest) */
-        int ncls[3];
-        for (int a = 0; a < 3 && st == MR_OK; a++) {
-            const long long nb = p->G.nbins[a];
-            if (!(axis_cls[a] = (int *)malloc((size_t)nb * sizeof(int))))
-                st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for the tile classes");
-            else if (p->G.act[a])
-                ncls[a] = axis_classes(nb, p->G.bin[a], p->G.w, p->G.nf[a], axis_cls[a]);
-            else {
-                axis_cls[a][0] = 0;
-                ncls[a] = 1;
-            }
-        }
-        if (st != MR_OK)
-            goto done;
-        p->nclass = ncls[0] * ncls[1] * ncls[2];
-        const long long nbx = p->G.nbins[0], nby = p->G.nbins[1];
-#define MR_TILE_CLASS(t)                                                                                        \
-    ((axis_cls[2][(t) / (nbx * nby)] * ncls[1] + axis_cls[1][((t) / nbx) % nby]) * ncls[0] + axis_cls[0][(t) % nbx])
-#define MR_PARTS(c) (((long long)(c) + MR_GPU_NUFFT_SPLIT - 1) / MR_GPU_NUFFT_SPLIT)
-        long long cells = 1;
-        for (int a = 0; a < 3; a++)
-            cells *= p->G.tile[a];
-        const long long cap = p->scratch_limit / (cells * 2 * (long long)fl) > 0
-                                  ? p->scratch_limit / (cells * 2 * (long long)fl)
-                                  : 1;
-        /* the non-empty tiles by class (a counting sort, tiles ascending in each), their first samples */
-        long long nsub = 0, nsplit = 0, nonempty = 0;
-        first_of = (long long *)malloc((size_t)ntiles * sizeof(long long));
-        by_class = (long long *)malloc((size_t)ntiles * sizeof(long long));
-        class_next = (long long *)calloc((size_t)p->nclass + 1, sizeof(long long));
-        singles = (longlong2 *)malloc((size_t)ntiles * sizeof *singles);
-        if (!first_of || !by_class || !class_next || !singles) {
-            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld tiles", ntiles);
-            goto done;
-        }
-        for (long long t = 0, acc = 0; t < ntiles; acc += h_count[t], t++) {
-            first_of[t] = acc;
-            if (h_count[t] == 0)
-                continue;
-            const long long np = MR_PARTS(h_count[t]);
-            class_next[MR_TILE_CLASS(t) + 1]++;
-            nonempty++;
-            nsub += np;
-            nsplit += np > 1;
-        }
-        for (int c = 0; c < p->nclass; c++)
-            class_next[c + 1] += class_next[c];
-        for (long long t = 0; t < ntiles; t++)
-            if (h_count[t] > 0)
-                by_class[class_next[MR_TILE_CLASS(t)]++] = t;
-        h_subs = (int4 *)malloc((size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
-        h_split = (int4 *)malloc((size_t)(nsplit > 0 ? nsplit : 1) * sizeof(int4));
-        /* at most one group per class and one per split tile */
-        p->groups = (long long(*)[4])malloc((size_t)(p->nclass + nsplit + 1) * sizeof *p->groups);
-        if (!h_subs || !h_split || !p->groups) {
-            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld subproblems", nsub);
-            goto done;
-        }
-        /* per class: its split tiles' parts first (a new group whenever the scratch would pass cap), then its
-         * single tiles, most samples first, in the class's last group: the longest blocks start first */
-        long long ns = 0, nsp = 0, slots = 0;
-        for (long long i = 0; i < nonempty;) {
-            const int cl = MR_TILE_CLASS(by_class[i]);
-            long long j = i;
-            while (j < nonempty && MR_TILE_CLASS(by_class[j]) == cl)
-                j++;
-            long long *g = p->groups[p->ngroups++];
-            g[0] = ns;
-            g[2] = nsp;
-            long long used = 0, nsingle = 0;
-            for (long long k = i; k < j; k++) {
-                const long long t = by_class[k], c = h_count[t], np = MR_PARTS(c);
-                if (np == 1) {
-                    singles[nsingle++] = make_longlong2(c, t);
-                    continue;
-                }
-                if (used > 0 && used + np > cap) { /* close this group, start another of the same class */
-                    g[1] = ns;
-                    g[3] = nsp;
-                    g = p->groups[p->ngroups++];
-                    g[0] = ns;
-                    g[2] = nsp;
-                    used = 0;
-                }
-                h_split[nsp++] = make_int4((int)t, (int)used, (int)np, 0);
-                for (long long q = 0; q < np; q++) {
-                    const long long f = q * MR_GPU_NUFFT_SPLIT;
-                    const long long len = c - f < MR_GPU_NUFFT_SPLIT ? c - f : MR_GPU_NUFFT_SPLIT;
-                    h_subs[ns++] = make_int4((int)t, (int)(first_of[t] + f), (int)len, (int)(used + q));
-                }
-                used += np;
-                slots = used > slots ? used : slots;
-            }
-            qsort(singles, (size_t)nsingle, sizeof *singles, by_count_desc);
-            for (long long k = 0; k < nsingle; k++)
-                h_subs[ns++] = make_int4((int)singles[k].y, (int)first_of[singles[k].y], (int)singles[k].x, -1);
-            g[1] = ns;
-            g[3] = nsp;
-            i = j;
-        }
-#undef MR_PARTS
-#undef MR_TILE_CLASS
-        p->nsub = nsub;
-        p->subs = (int4 *)dev_alloc(p->c, (size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
-        p->split = (int4 *)dev_alloc(p->c, (size_t)(nsplit > 0 ? nsplit : 1) * sizeof(int4));
-        p->scratch = dev_alloc(p->c, (size_t)(slots > 0 ? slots : 1) * (size_t)cells * 2 * fl);
-        if (!p->subs || !p->split || !p->scratch) {
-            st = mr_error(MR_ENOMEM, "GPU NUFFT: out of memory for %lld subproblems (%lld scratch tiles)", nsub, slots);
-            goto done;
-        }
-        if ((nsub > 0 && (st = MR_CU(cudaMemcpyAsync(p->subs, h_subs, (size_t)nsub * sizeof(int4),
-                                                     cudaMemcpyHostToDevice, s))) != MR_OK) ||
-            (nsplit > 0 && (st = MR_CU(cudaMemcpyAsync(p->split, h_split, (size_t)nsplit * sizeof(int4),
-                                                       cudaMemcpyHostToDevice, s))) != MR_OK))
-            goto done;
-    }
+    if ((st = plan_tiles(p, h_count)) != MR_OK)
+        goto done;
     if (p->f64)
         k_sort<double><<<mr_gpu_blocks(m), MR_GPU_THREADS, 0, s>>>(m, dv.Current(), j0, (const double *)fr, p->perm,
                                                                      p->base, (double *)p->frac);
@@ -756,14 +776,6 @@ static mr_status sort_samples(mr_gpu_nufft *p, const mr_grid *g, const float *tr
         st = mr_gpu_ctx_sync(p->c); /* before the host arrays and the temporaries go */
 done:
     free(h_count);
-    free(h_subs);
-    free(h_split);
-    free(first_of);
-    free(by_class);
-    free(class_next);
-    free(singles);
-    for (int a = 0; a < 3; a++)
-        free(axis_cls[a]);
     mr_gpu_free(p->c, d_traj);
     mr_gpu_free(p->c, j0);
     mr_gpu_free(p->c, fr);
