@@ -25,8 +25,9 @@ print("%-22s exit %s solve %.3f s, objective[1..3] %s, PSNR bl %.4f dB, lambda %
       r["settings"].get("lambda")))
 EOF
 }
-cmp_img() { # A B
-  echo "  $1 vs $2: $("$B/tool_imgcmp" "/tmp/rp_$1/image_iterative.h5" "/tmp/rp_$2/image_iterative.h5" 1e-4 2>&1 | head -1)" >>"$S"
+cmp_img() { # A B [METHOD (default iterative)]: the images of two runs
+  local f="image_${3:-iterative}.h5"
+  echo "  $1 vs $2: $("$B/tool_imgcmp" "/tmp/rp_$1/$f" "/tmp/rp_$2/$f" 1e-4 2>&1 | head -1)" >>"$S"
 }
 log "defaults, nufft x3, exact x2"
 for i in 1 2 3; do one "tv_nufft$i" --device gpu --model nufft; done
@@ -36,7 +37,7 @@ cmp_img tv_exact1 tv_exact2; cmp_img tv_exact1 tv_nufft1
 log "cg, nufft x2, exact x2"
 for i in 1 2; do one "cg_nufft$i" --device gpu --model nufft --method cg; done
 for i in 1 2; do one "cg_exact$i" --device gpu --model exact --method cg; done
-cmp_img cg_nufft1 cg_nufft2; cmp_img cg_exact1 cg_exact2; cmp_img cg_exact1 cg_nufft1
+cmp_img cg_nufft1 cg_nufft2 cg; cmp_img cg_exact1 cg_exact2 cg; cmp_img cg_exact1 cg_nufft1 cg
 log "defaults with CUDA_LAUNCH_BLOCKING=1, nufft x2"
 for i in 1 2; do CUDA_LAUNCH_BLOCKING=1 one "tv_block$i" --device gpu --model nufft; done
 cmp_img tv_block1 tv_block2; cmp_img tv_block1 tv_nufft1
