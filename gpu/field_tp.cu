@@ -132,9 +132,9 @@ mr_status mr_gpu_field_tp_create(mr_gpu_field_tp **out, mr_gpu_ctx *c, const int
                                    mr_gpu_ctx_stream(c)));
     int plan1 = -1;
     if (st == MR_OK && rank > 0)
-        st = mr_gpu_fft_plan(&t->plan, c, rank, dims, L);
+        st = mr_gpu_fft_plan(&t->plan, c, rank, dims, L, 0);
     if (st == MR_OK && rank > 0)
-        st = mr_gpu_fft_plan(&plan1, c, rank, dims, 1);
+        st = mr_gpu_fft_plan(&plan1, c, rank, dims, 1, 0);
     for (int k = 0; k < nk && st == MR_OK; k++) { /* H_k = FFT(arranged Q_k) / P */
         float2 *hk2 = t->h + (long long)k * t->g.pp;
         st = mr_gpu_toeplitz_arrange(c, matrix, q[k], (float *)hk2);

@@ -20,10 +20,11 @@ mr_status mr_gpu_ctx_launched(mr_gpu_ctx *c, const char *what);
  * size); a buffer that is too small is freed and allocated anew, its contents not kept. */
 mr_status mr_gpu_grow(void **p, size_t *bytes, size_t want);
 
-/* cuFFT through gpu/toeplitz.cu's run-time loader, for the other .cu files (gpu/field.cu): a plan of
- * `batch` consecutive complex grids dims[rank] (slowest axis first) on the context's stream (*plan -1 on
+/* cuFFT through gpu/toeplitz.cu's run-time loader (gpu/toeplitz.cu, gpu/field_tp.cu): a plan of `batch`
+ * consecutive complex grids dims[rank] (slowest axis first), or with stride > 0 (rank 1) of `batch` lines
+ * of dims[0] points `stride` apart, consecutive lines 1 apart; on the context's stream (*plan -1 on
  * failure; cuFFT loaded on first use), executed in place, destroyed (-1 is fine). */
-mr_status mr_gpu_fft_plan(int *plan, mr_gpu_ctx *c, int rank, const int *dims, int batch);
+mr_status mr_gpu_fft_plan(int *plan, mr_gpu_ctx *c, int rank, const int *dims, int batch, int stride);
 mr_status mr_gpu_fft_exec(int plan, float2 *data, int inverse);
 void mr_gpu_fft_destroy(int plan);
 /* out (device, the 2N grid [P][2]) = Q (device, mr_grid_q [nq][2]) arranged circulantly as the Toeplitz

@@ -73,11 +73,10 @@ struct mr_gpu_toeplitz {
     long long n[3], p[3], nn, pp; /* image and 2N-grid extents, sizes */
     float2 *work;                 /* [P] */
     float *h;                     /* [P] */
-    /* full: one plan of the whole grid (a 1D grid, or MR_GPU_TOEPLITZ=full); else lo (the faster axes,
-     * batched over slabs of `slab` points) and hi (the slowest axis, stride `slab`), the first nslow
-     * slabs being the padded image's */
-    cufftHandle plan, lo, hi;
-    int have_plan, have_lo, have_hi, pruned;
+    /* cuFFT plans (-1: none): `plan` of the whole grid (a 1D grid, or MR_GPU_TOEPLITZ=full), else `lo` (the
+     * faster axes, batched over slabs of `slab` points) and `hi` (the slowest axis, stride `slab`), the first
+     * nslow slabs being the padded image's */
+    int plan, lo, hi;
     long long slab, nslow;
     double plan_s;
 };
@@ -163,12 +162,9 @@ void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t)
 {
     if (!t)
         return;
-    if (t->have_plan)
-        (void)CUFFT_DESTROY(t->plan);
-    if (t->have_lo)
-        (void)CUFFT_DESTROY(t->lo);
-    if (t->have_hi)
-        (void)CUFFT_DESTROY(t->hi);
+    mr_gpu_fft_destroy(t->plan);
+    mr_gpu_fft_destroy(t->lo);
+    mr_gpu_fft_destroy(t->hi);
     mr_gpu_free(t->c, t->work);
     mr_gpu_free(t->c, t->h);
     free(t);
@@ -176,36 +172,29 @@ void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t)
 
 double mr_gpu_toeplitz_plan_seconds(const mr_gpu_toeplitz *t) { return t ? t->plan_s : 0.0; }
 
-static mr_status exec(cufftHandle plan, float2 *data, int sign)
+/* `lo` on the padded image's slabs, and on the other half too unless `padded`. */
+static mr_status slabs(mr_gpu_toeplitz *t, int inverse, int padded)
 {
-    return mr_cufft_check(CUFFT_EXEC(plan, (cufftComplex *)data, (cufftComplex *)data, sign),
-                          sign == CUFFT_FORWARD ? "forward transform" : "inverse transform");
+    mr_status st = mr_gpu_fft_exec(t->lo, t->work, inverse);
+    if (st == MR_OK && !padded)
+        st = mr_gpu_fft_exec(t->lo, t->work + t->nslow * t->slab, inverse);
+    return st;
 }
 
 /* One transform of the P grid in place: of a padded image (forward) or to be cropped (inverse) when
  * `padded`, else of the whole grid. */
-static mr_status transform(mr_gpu_toeplitz *t, int sign, int padded)
+static mr_status transform(mr_gpu_toeplitz *t, int inverse, int padded)
 {
-    if (!t->pruned)
-        return t->have_plan ? exec(t->plan, t->work, sign) : MR_OK; /* no plan: a 1x1x1 grid */
-    mr_status st = MR_OK;
-    if (sign == CUFFT_FORWARD) {
-        st = exec(t->lo, t->work, sign);
-        if (st == MR_OK && !padded)
-            st = exec(t->lo, t->work + t->nslow * t->slab, sign);
-    }
+    if (t->lo < 0)
+        return t->plan >= 0 ? mr_gpu_fft_exec(t->plan, t->work, inverse) : MR_OK; /* no plan: a 1x1x1 grid */
+    mr_status st = inverse ? MR_OK : slabs(t, 0, padded);
     if (st == MR_OK)
-        st = exec(t->hi, t->work, sign);
-    if (st == MR_OK && sign == CUFFT_INVERSE) {
-        st = exec(t->lo, t->work, sign);
-        if (st == MR_OK && !padded)
-            st = exec(t->lo, t->work + t->nslow * t->slab, sign);
-    }
-    return st;
+        st = mr_gpu_fft_exec(t->hi, t->work, inverse);
+    return st == MR_OK && inverse ? slabs(t, 1, padded) : st;
 }
 
 /* The plans of t (t->n, t->p set): see the top of the file. */
-static mr_status make_plans(mr_gpu_toeplitz *t, cudaStream_t s)
+static mr_status make_plans(mr_gpu_toeplitz *t)
 {
     int dims[3], rank = 0, slow = -1;
     for (int a = 2; a >= 0; a--) /* slowest axis first for cuFFT */
@@ -217,32 +206,12 @@ static mr_status make_plans(mr_gpu_toeplitz *t, cudaStream_t s)
     if (rank == 0)
         return MR_OK;
     const char *env = getenv("MR_GPU_TOEPLITZ");
-    mr_status st = mr_gpu_fft_load();
-    if (st != MR_OK)
-        return st;
-    if (rank == 1 || (env && !strcmp(env, "full"))) {
-        st = mr_cufft_check(CUFFT_PLAN_MANY(&t->plan, rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, 1), "planning");
-        t->have_plan = st == MR_OK;
-        return st == MR_OK ? mr_cufft_check(CUFFT_SET_STREAM(t->plan, s), "setting the stream") : st;
-    }
-    t->pruned = 1;
+    if (rank == 1 || (env && !strcmp(env, "full")))
+        return mr_gpu_fft_plan(&t->plan, t->c, rank, dims, 1, 0);
     t->nslow = t->n[slow];
     t->slab = t->pp / t->p[slow];
-    st = mr_cufft_check(CUFFT_PLAN_MANY(&t->lo, rank - 1, dims + 1, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, (int)t->nslow),
-                        "planning the slab transforms");
-    t->have_lo = st == MR_OK;
-    int n1 = dims[0], stride = (int)t->slab;
-    if (st == MR_OK) {
-        st = mr_cufft_check(
-            CUFFT_PLAN_MANY(&t->hi, 1, &n1, &n1, stride, 1, &n1, stride, 1, CUFFT_C2C, (int)t->slab),
-            "planning the transforms along the slowest axis");
-        t->have_hi = st == MR_OK;
-    }
-    if (st == MR_OK)
-        st = mr_cufft_check(CUFFT_SET_STREAM(t->lo, s), "setting the stream");
-    if (st == MR_OK)
-        st = mr_cufft_check(CUFFT_SET_STREAM(t->hi, s), "setting the stream");
-    return st;
+    mr_status st = mr_gpu_fft_plan(&t->lo, t->c, rank - 1, dims + 1, (int)t->nslow, 0);
+    return st == MR_OK ? mr_gpu_fft_plan(&t->hi, t->c, 1, dims, (int)t->slab, (int)t->slab) : st;
 }
 
 mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int64_t matrix[3], const float *q)
@@ -253,6 +222,7 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
         return mr_error(MR_ENOMEM, "GPU Toeplitz operator: out of host memory");
     t->c = c;
     t->nn = t->pp = 1;
+    t->plan = t->lo = t->hi = -1;
     for (int a = 0; a < 3; a++) {
         t->n[a] = matrix[a];
         t->p[a] = matrix[a] > 1 ? 2 * matrix[a] : 1;
@@ -264,14 +234,14 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
     if (!(t->work = (float2 *)mr_gpu_alloc(c, 2 * t->pp)) || !(t->h = mr_gpu_alloc(c, t->pp)))
         st = MR_ENOMEM;
     if (st == MR_OK)
-        st = make_plans(t, mr_gpu_ctx_stream(c));
+        st = make_plans(t);
     if (st == MR_OK) { /* the kernel spectrum */
         const mr_tp_geom g = geom_of(t);
         cudaStream_t s = mr_gpu_ctx_stream(c);
         k_arrange<<<grid3(t->p[0], t->p[1], t->p[2]), MR_GPU_THREADS, 0, s>>>(g, (const float2 *)q, t->work);
         st = mr_gpu_ctx_launched(c, "Toeplitz kernel arrangement");
         if (st == MR_OK)
-            st = transform(t, CUFFT_FORWARD, 0);
+            st = transform(t, 0, 0);
         if (st == MR_OK) {
             k_real_scaled<<<mr_gpu_blocks(t->pp), MR_GPU_THREADS, 0, s>>>(t->pp, t->work, t->h, (float)(1.0 / (double)t->pp));
             st = mr_gpu_ctx_launched(c, "Toeplitz kernel spectrum");
@@ -290,11 +260,15 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
 
 /* ---- shared with gpu/field.cu (gpu_internal.h) ----------------------------------------------------- */
 
-mr_status mr_gpu_fft_plan(int *plan, mr_gpu_ctx *c, int rank, const int *dims, int batch)
+mr_status mr_gpu_fft_plan(int *plan, mr_gpu_ctx *c, int rank, const int *dims, int batch, int stride)
 {
     mr_status st = mr_gpu_fft_load();
     cufftHandle h = 0;
-    if (st == MR_OK)
+    int n = dims[0];
+    if (st == MR_OK && stride > 0) /* rank 1: a line's points `stride` apart, consecutive lines 1 apart */
+        st = mr_cufft_check(CUFFT_PLAN_MANY(&h, 1, &n, &n, stride, 1, &n, stride, 1, CUFFT_C2C, batch),
+                            "planning the strided transforms");
+    else if (st == MR_OK)
         st = mr_cufft_check(CUFFT_PLAN_MANY(&h, rank, (int *)dims, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, batch), "planning");
     if (st == MR_OK && (st = mr_cufft_check(CUFFT_SET_STREAM(h, mr_gpu_ctx_stream(c)), "setting the stream")) != MR_OK)
         (void)CUFFT_DESTROY(h);
@@ -338,13 +312,13 @@ mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *
         k_pad<<<grid3(t->p[0], t->p[1], t->p[2]), MR_GPU_THREADS, 0, s>>>(g, (const float2 *)x + b * t->nn, t->work);
         mr_status st = mr_gpu_ctx_launched(t->c, "Toeplitz padding");
         if (st == MR_OK)
-            st = transform(t, CUFFT_FORWARD, 1);
+            st = transform(t, 0, 1);
         if (st == MR_OK) {
             k_multiply<<<mr_gpu_blocks(t->pp), MR_GPU_THREADS, 0, s>>>(t->pp, t->work, t->h);
             st = mr_gpu_ctx_launched(t->c, "Toeplitz multiplication");
         }
         if (st == MR_OK)
-            st = transform(t, CUFFT_INVERSE, 1);
+            st = transform(t, 1, 1);
         if (st == MR_OK) {
             k_crop<<<grid3(t->n[0], t->n[1], t->n[2]), MR_GPU_THREADS, 0, s>>>(g, t->work, (float2 *)y + b * t->nn);
             st = mr_gpu_ctx_launched(t->c, "Toeplitz crop");
