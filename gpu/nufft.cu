@@ -46,6 +46,12 @@ struct nufft_geom {
     int halo; /* floor(w / 2) */
 };
 
+/* One launch of type 1: the subproblems [sub[0], sub[1]) of p->subs, then k_reduce_tiles over the split
+ * tiles [split[0], split[1]) of p->split. */
+struct tile_group {
+    long long sub[2], split[2];
+};
+
 struct mr_gpu_nufft {
     mr_gpu_ctx *c;
     int f64;
@@ -58,9 +64,9 @@ struct mr_gpu_nufft {
     int4 *subs;
     long long nsub;
     int4 *split; /* [nsplit] x: tile, y: first slot, z: parts: the tiles cut into parts */
-    /* host [ngroups]: the launches of type 1, in order: each the subproblems [0] to [1] and the split tiles [2]
-     * to [3] of one class (a class whose split tiles need more scratch than MR_GPU_NUFFT_SCRATCH takes several) */
-    long long (*groups)[4];
+    /* host [ngroups]: the launches of type 1, in order, each of one class (a class whose split tiles need more
+     * scratch than scratch_limit takes several) */
+    struct tile_group *groups;
     int ngroups, nclass;
     int64_t scratch_limit; /* bytes of parts per group (mr_gpu_nufft_kernel.scratch_limit) */
     void *scratch; /* [the most slots a group takes][tile cells] complex (T) */
@@ -326,7 +332,7 @@ __global__ void k_spread_tile(nufft_geom G, const int4 *subs, const int *perm, c
     flush_region(G, o, tile, 1, cells, grid, 0, cells);
 }
 
-/* The split tiles of one class: split[blockIdx.x] = (tile, first slot, parts); their parts added in order, a
+/* The split tiles of one group: split[blockIdx.x] = (tile, first slot, parts); their parts added in order, a
  * thread per cell (blockIdx.y: which blockDim cells of the region). */
 template <typename T>
 __global__ void k_reduce_tiles(nufft_geom G, const int4 *split, const typename cpx_of<T>::t *scratch,
@@ -432,8 +438,8 @@ template <typename T> static void launch_spread(const mr_gpu_nufft *p, cudaStrea
 {
     typedef typename cpx_of<T>::t C;
     for (int gi = 0; gi < p->ngroups; gi++) {
-        const long long first = p->groups[gi][0], n = p->groups[gi][1] - first;
-        const long long sfirst = p->groups[gi][2], ns = p->groups[gi][3] - sfirst;
+        const struct tile_group *g = &p->groups[gi];
+        const long long first = g->sub[0], n = g->sub[1] - first, sfirst = g->split[0], ns = g->split[1] - sfirst;
         if (n == 0)
             continue;
 #define MR_SPREAD(W)                                                                                           \
@@ -589,7 +595,7 @@ static mr_status plan_tiles(mr_gpu_nufft *p, const int *h_count)
     int *axis_cls[3] = {NULL, NULL, NULL};
     int ncls[3] = {1, 1, 1};
     const long long nbx = p->G.nbins[0], nby = p->G.nbins[1];
-    long long cells = 1, cap = 1, nsub = 0, nsplit = 0, nonempty = 0, ns = 0, nsp = 0, slots = 0;
+    long long cells = 1, cap = 1, nsub = 0, nsplit = 0, ns = 0, nsp = 0, slots = 0;
     /* the classes: per axis, then combined (x fastest) */
     for (int a = 0; a < 3 && st == MR_OK; a++) {
         const long long nb = p->G.nbins[a];
@@ -627,7 +633,6 @@ static mr_status plan_tiles(mr_gpu_nufft *p, const int *h_count)
             continue;
         const long long np = MR_PARTS(h_count[t]);
         class_next[MR_TILE_CLASS(t) + 1]++;
-        nonempty++;
         nsub += np;
         nsplit += np > 1;
     }
@@ -639,20 +644,20 @@ static mr_status plan_tiles(mr_gpu_nufft *p, const int *h_count)
     h_subs = (int4 *)malloc((size_t)(nsub > 0 ? nsub : 1) * sizeof(int4));
     h_split = (int4 *)malloc((size_t)(nsplit > 0 ? nsplit : 1) * sizeof(int4));
     /* at most one group per class and one per split tile */
-    p->groups = (long long(*)[4])malloc((size_t)(p->nclass + nsplit + 1) * sizeof *p->groups);
+    p->groups = (struct tile_group *)malloc((size_t)(p->nclass + nsplit + 1) * sizeof *p->groups);
     if (!h_subs || !h_split || !p->groups) {
         st = mr_error(MR_ENOMEM, "GPU NUFFT: out of host memory for %lld subproblems", nsub);
         goto out;
     }
-    /* per class: its split tiles' parts first, then its single tiles (see above) */
-    for (long long i = 0; i < nonempty;) {
-        const int cl = MR_TILE_CLASS(by_class[i]);
-        long long j = i;
-        while (j < nonempty && MR_TILE_CLASS(by_class[j]) == cl)
-            j++;
-        long long *g = p->groups[p->ngroups++];
-        g[0] = ns;
-        g[2] = nsp;
+    /* per class (by_class[i..j), class_next[cl] now its end): its split tiles' parts first, then its single
+     * tiles (see above) */
+    for (long long cl = 0, i = 0; cl < p->nclass; i = class_next[cl++]) {
+        const long long j = class_next[cl];
+        if (j == i)
+            continue;
+        struct tile_group *g = &p->groups[p->ngroups++];
+        g->sub[0] = ns;
+        g->split[0] = nsp;
         long long used = 0, nsingle = 0;
         for (long long k = i; k < j; k++) {
             const long long t = by_class[k], c = h_count[t], np = MR_PARTS(c);
@@ -661,11 +666,11 @@ static mr_status plan_tiles(mr_gpu_nufft *p, const int *h_count)
                 continue;
             }
             if (used > 0 && used + np > cap) { /* close this group, start another of the same class */
-                g[1] = ns;
-                g[3] = nsp;
-                g = p->groups[p->ngroups++];
-                g[0] = ns;
-                g[2] = nsp;
+                g->sub[1] = ns;
+                g->split[1] = nsp;
+                g = &p->groups[p->ngroups++];
+                g->sub[0] = ns;
+                g->split[0] = nsp;
                 used = 0;
             }
             h_split[nsp++] = make_int4((int)t, (int)used, (int)np, 0);
@@ -680,9 +685,8 @@ static mr_status plan_tiles(mr_gpu_nufft *p, const int *h_count)
         qsort(singles, (size_t)nsingle, sizeof *singles, by_count_desc);
         for (long long k = 0; k < nsingle; k++)
             h_subs[ns++] = make_int4((int)singles[k].y, (int)first_of[singles[k].y], (int)singles[k].x, -1);
-        g[1] = ns;
-        g[3] = nsp;
-        i = j;
+        g->sub[1] = ns;
+        g->split[1] = nsp;
     }
 #undef MR_PARTS
 #undef MR_TILE_CLASS

@@ -28,6 +28,15 @@
 
 static uint64_t rng;
 
+/* How many of n values of `size` bytes differ in their bits between a and b. */
+static int64_t values_differ(const void *a, const void *b, int64_t n, size_t size)
+{
+    int64_t d = 0;
+    for (int64_t i = 0; i < n; i++)
+        d += memcmp((const char *)a + i * size, (const char *)b + i * size, size) != 0;
+    return d;
+}
+
 /* A GPU plan with the parameters the CPU plan p chose; scratch_limit: mr_gpu_nufft_kernel's (0: the default). */
 static int64_t scratch_limit;
 static mr_status gpu_plan_like(mr_gpu_ctx *c, const mr_grid *g, const float *traj, int64_t m, const mr_nufft_params *p,
@@ -98,9 +107,7 @@ static void one_case(mr_gpu_ctx *c, const char *label, const mr_grid *g, int64_t
         CHECK_OK(mr_gpu_download(c, (float *)g1, d1, 2 * 2 * nv * ncoils));
         CHECK_OK(mr_gpu_nufft_type1(gp, ncoils, da, 0, 1, d1));
         CHECK_OK(mr_gpu_download(c, (float *)c1, d1, 2 * 2 * nv * ncoils));
-        int64_t ndiff = 0;
-        for (int64_t i = 0; i < 2 * nv * ncoils; i++)
-            ndiff += memcmp(&g1[i], &c1[i], sizeof *g1) != 0;
+        const int64_t ndiff = values_differ(g1, c1, 2 * nv * ncoils, sizeof *g1);
         char same[160];
         snprintf(same, sizeof same, "GPU %s tol %.0e sigma %.2f: type 1 twice, values whose bits differ", label, tol,
                  par->upsample);
@@ -180,11 +187,8 @@ static void grouping_same_bits(mr_gpu_ctx *c)
             CHECK_OK(mr_gpu_nufft_type1(gp[i], 1, da, 0, 0, d1));
             CHECK_OK(mr_gpu_download(c, r[i], d1, 2 * nv));
         }
-        int64_t ndiff = 0;
-        for (int64_t i = 0; i < 2 * nv; i++)
-            ndiff += memcmp(&r[0][i], &r[1][i], sizeof(float)) != 0;
         CHECK_LE("type 1 with one split tile per launch against the default launches: values whose bits differ",
-                 ndiff, 0);
+                 values_differ(r[0], r[1], 2 * nv, sizeof(float)), 0);
     }
     mr_gpu_free(c, da);
     mr_gpu_free(c, d1);
