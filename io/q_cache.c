@@ -158,29 +158,32 @@ typedef struct {
     const char *engine;
     int64_t nq;      /* the header's count */
     int ncomp;       /* floats per value: 2 (Q, complex), 1 (weights) */
+    int is_q;        /* 1: a Q (its outcome is the report's Q source), 0: Pipe-Menon weights */
     const char *what; /* for messages: "Q", "the DCF weights" */
 } qc_key;
+
+/* "Q is" or "the DCF weights are", for messages. */
+static const char *what_is(int is_q) { return is_q ? "Q is" : "the DCF weights are"; }
 
 static qc_key key_of_q(const mr_q_key *k)
 {
     const mr_grid g = mr_grid_q(k->matrix);
     qc_key q = {{k->matrix[0], k->matrix[1], k->matrix[2]}, k->m, k->traj, k->qw, (int32_t)k->basis, k->engine,
-                mr_grid_size(&g), 2, "Q"};
+                mr_grid_size(&g), 2, 1, "Q"};
     return q;
 }
 
 static qc_key key_of_dcf(const mr_dcf_key *k)
 {
-    qc_key q = {{k->matrix[0], k->matrix[1], k->matrix[2]}, k->m, k->traj, NULL, 0, k->method, k->m, 1, "the DCF weights"};
+    qc_key q = {{k->matrix[0], k->matrix[1], k->matrix[2]}, k->m, k->traj, NULL, 0, k->method, k->m, 1, 0,
+                "the DCF weights"};
     return q;
 }
-
-static int64_t key_nq(const qc_key *k) { return k->nq; }
 
 /* The payload: the key's data (traj [M][3] then qw [M], when it has Q weights), then the result [nq][ncomp],
  * floats. */
 static size_t key_data_bytes(const qc_key *k) { return (size_t)k->m * (k->qw ? 4 : 3) * sizeof(float); }
-static size_t q_bytes(const qc_key *k) { return (size_t)key_nq(k) * (size_t)k->ncomp * sizeof(float); }
+static size_t q_bytes(const qc_key *k) { return (size_t)k->nq * (size_t)k->ncomp * sizeof(float); }
 static uint64_t payload_bytes(const qc_key *k) { return (uint64_t)key_data_bytes(k) + q_bytes(k); }
 
 /* The 128-bit hash naming a key's file: everything a Q depends on, byte for byte. */
@@ -215,7 +218,7 @@ static void fill_header(qc_header *hd, const qc_key *k, const uint64_t kh[2])
     hd->key_hash[1] = kh[1];
     memcpy(hd->matrix, k->matrix, sizeof hd->matrix);
     hd->m = k->m;
-    hd->nq = key_nq(k);
+    hd->nq = k->nq;
     hd->basis = k->basis;
     hd->endian = QC_ENDIAN;
     snprintf(hd->engine, sizeof hd->engine, "%s", k->engine);
@@ -302,7 +305,7 @@ mr_status mr_q_cache_default_dir(char *buf, size_t size)
 static int reject(mr_q_cache *c, const qc_key *k, const char *path, const char *why)
 {
     mr_log(MR_LOG_WARN, "Q cache: %s: %s; ignored (%s computed again and the entry replaced)", path, why,
-           k->qw ? "Q is" : "the DCF weights are");
+           what_is(k->is_q));
     c->stats.rejected++;
     return 0;
 }
@@ -359,7 +362,7 @@ static int read_entry(mr_q_cache *c, const qc_key *k, const uint64_t kh[2], floa
         reject(c, k, path, "the header is damaged or of another format");
         goto done;
     }
-    if (hd.key_hash[0] != kh[0] || hd.key_hash[1] != kh[1] || hd.m != k->m || hd.nq != key_nq(k) ||
+    if (hd.key_hash[0] != kh[0] || hd.key_hash[1] != kh[1] || hd.m != k->m || hd.nq != k->nq ||
         memcmp(hd.matrix, k->matrix, sizeof hd.matrix) != 0 || hd.basis != k->basis ||
         strncmp(hd.engine, k->engine, sizeof hd.engine) != 0 || strncmp(hd.program, MR_VERSION, sizeof hd.program) != 0 ||
         hd.payload_bytes != payload_bytes(k)) {
@@ -658,7 +661,7 @@ static void *write_job(void *arg)
     } else {
         snprintf(j->why, sizeof j->why, "the cache write failed: %s", strerror(errno));
         mr_log(MR_LOG_WARN, "Q cache: cannot write %s: %s (%s not cached)", j->final, strerror(errno),
-               j->is_q ? "Q is" : "the DCF weights are");
+               what_is(j->is_q));
         if (fd >= 0)
             (void)unlink(j->tmp);
     }
@@ -714,13 +717,14 @@ static void save_locked(mr_q_cache *c, const qc_key *k, float *q)
     unlock(&c->lock_fd);
     const uint64_t bytes = sizeof(qc_header) + payload_bytes(k);
     qc_job *j = q ? calloc(1, sizeof *j) : NULL;
-    if (k->qw)
+    if (k->is_q)
         c->last_save = 0;
     char why[160];
-    snprintf(why, sizeof why, "%s", q ? "no memory for the cache write" : k->qw ? "no Q to store" : "no weights to store");
+    snprintf(why, sizeof why, "%s",
+             q ? "no memory for the cache write" : k->is_q ? "no Q to store" : "no weights to store");
     if (q && (uint64_t)c->max_bytes < bytes) {
         snprintf(why, sizeof why, "%s take%s %.0f MB, more than the cache's limit of %.0f MB", k->what,
-                 k->qw ? "s" : "", (double)bytes * 1e-6, (double)c->max_bytes * 1e-6);
+                 k->is_q ? "s" : "", (double)bytes * 1e-6, (double)c->max_bytes * 1e-6);
         mr_log(MR_LOG_INFO, "Q cache: %s: not stored", why);
     } else if (q && j && (j->key_data = malloc(key_data_bytes(k)))) {
         memcpy(j->key_data, k->traj, (size_t)k->m * 3 * sizeof(float));
@@ -730,7 +734,7 @@ static void save_locked(mr_q_cache *c, const qc_key *k, float *q)
         j->q = q;
         j->q_bytes = q_bytes(k);
         j->lock_fd = lock_fd;
-        j->is_q = k->qw != NULL;
+        j->is_q = k->is_q;
         j->max_bytes = c->max_bytes;
         j->dir = c->dir;
         file_name(c, kh, ".mrq", j->final, sizeof j->final);
@@ -747,7 +751,7 @@ static void save_locked(mr_q_cache *c, const qc_key *k, float *q)
         }
         return;
     }
-    if (k->qw)
+    if (k->is_q)
         snprintf(c->last_why, sizeof c->last_why, "%s", why);
     if (j)
         free(j->key_data);
