@@ -105,6 +105,9 @@ mr_status mr_gpu_fetch(int device, float *host_dst, const float *dev_src, int64_
 mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int64_t matrix[3], const float *q);
 /* y = sum_n' Q(r_n - r_n') x_n' on `batch` consecutive images [batch][N]; x == y allowed. */
 mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *x, float *y);
+/* z = (a C + g G + s I)^-1 r with C the circulant approximation of the normal (solver/toeplitz.h), on one
+ * image [N]; z == r allowed. */
+mr_status mr_gpu_toeplitz_circulant_solve(mr_gpu_toeplitz *t, double a, double g, double s, const float *r, float *z);
 void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t);
 /* Seconds create spent in cuFFT planning (loading the library the first time included). */
 double mr_gpu_toeplitz_plan_seconds(const mr_gpu_toeplitz *t);

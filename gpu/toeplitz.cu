@@ -28,6 +28,7 @@
 #include "cuda_check.h"
 #include "cufft_api.h"
 #include "dl.h"
+#include "../solver/toeplitz.h"
 #include "gpu_internal.h"
 
 #ifndef MR_CUFFT_LIBRARY
@@ -79,6 +80,9 @@ struct mr_gpu_toeplitz {
     int plan, lo, hi;
     long long slab, nslow;
     double plan_s;
+    float *lam;   /* [N] the circulant approximation's eigenvalues (solver/toeplitz.h) */
+    double lam0;  /* the one at frequency 0 */
+    int cplan;    /* its N-grid transform (-1: none, a 1x1x1 grid) */
 };
 
 /* What every kernel needs: extents of both grids. */
@@ -158,10 +162,115 @@ __global__ void k_crop(mr_tp_geom g, const float2 *w, float2 *y)
         y[(i2 * g.n[1] + i1) * g.n[0] + i0] = w[(i2 * g.p[1] + i1) * g.p[0] + i0];
 }
 
+/* Chan's circulant on the N grid (solver/toeplitz.c build_circulant): c[m] = sum over s in {0,1}^D of prod_a
+ * w_a Q(m - s N), Q grid index m_a + N_a for s_a = 0 (weight (N_a - m_a) / N_a), m_a for s_a = 1 (weight m_a
+ * / N_a); in double, like the host. */
+__global__ void k_chan(mr_tp_geom g, const float2 *q, float2 *c)
+{
+    const long long m[3] = {(long long)blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y, blockIdx.z};
+    if (m[0] >= g.n[0])
+        return;
+    double re = 0, im = 0;
+    for (int sel = 0; sel < 8; sel++) {
+        double w = 1;
+        long long src[3];
+        for (int a = 0; a < 3; a++) {
+            const int s = (sel >> a) & 1;
+            if (g.n[a] == 1) {
+                w *= s ? 0.0 : 1.0;
+                src[a] = 0;
+            } else {
+                w *= s ? (double)m[a] / (double)g.n[a] : (double)(g.n[a] - m[a]) / (double)g.n[a];
+                src[a] = s ? m[a] : m[a] + g.n[a];
+            }
+        }
+        if (w == 0)
+            continue;
+        const float2 v = q[(src[2] * g.p[1] + src[1]) * g.p[0] + src[0]];
+        re += w * v.x;
+        im += w * v.y;
+    }
+    c[(m[2] * g.n[1] + m[1]) * g.n[0] + m[0]] = make_float2((float)re, (float)im);
+}
+
+/* z[k] /= max(a lam[k] + g sum_a 4 sin^2(pi k_a / N_a) + s, floor) * N (the inverse transform's 1/N). */
+__global__ void k_circ_divide(mr_tp_geom g, float2 *z, const float *lam, double a, double gw, double s, double floor)
+{
+    const long long k[3] = {(long long)blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y, blockIdx.z};
+    if (k[0] >= g.n[0])
+        return;
+    const long long i = (k[2] * g.n[1] + k[1]) * g.n[0] + k[0];
+    float gs = 0; /* single precision: a preconditioner's model */
+    for (int ax = 0; ax < 3; ax++) {
+        const float sn = sinpif((float)k[ax] / (float)g.n[ax]);
+        gs += 4.0f * sn * sn;
+    }
+    const double l = lam[i];
+    double den = a * (l > 0 ? l : 0.0) + gw * gs + s;
+    den = den > floor ? den : floor;
+    const float f = (float)(1.0 / (den * (double)g.nn));
+    float2 v = z[i];
+    v.x *= f;
+    v.y *= f;
+    z[i] = v;
+}
+
+/* t->lam, t->lam0 and t->cplan from the device Q (t->work as scratch). */
+static mr_status make_circulant(mr_gpu_toeplitz *t, const float *q)
+{
+    int dims[3], rank = 0;
+    for (int a = 2; a >= 0; a--) /* slowest axis first for cuFFT */
+        if (t->n[a] > 1)
+            dims[rank++] = (int)t->n[a];
+    if (!(t->lam = mr_gpu_alloc(t->c, t->nn)))
+        return MR_ENOMEM;
+    mr_status st = rank ? mr_gpu_fft_plan(&t->cplan, t->c, rank, dims, 1, 0) : MR_OK;
+    const mr_tp_geom g = geom_of(t);
+    cudaStream_t s = mr_gpu_ctx_stream(t->c);
+    if (st == MR_OK) {
+        k_chan<<<grid3(t->n[0], t->n[1], t->n[2]), MR_GPU_THREADS, 0, s>>>(g, (const float2 *)q, t->work);
+        st = mr_gpu_ctx_launched(t->c, "circulant approximation");
+    }
+    if (st == MR_OK && t->cplan >= 0)
+        st = mr_gpu_fft_exec(t->cplan, t->work, 0);
+    if (st == MR_OK) {
+        k_real_scaled<<<mr_gpu_blocks(t->nn), MR_GPU_THREADS, 0, s>>>(t->nn, t->work, t->lam, 1.0f);
+        st = mr_gpu_ctx_launched(t->c, "circulant eigenvalues");
+    }
+    float l0 = 0;
+    if (st == MR_OK)
+        st = MR_CU(cudaMemcpyAsync(&l0, t->lam, sizeof l0, cudaMemcpyDeviceToHost, s));
+    if (st == MR_OK)
+        st = mr_gpu_ctx_sync(t->c);
+    t->lam0 = l0;
+    return st;
+}
+
+mr_status mr_gpu_toeplitz_circulant_solve(mr_gpu_toeplitz *t, double a, double g, double s, const float *r, float *z)
+{
+    cudaStream_t cs = mr_gpu_ctx_stream(t->c);
+    mr_status st = MR_OK;
+    if (z != r)
+        st = MR_CU(cudaMemcpyAsync(z, r, (size_t)t->nn * sizeof(float2), cudaMemcpyDeviceToDevice, cs));
+    if (st == MR_OK && t->cplan >= 0)
+        st = mr_gpu_fft_exec(t->cplan, (float2 *)z, 0);
+    if (st == MR_OK) {
+        const double floor = MR_TOEPLITZ_CIRC_FLOOR * (a * t->lam0 + 12.0 * g + s);
+        k_circ_divide<<<grid3(t->n[0], t->n[1], t->n[2]), MR_GPU_THREADS, 0, cs>>>(geom_of(t), (float2 *)z, t->lam,
+                                                                                     a, g, s, floor);
+        st = mr_gpu_ctx_launched(t->c, "circulant division");
+    }
+    if (st == MR_OK && t->cplan >= 0)
+        st = mr_gpu_fft_exec(t->cplan, (float2 *)z, 1);
+    return st == MR_OK ? MR_OK : mr_gpu_ctx_fail(t->c, st);
+}
+
 void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t)
 {
     if (!t)
         return;
+    mr_gpu_fft_destroy(t->cplan);
+    mr_gpu_free(t->c, t->lam);
     mr_gpu_fft_destroy(t->plan);
     mr_gpu_fft_destroy(t->lo);
     mr_gpu_fft_destroy(t->hi);
@@ -222,7 +331,7 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
         return mr_error(MR_ENOMEM, "GPU Toeplitz operator: out of host memory");
     t->c = c;
     t->nn = t->pp = 1;
-    t->plan = t->lo = t->hi = -1;
+    t->plan = t->lo = t->hi = t->cplan = -1;
     for (int a = 0; a < 3; a++) {
         t->n[a] = matrix[a];
         t->p[a] = matrix[a] > 1 ? 2 * matrix[a] : 1;
@@ -249,6 +358,8 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
         if (st == MR_OK)
             st = mr_gpu_ctx_sync(c);
     }
+    if (st == MR_OK)
+        st = make_circulant(t, q);
     t->plan_s = mr_now() - t0;
     if (st != MR_OK) {
         mr_gpu_toeplitz_destroy(t);

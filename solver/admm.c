@@ -44,6 +44,8 @@ typedef struct {
     double rho;
     float *t, *r; /* image scratch; the inner CG's final residual */
     float *rhs_prev, *r_prev, *r0; /* the previous x-update's right-hand side and residual; the next r_0 */
+    mr_linop_symbol sym; /* the system's model for the preconditioner (rho included) */
+    int precond;         /* 1: the x-updates' CG is preconditioned by sym */
 } admm;
 
 /* y += (smooth terms + rho sum_j R_j^H R_j) x: the system's part besides E^H E */
@@ -60,6 +62,43 @@ static mr_status add_extra(admm *a, const float *x, float *y, float *scratch)
         }
     }
     return st;
+}
+
+/* The model (linop.h) of term j's R_j^H R_j: the identity for a term on the image, else its operator's (no
+ * Toeplitz part). 0 when it has none. */
+static int term_symbol(const mr_problem *p, int j, mr_linop_symbol *y)
+{
+    if (mr_term_on_image(p, j)) {
+        *y = (mr_linop_symbol){1, NULL, 0, 0, 1};
+        return 1;
+    }
+    *y = mr_linop_symbol_of(p->terms[j].t.op);
+    return y->known && !y->tp && y->a == 0;
+}
+
+/* The x-update system's model, E^H E's + sum_L2 lambda_q R_q^H R_q's + rho sum_j R_j^H R_j's, into a->sym;
+ * a->precond = 0 when E's model has no Toeplitz normal (or E maps coil images) or a term has no model. */
+static void system_symbol(admm *a)
+{
+    mr_problem *p = a->p;
+    int64_t dom[4];
+    mr_linop_dom(p->e, dom);
+    a->sym = mr_linop_symbol_of(p->e);
+    a->precond = a->o->precond && a->sym.known && a->sym.tp && a->sym.a > 0 && dom[3] == 1;
+    for (int j = 0; a->precond && j < p->nterms; j++) {
+        mr_linop_symbol y;
+        const double w = mr_term_smooth(p, j) ? p->terms[j].t.lambda : a->rho;
+        a->precond = term_symbol(p, j, &y);
+        a->sym.g += w * y.g;
+        a->sym.s += w * y.s;
+    }
+}
+
+/* z = M^-1 r, M the system's model (the inner CG's preconditioner) */
+static mr_status precond_apply(void *ctx, const float *r, float *z)
+{
+    const admm *a = ctx;
+    return mr_linop_symbol_solve(&a->sym, r, z);
 }
 
 /* y = (E^H E + smooth terms + rho sum_j R_j^H R_j) x */
@@ -242,6 +281,10 @@ mr_status mr_solve_admm(mr_problem *p, const mr_solve_opts *o, float *x, mr_solv
             mr_vec_axpy(v, n, a.r0, 1.0, a.r_prev);
             co.r0 = a.r0;
         }
+        system_symbol(&a); /* rho may have changed */
+        co.precond = a.precond ? precond_apply : NULL;
+        co.precond_ctx = &a;
+        res->preconditioned = a.precond;
         mr_cg_result cr;
         if (st == MR_OK && (st = mr_cg_solve(v, n, rhs, x, &co, &cr)) == MR_OK) {
             res->inner_total += cr.iterations;

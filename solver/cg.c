@@ -65,6 +65,25 @@ static mr_status apply_system(const mr_vecops *ops, int64_t n, const mr_cg_opts 
     return MR_OK;
 }
 
+/* z = M^-1 r and *rz = Re r^H z, which a positive definite M makes > 0 for r != 0 (iteration k, for the
+ * message). */
+static mr_status precondition(const mr_vecops *ops, int64_t n, const mr_cg_opts *o, const float *r, float *z,
+                              double *rz, int k)
+{
+    mr_status st = o->precond(o->precond_ctx, r, z);
+    if (st != MR_OK)
+        return st;
+    double d[2];
+    ops->dot(ops->ctx, n, r, z, d);
+    if (ops->status && (st = ops->status(ops->ctx)) != MR_OK)
+        return st;
+    if (!(d[0] > 0) || !isfinite(d[0]))
+        return mr_error(MR_EINTERNAL, "cg: the preconditioner is not positive definite at iteration %d (r^H M^-1 r = %g)",
+                        k, d[0]);
+    *rz = d[0];
+    return MR_OK;
+}
+
 mr_status mr_cg_check_params(int iters, double lambda, double tol)
 {
     if (iters < 1)
@@ -90,9 +109,11 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
 
     float *r = ops->alloc(ops->ctx, n), *p = ops->alloc(ops->ctx, n), *q = ops->alloc(ops->ctx, n);
     float *t = (o->lambda > 0 && o->reg) ? ops->alloc(ops->ctx, n) : NULL;
+    float *z = o->precond ? ops->alloc(ops->ctx, n) : NULL; /* M^-1 r */
     res->rel_resid = calloc((size_t)o->iters + 1, sizeof(double));
     res->metric = o->metric ? calloc((size_t)o->iters + 1, sizeof(double)) : NULL;
-    if (!r || !p || !q || (o->lambda > 0 && o->reg && !t) || !res->rel_resid || (o->metric && !res->metric)) {
+    if (!r || !p || !q || (o->lambda > 0 && o->reg && !t) || (o->precond && !z) || !res->rel_resid ||
+        (o->metric && !res->metric)) {
         st = mr_error(MR_ENOMEM, "cg: out of memory for %lld-element work vectors", (long long)n);
         goto fail;
     }
@@ -107,10 +128,17 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
         ops->zero(ops->ctx, n, x);
         ops->copy(ops->ctx, n, r, b); /* r_0 = b - A 0 */
     }
-    ops->copy(ops->ctx, n, p, r);
     double rr = ops->norm(ops->ctx, n, r);
     res->r0_norm = rr;
     rr *= rr;
+    double rz = rr; /* r^H M^-1 r (r^H r without a preconditioner) */
+    if (res->r0_norm > 0 && o->precond) {
+        if ((st = precondition(ops, n, o, r, z, &rz, 0)) != MR_OK)
+            goto fail;
+        ops->copy(ops->ctx, n, p, z);
+    } else {
+        ops->copy(ops->ctx, n, p, r);
+    }
     res->rel_resid[0] = 1.0;
     if (o->metric)
         res->metric[0] = run_metric(o, x, res);
@@ -147,7 +175,7 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
             res->stop = MR_CG_STOP_BREAKDOWN;
             break;
         }
-        double alpha = rr / pq[0];
+        double alpha = rz / pq[0];
         mr_vec_axpy(ops, n, x, alpha, p);
         mr_vec_axpy(ops, n, r, -alpha, q);
         double rnorm = ops->norm(ops->ctx, n, r);
@@ -168,7 +196,16 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
             res->stop = MR_CG_STOP_TOL;
             break;
         }
-        mr_vec_xpay(ops, n, p, rr_new / rr, r); /* p = r + beta p */
+        if (o->precond) { /* p = M^-1 r + beta p */
+            double rz_new;
+            if ((st = precondition(ops, n, o, r, z, &rz_new, k)) != MR_OK)
+                goto fail;
+            mr_vec_xpay(ops, n, p, rz_new / rz, z);
+            rz = rz_new;
+        } else { /* p = r + beta p */
+            mr_vec_xpay(ops, n, p, rr_new / rr, r);
+            rz = rr_new;
+        }
         rr = rr_new;
     }
 done:
@@ -177,12 +214,14 @@ done:
     ops->release(ops->ctx, p);
     ops->release(ops->ctx, q);
     ops->release(ops->ctx, t);
+    ops->release(ops->ctx, z);
     return MR_OK;
 fail:
     ops->release(ops->ctx, r);
     ops->release(ops->ctx, p);
     ops->release(ops->ctx, q);
     ops->release(ops->ctx, t);
+    ops->release(ops->ctx, z);
     mr_cg_result_free(res);
     return st;
 }

@@ -56,6 +56,10 @@ typedef struct {
                        unless r0 is given); 0 (default): from x = 0 */
     const float *r0; /* warm start: b - A x_0 when the caller knows it (in the vecops' memory, borrowed); NULL */
     double tol_abs;  /* also stop when ||r_k|| <= tol_abs (before the first iteration too); 0 (default): off */
+    /* A preconditioner: z = M^-1 r for a Hermitian positive definite M that approximates the system
+     * (preconditioned CG; the residual recorded is still ||r_k||); NULL (default): none. */
+    mr_cg_apply_fn precond;
+    void *precond_ctx;
 } mr_cg_opts;
 
 void mr_cg_opts_default(mr_cg_opts *o);

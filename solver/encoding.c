@@ -14,6 +14,7 @@
 #include "linop_qnormal.h"
 #include "nudft.h"
 #include "nufft.h"
+#include "toeplitz.h"
 
 static const struct {
     const char *name, *help;
@@ -89,7 +90,7 @@ static int64_t exact_fixed_bytes(const int64_t matrix[3], int64_t m, int fast_no
 {
     const mr_grid gq = mr_grid_q(matrix);
     const int64_t nq = mr_grid_size(&gq);
-    return (fast_normal ? nq * 8 + nq * 12 : 0) + m * 32;
+    return (fast_normal ? nq * 8 + mr_toeplitz_bytes(matrix) : 0) + m * 32;
 }
 
 /* Working set of the exact operator: GPU: its sums within what the limit leaves them (gpu/sums.h: tables of

@@ -16,7 +16,22 @@ struct mr_linop {
     mr_linop_ops ops;
     void *data;
     float *tmp; /* default normal: F x (cod size), made on first use */
+    mr_linop_symbol sym; /* the normal's model (linop.h); known = 0 unless a constructor set it */
 };
+
+void mr_linop_set_symbol(mr_linop *op, const mr_linop_symbol *sym) { op->sym = *sym; }
+mr_linop_symbol mr_linop_symbol_of(const mr_linop *op) { return op->sym; }
+
+/* A model that is a multiple of the identity (a diagonal operator's, as the model sees it). */
+static int symbol_scalar(const mr_linop_symbol *y) { return y->known && !y->tp && y->a == 0 && y->g == 0; }
+
+static mr_linop_symbol symbol_scaled(mr_linop_symbol y, double f)
+{
+    y.a *= f;
+    y.g *= f;
+    y.s *= f;
+    return y;
+}
 
 static int64_t product(const int64_t d[4]) { return d[0] * d[1] * d[2] * d[3]; }
 
@@ -213,7 +228,12 @@ mr_status mr_linop_chain(mr_linop **out, mr_linop *a, mr_linop *b)
         return st;
     }
     const mr_linop_ops ops = {chain_forward, chain_adjoint, chain_normal, pair_destroy};
-    return mr_linop_create(out, a->be, a->dom, b->cod, &ops, d);
+    st = mr_linop_create(out, a->be, a->dom, b->cod, &ops, d);
+    if (st == MR_OK && symbol_scalar(&a->sym) && b->sym.known) /* A^H (model of B) A */
+        (*out)->sym = symbol_scaled(b->sym, a->sym.s);
+    else if (st == MR_OK && symbol_scalar(&b->sym) && a->sym.known)
+        (*out)->sym = symbol_scaled(a->sym, b->sym.s);
+    return st;
 }
 
 static mr_status sum_forward(void *p, const float *x, float *y)
@@ -297,7 +317,10 @@ mr_status mr_linop_identity(mr_linop **out, mr_backend *be, const int64_t dims[4
     d->n = product(dims);
     d->s = s;
     const mr_linop_ops ops = {identity_forward, identity_forward, identity_normal, free};
-    return mr_linop_create(out, be, dims, dims, &ops, d);
+    mr_status st = mr_linop_create(out, be, dims, dims, &ops, d);
+    if (st == MR_OK)
+        (*out)->sym = (mr_linop_symbol){1, NULL, 0, 0, s * s};
+    return st;
 }
 
 /* ---- A^H A as an operator ---------------------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* Voxel-wise operators of linop.h: sensitivity maps and finite differences, on the host (OpenMP) or
  * on the device (gpu/gpu_ops.h). */
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,9 +132,24 @@ mr_status mr_linop_sens_create(mr_linop **out, mr_backend *be, const int64_t mat
         sens_destroy(d);
         return st;
     }
+    /* the model of the normal (linop.h): the mean of sum_c |S_c|^2, where that sum is nowhere far below it */
+    double mean2 = 0, min2 = INFINITY;
+    for (int64_t v = 0; v < d->n; v++) {
+        double s2 = 0;
+        for (int64_t c = 0; c < ncoils; c++) {
+            const float *sv = maps + 2 * (c * d->n + v);
+            s2 += (double)sv[0] * sv[0] + (double)sv[1] * sv[1];
+        }
+        mean2 += s2;
+        min2 = s2 < min2 ? s2 : min2;
+    }
+    mean2 /= (double)d->n;
     const int64_t dom[4] = {matrix[0], matrix[1], matrix[2], 1}, cod[4] = {matrix[0], matrix[1], matrix[2], ncoils};
     const mr_linop_ops ops = {sens_forward, sens_adjoint, sens_normal, sens_destroy};
-    return mr_linop_create(out, be, dom, cod, &ops, d);
+    st = mr_linop_create(out, be, dom, cod, &ops, d);
+    if (st == MR_OK && min2 >= MR_SENS_MODEL_MIN * mean2)
+        mr_linop_set_symbol(*out, &(mr_linop_symbol){1, NULL, 0, 0, mean2});
+    return st;
 }
 
 /* ---- finite differences ------------------------------------------------------------------------ */
@@ -256,5 +272,8 @@ mr_status mr_linop_fd_create(mr_linop **out, mr_backend *be, const int64_t matri
     const int64_t dom[4] = {matrix[0], matrix[1], matrix[2], 1};
     const int64_t cod[4] = {matrix[0], matrix[1], matrix[2], na > 0 ? na : 1};
     const mr_linop_ops ops = {fd_forward, fd_adjoint, fd_normal, fd_destroy};
-    return mr_linop_create(out, be, dom, cod, &ops, d);
+    st = mr_linop_create(out, be, dom, cod, &ops, d);
+    if (st == MR_OK) /* R^H R: the negative Laplacian (Neumann; the model's G is periodic) */
+        mr_linop_set_symbol(*out, &(mr_linop_symbol){1, NULL, 0, 1, 0});
+    return st;
 }

@@ -89,6 +89,19 @@ static mr_status tp_apply(void *p, const float *x, float *y)
     return mr_toeplitz_apply_batch(d->cpu, d->c, x, y);
 }
 
+mr_status mr_linop_symbol_solve(const mr_linop_symbol *sym, const float *r, float *z)
+{
+    const tp_data *d = sym && sym->tp ? mr_linop_data(sym->tp, tp_apply) : NULL;
+    if (!d)
+        return mr_error(MR_EINVAL, "circulant solve: the model has no Toeplitz normal");
+    if (!(sym->a >= 0 && sym->g >= 0 && sym->s >= 0 && sym->a + sym->g + sym->s > 0) ||
+        !isfinite(sym->a + sym->g + sym->s))
+        return mr_error(MR_EINVAL, "circulant solve: a %g, g %g, s %g (need >= 0, sum > 0)", sym->a, sym->g, sym->s);
+    if (d->gpu)
+        return mr_gpu_toeplitz_circulant_solve(d->gpu, sym->a, sym->g, sym->s, r, z);
+    return mr_toeplitz_circulant_solve(d->cpu, sym->a, sym->g, sym->s, r, z);
+}
+
 mr_status mr_linop_toeplitz_create(mr_linop **out, mr_backend *be, const int64_t matrix[3], const float *q,
                                    int64_t ncoils, double *fft_plan_seconds)
 {
@@ -396,5 +409,5 @@ mr_status mr_linop_nudft_create(mr_linop **out, mr_backend *be, const int64_t ma
     info->plan_seconds = mr_now() - t_setup - info->q_seconds;
     const int64_t dom[4] = {matrix[0], matrix[1], matrix[2], ncoils}, cod[4] = {m, 1, 1, ncoils};
     const mr_linop_ops ops = {nudft_forward, nudft_adjoint, o.fast_normal ? nudft_normal : NULL, nudft_destroy};
-    return mr_linop_create(out, be, dom, cod, &ops, d);
+    return mr_qnormal_linop(&d->nq, out, dom, cod, &ops, d);
 }

@@ -17,6 +17,7 @@
 #include "../gpu/nufft.h"
 #include "linop.h"
 #include "linop_qnormal.h"
+#include "toeplitz.h"
 #include "nufft.h"
 
 _Static_assert(MR_NUFFT_MAX_WIDTH == MR_GPU_NUFFT_COEF_STRIDE, "the GPU plan takes the coefficient rows as they are");
@@ -237,7 +238,7 @@ void mr_nufft_op_bytes(int gpu, const int64_t matrix[3], int64_t m, const mr_nuf
 {
     const mr_grid gi = mr_grid_image(matrix), gq = mr_grid_q(matrix);
     const int64_t nq = mr_grid_size(&gq), vecs = m * 4 + m * 8;
-    const int64_t toeplitz = nq * 8 + nq * 4; /* work grid (complex) and spectrum (real), GPU and host alike */
+    const int64_t toeplitz = mr_toeplitz_bytes(matrix); /* GPU and host alike */
     int64_t img, qplan;
     if (gpu) {
         mr_gpu_nufft_kernel k[2];
@@ -368,5 +369,5 @@ mr_status mr_linop_nufft_create(mr_linop **out, mr_backend *be, const int64_t ma
            (long long)pq.fine[2], (d->nq.gctx ? ninfo->device_bytes : ninfo->host_bytes) * 1e-9, d->nq.gctx ? "GPU" : "host");
     const int64_t dom[4] = {matrix[0], matrix[1], matrix[2], ncoils}, cod[4] = {m, 1, 1, ncoils};
     const mr_linop_ops ops = {nufft_forward, nufft_adjoint, o.fast_normal ? nufft_normal : NULL, nufft_destroy};
-    return mr_linop_create(out, be, dom, cod, &ops, d);
+    return mr_qnormal_linop(&d->nq, out, dom, cod, &ops, d);
 }

@@ -117,6 +117,16 @@ mr_status mr_qnormal_begin(mr_qnormal *d, mr_backend *be, const int64_t matrix[3
     return MR_OK;
 }
 
+mr_status mr_qnormal_linop(const mr_qnormal *d, mr_linop **out, const int64_t dom[4], const int64_t cod[4],
+                           const mr_linop_ops *ops, void *data)
+{
+    mr_linop *tp = d->tp;
+    mr_status st = mr_linop_create(out, d->be, dom, cod, ops, data); /* data (and d with it) is gone on failure */
+    if (st == MR_OK && tp && ops->normal)
+        mr_linop_set_symbol(*out, &(mr_linop_symbol){1, tp, 1, 0, 0});
+    return st;
+}
+
 void mr_qnormal_release(mr_qnormal *d)
 {
     if (d->saver) {

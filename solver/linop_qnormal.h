@@ -57,6 +57,11 @@ typedef mr_status (*mr_q_compute_fn)(void *ctx, const float *qw, float *q);
 mr_status mr_qnormal_make(mr_qnormal *d, const float *traj, const float *qw, mr_basis basis, const char *engine,
                           mr_q_store *store, mr_q_compute_fn compute, void *ctx, mr_nudft_info *info);
 
+/* The operator (mr_linop_create(out, d->be, dom, cod, ops, data)) with the model of its normal (linop.h): the
+ * Toeplitz normal's circulant approximation {tp, a = 1} when it has a Toeplitz normal. */
+mr_status mr_qnormal_linop(const mr_qnormal *d, mr_linop **out, const int64_t dom[4], const int64_t cod[4],
+                           const mr_linop_ops *ops, void *data);
+
 /* Join a background save, free the Q it kept and the Toeplitz normal. */
 void mr_qnormal_release(mr_qnormal *d);
 

@@ -373,6 +373,8 @@ void mr_solve_opts_default(mr_solve_opts *o)
     o->inner_iters = MR_ADMM_INNER_ITERS;
     o->inner_tol = 0;
     o->adapt_rho = 0;
+    const char *pc = getenv("MR_PRECOND");
+    o->precond = !(pc && strcmp(pc, "off") == 0);
     o->power_iters = 30;
     o->objective = 1;
     o->seed = 1;

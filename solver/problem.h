@@ -116,6 +116,9 @@ typedef struct {
     double rho;            /* ADMM: the initial penalty parameter; 0 (default): automatic */
     int adapt_rho;         /* ADMM: 1 residual balancing; default 0 (it drove rho 100 times too high on
                               radial scans, docs/RECON.md) */
+    int precond;           /* ADMM: 1 (default) the x-updates' CG preconditioned by the circulant model of the
+                              system (linop.h) when E and every term have one; 0 plain CG. The default is 0
+                              when the environment has MR_PRECOND=off (for comparisons) */
     int power_iters;       /* FISTA, PDHG: power iterations for L (default 30) */
     int objective;         /* 1 (default): record objective and terms per iteration */
     uint64_t seed;         /* the power iteration's start vector (default 1) */
@@ -153,6 +156,7 @@ typedef struct {
     double rho;               /* ADMM: the final rho; NAN otherwise */
     int restarts;             /* FISTA: adaptive restarts */
     int inner_total;          /* ADMM: CG iterations in all x-updates */
+    int preconditioned;       /* ADMM: 1 when the x-updates' CG was preconditioned */
     int64_t normal_apps;      /* applications of E^H E, the power iterations' included (the cost unit) */
 } mr_solve_result;
 

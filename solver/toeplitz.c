@@ -19,6 +19,7 @@
 #include "fft.h"
 
 #include <fftw3.h>
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,10 @@ struct mr_toeplitz {
     size_t buf_stride;  /* complex elements per thread buffer */
     float *h;           /* [Pz][Py][Px] real spectrum of c, scaled by 1/(Px Py Pz) */
     fftwf_plan fx, bx, fy, by, fz, bz;
+    float *lam;         /* [Nz][Ny][Nx] eigenvalues of the circulant approximation (toeplitz.h) */
+    double lam0;        /* the one at frequency 0 */
+    double *gtab[3];    /* [N_a] 4 sin^2(pi k / N_a): G's eigenvalues are their sums over the axes */
+    fftwf_plan cf[3], cb[3]; /* N_a-point line plans of its transforms (NULL where N_a = 1) */
     int req_threads;    /* threads asked for (the kernel spectrum, batches of small grids) */
     fftwf_complex *bw;  /* batches of small grids: per thread w1 | w2 | buf, made on first use */
     size_t bw_stride;   /* complex elements per thread */
@@ -69,6 +74,12 @@ void mr_toeplitz_destroy(mr_toeplitz *t)
     fftwf_plan plans[6] = {t->fx, t->bx, t->fy, t->by, t->fz, t->bz};
     for (int i = 0; i < 6; i++)
         mr_fft_destroy(plans[i]);
+    for (int a = 0; a < 3; a++) {
+        mr_fft_destroy(t->cf[a]);
+        mr_fft_destroy(t->cb[a]);
+        free(t->gtab[a]);
+    }
+    fftwf_free(t->lam);
     fftwf_free(t->w1);
     fftwf_free(t->w2);
     fftwf_free(t->buf);
@@ -159,6 +170,143 @@ static mr_status build_spectrum(mr_toeplitz *t, const float *q, int threads)
     return MR_OK;
 }
 
+/* ---- the circulant approximation (toeplitz.h) ------------------------------------------------------ */
+
+/* In place on the N grid d [Nz][Ny][Nx]: the unnormalised DFT along every axis with N_a > 1 (forward:
+ * FFTW_FORWARD), by passes of gb lines through each thread's buffer, like the applications: every line is
+ * transformed by the same code whatever thread takes it. */
+static void circ_transform(const mr_toeplitz *t, fftwf_complex *d, int inverse)
+{
+    const int64_t nx = t->n[0], ny = t->n[1], nz = t->n[2], plane = nx * ny, nrows = ny * nz, gb = t->gb;
+    const fftwf_plan *pl = inverse ? t->cb : t->cf;
+#pragma omp parallel num_threads(t->threads)
+    {
+        fftwf_complex *buf = t->buf + (size_t)omp_get_thread_num() * t->buf_stride;
+        if (pl[0]) {
+#pragma omp for schedule(static)
+            for (int64_t g = 0; g < (nrows + gb - 1) / gb; g++) { /* x: rows [gb][nx], contiguous */
+                const int64_t r0 = g * gb, nb = nrows - r0 < gb ? nrows - r0 : gb;
+                memcpy(buf, d + r0 * nx, (size_t)(nb * nx) * sizeof(fftwf_complex));
+                if (nb < gb)
+                    memset(buf + nb * nx, 0, (size_t)((gb - nb) * nx) * sizeof(fftwf_complex));
+                fftwf_execute_dft(pl[0], buf, buf);
+                memcpy(d + r0 * nx, buf, (size_t)(nb * nx) * sizeof(fftwf_complex));
+            }
+        }
+        if (pl[1]) {
+            const int64_t cgroups = (nx + gb - 1) / gb;
+#pragma omp for schedule(static)
+            for (int64_t g = 0; g < nz * cgroups; g++) { /* y: columns of every plane */
+                const int64_t iz = g / cgroups, x0 = (g % cgroups) * gb, nb = nx - x0 < gb ? nx - x0 : gb;
+                gather(buf, d + iz * plane + x0, nx, ny, ny, nb, gb);
+                fftwf_execute_dft(pl[1], buf, buf);
+                scatter(d + iz * plane + x0, buf, nx, ny, nb, gb);
+            }
+        }
+        if (pl[2]) {
+#pragma omp for schedule(static)
+            for (int64_t g = 0; g < (plane + gb - 1) / gb; g++) { /* z: every (y, x) line */
+                const int64_t l0 = g * gb, nb = plane - l0 < gb ? plane - l0 : gb;
+                gather(buf, d + l0, plane, nz, nz, nb, gb);
+                fftwf_execute_dft(pl[2], buf, buf);
+                scatter(d + l0, buf, plane, nz, nb, gb);
+            }
+        }
+    }
+}
+
+/* lam = the eigenvalues of T. Chan's circulant: c = sum over s in {0,1}^D of prod_a w_a Q(m - s N), w_a = (N_a -
+ * m_a) / N_a for s_a = 0 and m_a / N_a for s_a = 1 (m_a in [0, N_a)), transformed; real because c is
+ * Hermitian like Q. Q grid index i sits at offset i - N_a (mr_grid_q), so offset m is index m + N_a and offset
+ * m - N_a is index m. */
+static mr_status build_circulant(mr_toeplitz *t, const float *q)
+{
+    const int64_t nx = t->n[0], ny = t->n[1], nz = t->n[2], nn = nx * ny * nz;
+    const int64_t px = t->p[0], py = t->p[1];
+    t->lam = fftwf_alloc_real((size_t)nn);
+    fftwf_complex *c = fftwf_alloc_complex((size_t)nn);
+    if (!t->lam || !c) {
+        fftwf_free(c);
+        return mr_error(MR_ENOMEM, "toeplitz: out of memory for the circulant approximation (%lld voxels)",
+                        (long long)nn);
+    }
+    for (int a = 0; a < 3; a++) {
+        if (!(t->gtab[a] = malloc((size_t)t->n[a] * sizeof(double)))) {
+            fftwf_free(c);
+            return mr_error(MR_ENOMEM, "toeplitz: out of memory");
+        }
+        for (int64_t k = 0; k < t->n[a]; k++) {
+            const double sn = sin(M_PI * (double)k / (double)t->n[a]);
+            t->gtab[a][k] = 4.0 * sn * sn;
+        }
+    }
+    for (int a = 0; a < 3; a++)
+        if (t->n[a] > 1) {
+            t->cf[a] = plan_group(t->n[a], t->gb, a == 0, t->buf, FFTW_FORWARD);
+            t->cb[a] = plan_group(t->n[a], t->gb, a == 0, t->buf, FFTW_BACKWARD);
+            if (!t->cf[a] || !t->cb[a]) {
+                fftwf_free(c);
+                return mr_error(MR_EFFT, "toeplitz: FFTW could not plan the %lld-point line transforms",
+                                (long long)t->n[a]);
+            }
+        }
+#pragma omp parallel for schedule(static) num_threads(t->threads)
+    for (int64_t i = 0; i < nn; i++) {
+        const int64_t m[3] = {i % nx, (i / nx) % ny, i / (nx * ny)};
+        double re = 0, im = 0;
+        for (int sel = 0; sel < 8; sel++) {
+            double w = 1;
+            int64_t src[3];
+            for (int a = 0; a < 3; a++) {
+                const int s = (sel >> a) & 1;
+                if (t->n[a] == 1) { /* the Q grid has one point on this axis */
+                    w *= s ? 0.0 : 1.0;
+                    src[a] = 0;
+                } else {
+                    w *= s ? (double)m[a] / (double)t->n[a] : (double)(t->n[a] - m[a]) / (double)t->n[a];
+                    src[a] = s ? m[a] : m[a] + t->n[a];
+                }
+            }
+            if (w == 0)
+                continue;
+            const float *v = q + 2 * ((src[2] * py + src[1]) * px + src[0]);
+            re += w * v[0];
+            im += w * v[1];
+        }
+        c[i][0] = (float)re;
+        c[i][1] = (float)im;
+    }
+    circ_transform(t, c, 0);
+    for (int64_t i = 0; i < nn; i++)
+        t->lam[i] = c[i][0];
+    t->lam0 = t->lam[0];
+    fftwf_free(c);
+    return MR_OK;
+}
+
+mr_status mr_toeplitz_circulant_solve(mr_toeplitz *t, double a, double g, double s, const float *r, float *z)
+{
+    if (!t || !r || !z)
+        return mr_error(MR_EINVAL, "toeplitz: null argument");
+    const int64_t nx = t->n[0], ny = t->n[1], nz = t->n[2], nn = nx * ny * nz;
+    if (z != r)
+        memcpy(z, r, (size_t)nn * 2 * sizeof(float));
+    fftwf_complex *d = (fftwf_complex *)z;
+    circ_transform(t, d, 0);
+    const double floor = MR_TOEPLITZ_CIRC_FLOOR * (a * t->lam0 + 12.0 * g + s), inv_n = 1.0 / (double)nn;
+#pragma omp parallel for schedule(static) num_threads(t->threads)
+    for (int64_t i = 0; i < nn; i++) {
+        const double gs = t->gtab[0][i % nx] + t->gtab[1][(i / nx) % ny] + t->gtab[2][i / (nx * ny)];
+        double den = a * (t->lam[i] > 0 ? t->lam[i] : 0.0) + g * gs + s;
+        den = den > floor ? den : floor;
+        const float f = (float)(inv_n / den);
+        d[i][0] *= f;
+        d[i][1] *= f;
+    }
+    circ_transform(t, d, 1);
+    return MR_OK;
+}
+
 mr_status mr_toeplitz_create(mr_toeplitz **out, const int64_t matrix[3], const float *q, int threads)
 {
     if (!out)
@@ -212,6 +360,8 @@ mr_status mr_toeplitz_create(mr_toeplitz **out, const int64_t matrix[3], const f
                         (long long)py, (long long)pz);
     }
     mr_status st = build_spectrum(t, q, t->threads); /* small grids: one thread, as the applications */
+    if (st == MR_OK)
+        st = build_circulant(t, q);
     if (st != MR_OK) {
         mr_toeplitz_destroy(t);
         return st;

@@ -38,6 +38,33 @@ mr_status mr_toeplitz_apply(mr_toeplitz *t, const float *x, float *y);
  * same code whatever thread takes it: the bits do not depend on the thread count. */
 mr_status mr_toeplitz_apply_batch(mr_toeplitz *t, int64_t batch, const float *x, float *y);
 
+/* The circulant approximation of the normal, a preconditioner (solver/cg.h) of the systems that contain it:
+ * C = T. Chan's optimal circulant of the (multilevel) Toeplitz matrix T of Q on the N grid, the circulant
+ * nearest to T in the Frobenius norm (Chan 1988; per axis c_m = ((N - m) Q(m) + m Q(m - N)) / N, m in [0,
+ * N)), positive semi-definite like T; its eigenvalues are computed once in create, by the same line passes as
+ * the applications (bits independent of the thread count). Then
+ *
+ *   z = (a C + g G + s I)^-1 r,   G = the periodic negative Laplacian, eigenvalues sum_a 4 sin^2(pi k_a / N_a)
+ *
+ * (G stands for R^H R of the finite differences, whose Neumann boundary it ignores), by one forward and one
+ * inverse N-grid DFT; each denominator at least MR_TOEPLITZ_CIRC_FLOOR times a C's eigenvalue at frequency 0 (the
+ * sum of the weights, the largest for a sampling densest at the centre) + 12 g + s, so that a frequency T
+ * does not sample stays finite. a, g, s >= 0, not all 0; r, z [Nz][Ny][Nx][2]; z == r allowed. */
+#define MR_TOEPLITZ_CIRC_FLOOR 1e-6
+mr_status mr_toeplitz_circulant_solve(mr_toeplitz *t, double a, double g, double s, const float *r, float *z);
+
+/* Bytes of one Toeplitz normal of `matrix` beside Q (host or GPU): the 2N work grid (complex) and spectrum (real),
+ * the circulant approximation's eigenvalues (real, N grid) and its transform's work space (complex, N grid). */
+static inline int64_t mr_toeplitz_bytes(const int64_t matrix[3])
+{
+    int64_t nn = 1, nq = 1;
+    for (int a = 0; a < 3; a++) {
+        nn *= matrix[a];
+        nq *= matrix[a] > 1 ? 2 * matrix[a] : 1;
+    }
+    return nq * 8 + nq * 4 + nn * 4 + nn * 8;
+}
+
 #ifdef __cplusplus
 }
 #endif

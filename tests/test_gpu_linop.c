@@ -10,7 +10,9 @@
  *   against float64 1e-5; Toeplitz normal (Q on the GPU, cuFFT) 1e-4 (as test_op_device);
  *   device-packed adjoint vs host-packed adjoint 1e-6, with forced voxel passes 1e-6;
  *   the slab-pruned Toeplitz transforms (gpu/toeplitz.cu) vs one unpruned plan (MR_GPU_TOEPLITZ=full),
- *   normal 1e-6, on 3D, 2D and grids with a unit axis (x, y or both of the slow axes). */
+ *   normal 1e-6, on 3D, 2D and grids with a unit axis (x, y or both of the slow axes);
+ *   the SENSE chain's model of its normal (solver/linop.h): the same numbers on both backends, its circulant
+ *   solve GPU vs CPU 1e-5. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,8 @@
 #include "solver/nudft.h"
 
 static uint64_t rng;
+
+static void symbol_agree(const char *label, mr_linop *g, mr_linop *c, int64_t n);
 
 static void vector_ops(mr_backend *gpu, mr_backend *cpu)
 {
@@ -181,6 +185,8 @@ static void operators(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3],
         snprintf(label, sizeof label, "GPU %s %lldx%lldx%lld", names[i], (long long)matrix[0], (long long)matrix[1],
                  (long long)matrix[2]);
         lc_check(label, op[0][i], &rng, 1e-5, toeplitz ? 1e-4 : 1e-6);
+        if (i == E)
+            symbol_agree(label, op[0][i], op[1][i], n);
         lc_agree(label, op[0][i], op[1][i], &rng, nudft ? 1e-5 : 1e-6, toeplitz ? 1e-4 : (nudft ? 1e-5 : 1e-6));
         mr_linop_free(op[0][i]);
         mr_linop_free(op[1][i]);
@@ -188,6 +194,39 @@ static void operators(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3],
     free(traj);
     free(w);
     free(maps);
+}
+
+/* The models of the normal (solver/linop.h) of the same operator on both backends: the same numbers, and the
+ * circulant solve (gpu/toeplitz.cu against solver/toeplitz.c) within 1e-5 on a random image. */
+static void symbol_agree(const char *label, mr_linop *g, mr_linop *c, int64_t n)
+{
+    mr_linop_symbol yg = mr_linop_symbol_of(g), yc = mr_linop_symbol_of(c);
+    CHECK(yg.known && yc.known && yg.tp && yc.tp);
+    char what[320];
+    snprintf(what, sizeof what, "%s: the normal's model, GPU a vs CPU a, relative", label);
+    CHECK_LE(what, fabs(yg.a - yc.a) / fabs(yc.a), 1e-12);
+    if (!yg.tp || !yc.tp)
+        return;
+    yg.g = yc.g = 0.3 * yc.a;
+    yg.s = yc.s = 1e-3 * yc.a;
+    float *r = test_random_normal(&rng, 2 * n), *zc = malloc((size_t)n * 2 * sizeof(float));
+    float *zg = malloc((size_t)n * 2 * sizeof(float));
+    mr_backend *gb = mr_linop_backend(g);
+    float *dr = mr_backend_upload(gb, 2 * n, r), *dz = mr_backend_alloc(gb, n);
+    const mr_vecops *v = mr_backend_vecops(gb);
+    CHECK(dr && dz);
+    if (dr && dz) {
+        CHECK_OK(mr_linop_symbol_solve(&yc, r, zc));
+        CHECK_OK(mr_linop_symbol_solve(&yg, dr, dz));
+        CHECK_OK(v->to_host(v->ctx, n, zg, dz));
+        snprintf(what, sizeof what, "%s: circulant solve, GPU vs CPU, rel L2", label);
+        CHECK_LE(what, test_rel_l2_ff(zg, zc, 2 * n), 1e-5);
+    }
+    v->release(v->ctx, dr);
+    v->release(v->ctx, dz);
+    free(r);
+    free(zc);
+    free(zg);
 }
 
 /* The Toeplitz normal of one NUDFT operator with the pruned transforms (the default) and with one plan
