@@ -19,6 +19,9 @@
 #   bookcg    the book problem with --method cg three times, where the wall time outside report.json's
 #             `total` goes (process start: `mrirecon --version` with and without the GOMP_SPINCOUNT re-exec,
 #             10 each; the arrival of the first and last log lines; the memory release after `total`)
+#   precond   the defaults (ADMM) with the circulant preconditioner against MR_PRECOND=off: book problem with the
+#             NUFFT (twice) and the exact model, their images compared with each other and with a long exact run
+#             (400 ADMM iterations); 256^3 defaults on / off / on (wall, stages, GPU memory peak)
 #   maps      ESPIRiT coil maps for the book trajectory with 8 coils (tool_sens_maps, 3 repetitions) and the
 #             8-coil book scan end to end with the defaults
 # The runs of past investigations are modes too, each a script of its own in scripts/device/ (its header
@@ -141,6 +144,27 @@ EOF
     done
     gpu_peak "book 32 coils defaults" run_recon "book 32 coils, defaults" /tmp/bk32_def /tmp/book32.h5 --device gpu \
       --q-cache off -q
+    ;;
+  precond)
+    log "the preconditioned ADMM (defaults) against MR_PRECOND=off: book problem, NUFFT and exact model"
+    build_tree mrirecon tool_imgcmp
+    "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --snr 30 -q >>"$S" 2>&1
+    pc_cmp() { echo "  $1 vs $2: $("$B/tool_imgcmp" "/tmp/pc_$1/image_iterative.h5" "/tmp/pc_$2/image_iterative.h5" 1e-4 2>&1 | head -1)" >>"$S"; }
+    run_recon "reference: exact, 400 ADMM iterations" /tmp/pc_ref /tmp/book.h5 --device gpu --model exact --q-cache off -q --force -n 400 \
+      --solver admm
+    for pc in on off; do
+      for i in 1 2; do MR_PRECOND=$pc run_recon "book defaults, nufft, precond $pc ($i)" /tmp/pc_n${pc}$i /tmp/book.h5 \
+        --device gpu --model nufft --q-cache off -q --force; done
+      MR_PRECOND=$pc run_recon "book defaults, exact, precond $pc" /tmp/pc_e$pc /tmp/book.h5 --device gpu --model exact \
+        --q-cache off -q --force
+      pc_cmp n${pc}1 n${pc}2; pc_cmp n${pc}1 e$pc; pc_cmp n${pc}1 ref; pc_cmp e$pc ref
+    done
+    log "256^3 defaults, precond on and off"
+    "$bin" phantom -o /tmp/big.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 -q >>"$S" 2>&1
+    for pc in on off on; do
+      MR_PRECOND=$pc gpu_peak "256 defaults precond $pc" run_recon "256^3 defaults, precond $pc" /tmp/pc_big$pc /tmp/big.h5 \
+        --device gpu --q-cache off -q --force
+    done
     ;;
   bookcg)
     log "book --method cg: the time outside report.json's total"
