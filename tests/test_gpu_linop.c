@@ -146,6 +146,8 @@ static void operators(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3],
     const int64_t dims[4] = {matrix[0], matrix[1], matrix[2], 1};
     float *traj = test_random_traj(&rng, matrix, m), *w = test_random_weights(&rng, m);
     float *maps = test_random_normal(&rng, 2 * n * nc);
+    for (int64_t i = 0; i < 2 * n * nc; i++) /* coils of magnitude ~1, so that the maps have a model (linop.h) */
+        maps[i] = (float)((i % 2 ? 0.0 : 1.0) + 0.3 * maps[i]);
     mr_backend *be[2] = {gpu, cpu};
     enum { ID, SENS, FD, F, FSLOW, E, SYS, COUNT };
     static const char *const names[COUNT] = {"identity 0.5",  "maps (3 coils)", "finite differences",

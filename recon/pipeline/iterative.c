@@ -402,6 +402,7 @@ static void describe_solve(const mr_solve_result *res, int nterms, mr_report_met
     m->rho = res->rho;
     m->restarts = res->restarts;
     m->inner_iterations = res->inner_total;
+    m->preconditioned = res->preconditioned;
     m->normal_apps = res->normal_apps;
 }
 

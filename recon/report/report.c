@@ -239,8 +239,10 @@ static void json_body(FILE *f, const mr_report *r)
                 mr_json_num(&mo, "rho", m->rho);
             if (!strcmp(m->solver, "fista"))
                 mr_json_int(&mo, "restarts", m->restarts);
-            if (!strcmp(m->solver, "admm"))
+            if (!strcmp(m->solver, "admm")) {
                 mr_json_int(&mo, "inner_iterations", m->inner_iterations);
+                mr_json_str(&mo, "inner_preconditioner", m->preconditioned ? "circulant" : "none");
+            }
             mr_json_key(&mo, "terms");
             fputc('[', f);
             mr_json_obj tl = {f, mo.indent + 2, 0};

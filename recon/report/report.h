@@ -48,6 +48,7 @@ typedef struct {
     mr_report_term terms[MR_REPORT_MAX_TERMS];
     double lipschitz, step, rho; /* FISTA/PDHG's L and step, ADMM's final rho (NAN where not used) */
     int restarts, inner_iterations; /* FISTA's restarts, ADMM's CG iterations in all */
+    int preconditioned;             /* ADMM: its x-updates' CG was preconditioned (solver/problem.h) */
     int64_t normal_apps;            /* applications of E^H E by the solver (its cost unit) */
     const double *psnr;      /* PSNR per iteration [iterations + 1] against psnr_truth; or NULL */
     mr_truth_kind psnr_truth;
