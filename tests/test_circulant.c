@@ -372,7 +372,7 @@ static void check_symbols(void)
     float *traj = malloc((size_t)m * 3 * sizeof(float)), *maps = random_vec(nn * nc);
     float *masked = malloc((size_t)nn * nc * 2 * sizeof(float));
     for (int64_t i = 0; i < 2 * nn * nc; i++) { /* coils of magnitude ~1 everywhere; zero on half of the grid */
-        maps[i] = (float)((i % 2 ? 0.0 : 1.0) + 0.2 * maps[i]);
+        maps[i] = (float)((i % 2 ? 0.0 : 1.0) + 0.2 * fmax(-2.0, fmin(2.0, maps[i]))); /* sum_c |S_c|^2 >= 1.08 */
         masked[i] = (i / 2) % nn < nn / 2 ? 0.0f : maps[i];
     }
     for (int64_t i = 0; i < m; i++)

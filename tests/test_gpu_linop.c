@@ -147,7 +147,7 @@ static void operators(mr_backend *gpu, mr_backend *cpu, const int64_t matrix[3],
     float *traj = test_random_traj(&rng, matrix, m), *w = test_random_weights(&rng, m);
     float *maps = test_random_normal(&rng, 2 * n * nc);
     for (int64_t i = 0; i < 2 * n * nc; i++) /* coils of magnitude ~1, so that the maps have a model (linop.h) */
-        maps[i] = (float)((i % 2 ? 0.0 : 1.0) + 0.3 * maps[i]);
+        maps[i] = (float)((i % 2 ? 0.0 : 1.0) + 0.2 * fmax(-2.0, fmin(2.0, maps[i]))); /* sum_c |S_c|^2 >= 1.08 */
     mr_backend *be[2] = {gpu, cpu};
     enum { ID, SENS, FD, F, FSLOW, E, SYS, COUNT };
     static const char *const names[COUNT] = {"identity 0.5",  "maps (3 coils)", "finite differences",
