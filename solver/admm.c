@@ -6,8 +6,9 @@
  *          i.e. (E^H E + sum_q lambda_q R_q^H R_q + rho sum_j R_j^H R_j) x = b + rho sum_j R_j^H (z_j - u_j),
  *          by `inner_iters` CG iterations started from the previous x (the Toeplitz normal again; fewer
  *          with inner_tol, when ||r|| <= inner_tol ||b||);
- *   z_j <- prox_{lambda_j / rho f_j}(R_j x + u_j);
- *   u_j <- u_j + R_j x - z_j;
+ *   h_j =  alpha R_j x + (1 - alpha) z_j       (over-relaxation, section 3.4.3 of the paper; alpha = relax)
+ *   z_j <- prox_{lambda_j / rho f_j}(h_j + u_j);
+ *   u_j <- u_j + h_j - z_j;
  * rho starts at the scale of E^H E (its largest eigenvalue from a power iteration, times MR_ADMM_RHO0,
  * divided by the largest ||R_j||^2) unless given, and follows residual balancing (3.4.1 of the paper):
  * doubled when the primal residual ||R x - z|| exceeds 10 times the dual one rho ||sum R_j^H (z_j - z_j,old)||,
@@ -167,7 +168,8 @@ static mr_status x_update_rhs(admm *a, float *rhs)
     return st;
 }
 
-/* The z and u updates of iteration k: z_j = prox(R_j x + u_j), u_j += R_j x - z_j; sd = sum_j R_j^H (z_j -
+/* The z and u updates of iteration k (relaxed: h_j = alpha R_j x + (1 - alpha) z_j,old): z_j = prox(h_j + u_j),
+ * u_j += h_j - z_j; sd = sum_j R_j^H (z_j -
  * z_j,old) (the dual residual's direction) and *prim2 = sum_j ||R_j x - z_j||^2 (the primal residual). */
 static mr_status z_u_update(admm *a, const float *x, int k, float *sd, double *prim2)
 {
@@ -183,7 +185,9 @@ static mr_status z_u_update(admm *a, const float *x, int k, float *sd, double *p
         if ((st = mr_term_split_forward(p, s->j, x, s->rx)) != MR_OK)
             break;
         v->copy(v->ctx, s->m, s->zo, s->z);
-        mr_vec_axpby(v, s->m, s->z, 1.0, s->rx, 1.0, s->u); /* z = R x + u, then its prox */
+        const double al = a->o->relax;
+        mr_vec_axpby(v, s->m, s->z, al, s->rx, 1.0 - al, s->zo); /* h = al R x + (1 - al) z_old */
+        mr_vec_axpy(v, s->m, s->z, 1.0, s->u); /* z = h + u, then its prox */
         if (mr_term_on_image(p, s->j)) {
             st = mr_term_prox_image(p, s->j, 1.0 / a->rho, k, s->z, s->z, s->zt);
         } else {
@@ -193,7 +197,8 @@ static mr_status z_u_update(admm *a, const float *x, int k, float *sd, double *p
         }
         if (st != MR_OK)
             break;
-        mr_vec_axpy(v, s->m, s->u, 1.0, s->rx);
+        mr_vec_axpy(v, s->m, s->u, al, s->rx); /* u += h - z */
+        mr_vec_axpy(v, s->m, s->u, 1.0 - al, s->zo);
         mr_vec_axpy(v, s->m, s->u, -1.0, s->z);
         mr_vec_axpby(v, s->m, s->zo, 1.0, s->z, -1.0, s->zo); /* z - z_old */
         if ((st = mr_term_split_adjoint(p, s->j, s->zo, a->t)) == MR_OK)

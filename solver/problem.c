@@ -372,6 +372,7 @@ void mr_solve_opts_default(mr_solve_opts *o)
     o->iters = 0;
     o->inner_iters = MR_ADMM_INNER_ITERS;
     o->inner_tol = 0;
+    o->relax = MR_ADMM_RELAX;
     o->adapt_rho = 0;
     const char *pc = getenv("MR_PRECOND");
     o->precond = !(pc && strcmp(pc, "off") == 0);
@@ -518,6 +519,8 @@ mr_status mr_problem_solve(mr_problem *p, const mr_solve_opts *given, float *x, 
         return mr_error(MR_EINVAL, "solve: iterations %d, inner %d, power %d (each >= 1), tolerance %g and rho %g "
                                    "(finite, >= 0)",
                         o->iters, o->inner_iters, o->power_iters, o->tol, o->rho);
+    if (!(o->relax > 0 && o->relax < 2))
+        return mr_error(MR_EINVAL, "solve: ADMM's over-relaxation %g, expected 0 < alpha < 2", o->relax);
     mr_status st = mr_problem_check_solver(p, s);
     if (st != MR_OK)
         return st;
