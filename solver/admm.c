@@ -78,7 +78,10 @@ static int term_symbol(const mr_problem *p, int j, mr_linop_symbol *y)
 }
 
 /* The x-update system's model, E^H E's + sum_L2 lambda_q R_q^H R_q's + rho sum_j R_j^H R_j's, into a->sym;
- * a->precond = 0 when E's model has no Toeplitz normal (or E maps coil images) or a term has no model. */
+ * a->precond = 0 when E's model has no Toeplitz normal (or E maps coil images), a term has no model, or a term
+ * changes between iterations (a refresh hook: the cycle-spun wavelet, whose split ADMM converged worse with
+ * exact x-updates: 23.15 against 24.43 dB with wavelets alone on a 48-spoke 128^2 scan, objective 0.0177
+ * against 0.0158; docs/SOLVERS.md). */
 static void system_symbol(admm *a)
 {
     mr_problem *p = a->p;
@@ -89,7 +92,7 @@ static void system_symbol(admm *a)
     for (int j = 0; a->precond && j < p->nterms; j++) {
         mr_linop_symbol y;
         const double w = mr_term_smooth(p, j) ? p->terms[j].t.lambda : a->rho;
-        a->precond = term_symbol(p, j, &y);
+        a->precond = term_symbol(p, j, &y) && !p->terms[j].t.refresh;
         a->sym.g += w * y.g;
         a->sym.s += w * y.s;
     }
