@@ -10,13 +10,16 @@
  *     below the first.
  * (ADMM with its default 8 CG iterations per x-update.) Problems: Tikhonov on the gradient (CG), l1 on the image (FISTA, ADMM, PDHG), l1 of a random unitary
  * transform marked tight (FISTA, ADMM, PDHG), isotropic TV (ADMM, PDHG), TV + l1 together (ADMM, PDHG),
- * TV + a quadratic term (ADMM). Also: solver AUTO's choices, the refusals (CG with l1, FISTA with two
+ * TV + a quadratic term (ADMM); TV with E the NUDFT operator (its Toeplitz normal) and the library's finite
+ * differences, where ADMM's x-updates are preconditioned by the operators' circulant model (the reference on
+ * the two operators' dense matrices, probed through their forward). Also: solver AUTO's choices, the refusals (CG with l1, FISTA with two
  * non-smooth terms or TV), b = 0. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "solver/backend.h"
+#include "solver/nudft.h"
 #include "solver/problem.h"
 #include "test_op_random.h"
 #include "testutil.h"
@@ -401,6 +404,105 @@ static void run_case(setup *s, const char *label, const rterm *t, int nt, const 
         mr_linop_free(ops[j]);
 }
 
+/* The preconditioned path (ADMM's x-updates with the circulant model, solver/linop.h): E the NUDFT operator
+ * with its Toeplitz normal on the 6 x 5 grid and TV by the library's finite differences, whose models make
+ * ADMM precondition; the reference runs on the dense matrices of the same two operators (probed column by
+ * column through their forward). */
+static mat probe(mr_linop *op)
+{
+    const int64_t nd = mr_linop_dom_size(op), nc = mr_linop_cod_size(op);
+    mat A = mat_new((int)nc, (int)nd);
+    float *e = calloc((size_t)nd * 2, sizeof(float)), *col = malloc((size_t)nc * 2 * sizeof(float));
+    for (int64_t j = 0; j < nd; j++) {
+        e[2 * j] = 1;
+        CHECK_OK(mr_linop_forward(op, e, col));
+        e[2 * j] = 0;
+        for (int64_t i = 0; i < nc; i++) {
+            RE(A, i, j) = col[2 * i];
+            IM(A, i, j) = col[2 * i + 1];
+        }
+    }
+    free(e);
+    free(col);
+    return A;
+}
+
+static void run_precond_case(mr_backend *be)
+{
+    const int64_t matrix[3] = {NX, NY, 1};
+    float *traj = test_random_traj(&rng, matrix, M);
+    mr_nudft_opts no;
+    mr_nudft_opts_default(&no);
+    mr_linop *e = NULL, *fd = NULL;
+    CHECK_OK(mr_linop_nudft_create(&e, be, matrix, traj, M, NULL, 1, &no, NULL));
+    CHECK_OK(mr_linop_fd_create(&fd, be, matrix));
+    if (!e || !fd) {
+        mr_linop_free(e);
+        mr_linop_free(fd);
+        free(traj);
+        return;
+    }
+    mat A = probe(e), D = probe(fd);
+    double img[2 * N], d[2 * M], b[2 * N], dn2 = 0;
+    for (int i = 0; i < N; i++) {
+        img[2 * i] = (i % NX >= 2 && i / NX >= 1) ? 1.0 : 0.2;
+        img[2 * i + 1] = 0;
+    }
+    mat_apply(&A, 0, img, d);
+    double scale = 0;
+    for (int i = 0; i < 2 * M; i++)
+        scale = fmax(scale, fabs(d[i]));
+    for (int i = 0; i < 2 * M; i++) {
+        d[i] += 0.05 * scale * test_normal(&rng);
+        dn2 += d[i] * d[i];
+    }
+    mat_apply(&A, 1, d, b);
+    double bmax = 0;
+    for (int i = 0; i < 2 * N; i++)
+        bmax = fmax(bmax, fabs(b[i]));
+    const rterm t[1] = {{&D, MR_PENALTY_L12, 0.02 * bmax, 2}};
+    double xref[2 * N];
+    reference(&A, d, t, 1, xref);
+    float bf[2 * N];
+    for (int i = 0; i < 2 * N; i++)
+        bf[i] = (float)b[i];
+    mr_problem *p = NULL;
+    float *x = mr_backend_alloc(be, N);
+    CHECK_OK(mr_problem_create(&p, e, bf, dn2));
+    mr_term term = {"tv", fd, MR_PENALTY_L12, t[0].lambda, NULL, 0, NULL, NULL};
+    if (p)
+        CHECK_OK(mr_problem_add_term(p, &term));
+    mr_solve_opts o;
+    mr_solve_opts_default(&o);
+    o.solver = MR_SOLVER_ADMM;
+    o.iters = 800;
+    o.precond = 1;
+    mr_solve_result r;
+    if (p && x && mr_problem_solve(p, &o, x, &r) == MR_OK) {
+        CHECK(r.preconditioned == 1);
+        double xd[2 * N], num = 0, den = 0;
+        for (int i = 0; i < 2 * N; i++) {
+            xd[i] = x[i];
+            num += (xd[i] - xref[i]) * (xd[i] - xref[i]);
+            den += xref[i] * xref[i];
+        }
+        CHECK_LE("TV with the NUDFT's Toeplitz normal: preconditioned ADMM: ||x - x*|| / ||x*||", sqrt(num / den), 2e-5);
+        const double f = objective(&A, d, t, 1, xd), fref = objective(&A, d, t, 1, xref);
+        CHECK_LE("TV with the NUDFT's Toeplitz normal: preconditioned ADMM: (F(x) - F(x*)) / F(x*)", (f - fref) / fref,
+                 1e-6);
+        mr_solve_result_free(&r);
+    } else {
+        CHECK(0 && "the preconditioned ADMM solve");
+    }
+    mr_problem_free(p);
+    free(x);
+    free(A.a);
+    free(D.a);
+    mr_linop_free(e);
+    mr_linop_free(fd);
+    free(traj);
+}
+
 int main(void)
 {
     rng = test_seed();
@@ -469,6 +571,8 @@ int main(void)
         const int it[2] = {800, 8000};
         run_case(&s, "TV + Tikhonov", t, 2, untight, sv, it, 2);
     }
+
+    run_precond_case(s.be);
 
     /* AUTO's choices and the refusals */
     mr_problem *p = NULL;
