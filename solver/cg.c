@@ -65,8 +65,8 @@ static mr_status apply_system(const mr_vecops *ops, int64_t n, const mr_cg_opts 
     return MR_OK;
 }
 
-/* z = M^-1 r and *rz = Re r^H z, which a positive definite M makes > 0 for r != 0 (iteration k, for the
- * message). */
+/* z = M^-1 r and *rz = Re r^H z, which a positive definite M makes > 0 for r != 0; the caller stops (as at a
+ * breakdown) when rounding made it <= 0. NaN or infinite values are an error (iteration k, for the message). */
 static mr_status precondition(const mr_vecops *ops, int64_t n, const mr_cg_opts *o, const float *r, float *z,
                               double *rz, int k)
 {
@@ -77,9 +77,8 @@ static mr_status precondition(const mr_vecops *ops, int64_t n, const mr_cg_opts 
     ops->dot(ops->ctx, n, r, z, d);
     if (ops->status && (st = ops->status(ops->ctx)) != MR_OK)
         return st;
-    if (!(d[0] > 0) || !isfinite(d[0]))
-        return mr_error(MR_EINTERNAL, "cg: the preconditioner is not positive definite at iteration %d (r^H M^-1 r = %g)",
-                        k, d[0]);
+    if (!isfinite(d[0]))
+        return mr_error(MR_EINTERNAL, "cg: the preconditioner returned NaN or infinite values at iteration %d", k);
     *rz = d[0];
     return MR_OK;
 }
@@ -157,6 +156,11 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
         res->stop = MR_CG_STOP_TOL;
         goto done;
     }
+    if (!(rz > 0)) { /* rounding made r^H M^-1 r <= 0: no descent direction */
+        mr_log(MR_LOG_DEBUG, "cg: r^H M^-1 r = %g at the start, no iteration", rz);
+        res->stop = MR_CG_STOP_BREAKDOWN;
+        goto done;
+    }
 
     res->stop = MR_CG_STOP_ITERS;
     for (int k = 1; k <= o->iters; k++) {
@@ -200,6 +204,11 @@ mr_status mr_cg_solve(const mr_vecops *ops, int64_t n, const float *b, float *x,
             double rz_new;
             if ((st = precondition(ops, n, o, r, z, &rz_new, k)) != MR_OK)
                 goto fail;
+            if (!(rz_new > 0)) {
+                mr_log(MR_LOG_DEBUG, "cg: stopping at iteration %d: r^H M^-1 r = %g", k, rz_new);
+                res->stop = MR_CG_STOP_BREAKDOWN;
+                break;
+            }
             mr_vec_xpay(ops, n, p, rz_new / rz, z);
             rz = rz_new;
         } else { /* p = r + beta p */

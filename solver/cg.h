@@ -1,4 +1,4 @@
-/* Conjugate gradients on the regularised normal equations
+/* Conjugate gradients (optionally preconditioned: mr_cg_opts.precond) on the regularised normal equations
  *
  *     (A + lambda R^H R) x = b,   A = F^H W F (Hermitian, positive semi-definite), b = F^H W d,
  *
@@ -57,7 +57,8 @@ typedef struct {
     const float *r0; /* warm start: b - A x_0 when the caller knows it (in the vecops' memory, borrowed); NULL */
     double tol_abs;  /* also stop when ||r_k|| <= tol_abs (before the first iteration too); 0 (default): off */
     /* A preconditioner: z = M^-1 r for a Hermitian positive definite M that approximates the system
-     * (preconditioned CG; the residual recorded is still ||r_k||); NULL (default): none. */
+     * (preconditioned CG; the residual recorded is still ||r_k||; r^H M^-1 r <= 0 by rounding stops it as a
+     * breakdown); NULL (default): none. */
     mr_cg_apply_fn precond;
     void *precond_ctx;
 } mr_cg_opts;

@@ -9,7 +9,8 @@
  * - preconditioned CG on (T + g R^H R + s I) x = b (the x-update's system of ADMM with TV; R the finite
  *   differences) with the circulant model as M: on small random problems the solution within 1e-5 of the
  *   dense float64 solution; on a 64^2 radial trajectory within 1e-4 of plain CG's (to 1e-7) in at most 3/4 of
- *   plain CG's iterations to the same residual (1e-6).
+ *   plain CG's iterations to the same residual (1e-6); a preconditioner that is not positive definite stops CG
+ *   as a breakdown (x unchanged), one that returns NaN is an error.
  * - the models of the operators' normals (solver/linop.h): identity(0.5) {s 0.25}, finite differences {g 1},
  *   maps {s = mean sum_c |S_c|^2, computed here}, maps zero on half the grid none, the NUDFT with a Toeplitz normal {tp, a 1}, without one
  *   none, chain(maps, NUDFT) {tp, a = the maps' s}, sum none; the chain's model solves (finite, not the
@@ -360,6 +361,69 @@ static void check_pcg(const char *what, const int64_t matrix[3], int m, int spok
     free(pr.q);
 }
 
+static mr_status neg_apply(void *p, const float *r, float *z)
+{
+    const pcg_ctx *c = p;
+    for (int64_t i = 0; i < 2 * c->nn; i++)
+        z[i] = -r[i];
+    return MR_OK;
+}
+
+static mr_status nan_apply(void *p, const float *r, float *z)
+{
+    const pcg_ctx *c = p;
+    for (int64_t i = 0; i < 2 * c->nn; i++)
+        z[i] = i == 3 ? NAN : r[i];
+    return MR_OK;
+}
+
+/* A preconditioner that is not positive definite stops CG as a breakdown (no error, x as given); one that
+ * returns NaN is an error. */
+static void check_bad_preconditioner(void)
+{
+    const int64_t matrix[3] = {8, 6, 1};
+    problem pr;
+    make_q(&pr, matrix, 30, 0);
+    pcg_ctx c;
+    memset(&c, 0, sizeof c);
+    c.nn = pr.nn;
+    CHECK_OK(mr_toeplitz_create(&c.t, matrix, pr.q, 1));
+    c.reg.kind = MR_REG_GRADIENT;
+    memcpy(c.reg.matrix, matrix, sizeof c.reg.matrix);
+    c.reg.threads = 1;
+    c.g = 1;
+    c.tmp = malloc((size_t)pr.nn * 2 * sizeof(float));
+    mr_vecops v;
+    mr_vecops_cpu_ctx vc;
+    mr_vecops_cpu_init(&v, &vc, 1);
+    float *b = random_vec(pr.nn), *x = calloc((size_t)pr.nn * 2, sizeof(float));
+    mr_cg_opts o;
+    mr_cg_opts_default(&o);
+    o.iters = 10;
+    o.normal = sys_apply;
+    o.normal_ctx = &c;
+    o.precond = neg_apply;
+    o.precond_ctx = &c;
+    mr_cg_result res;
+    if (c.t && mr_cg_solve(&v, c.nn, b, x, &o, &res) == MR_OK) {
+        CHECK(res.stop == MR_CG_STOP_BREAKDOWN && res.iterations == 0);
+        double worst = 0;
+        for (int64_t i = 0; i < 2 * pr.nn; i++)
+            worst = fmax(worst, fabs(x[i]));
+        CHECK_LE("negative definite preconditioner: x stays 0", worst, 0.0);
+        mr_cg_result_free(&res);
+    } else {
+        CHECK(0 && "CG with a negative definite preconditioner returns MR_OK");
+    }
+    o.precond = nan_apply;
+    CHECK(!c.t || mr_cg_solve(&v, c.nn, b, x, &o, &res) == MR_EINTERNAL);
+    free(b);
+    free(x);
+    free(c.tmp);
+    mr_toeplitz_destroy(c.t);
+    free(pr.q);
+}
+
 static void check_symbols(void)
 {
     mr_backend *be = NULL;
@@ -450,5 +514,6 @@ int main(void)
     check_pcg("3D 6x5x4", p3, 40, 0, 1, 0);
     check_pcg("2D 64x64 radial, 32 spokes", pr2, 32 * 64, 32, 0, 0.75); /* measured 36 / 57 */
     check_symbols();
+    check_bad_preconditioner();
     return test_finish("test_circulant");
 }
