@@ -269,6 +269,19 @@ static mr_status pre_apply(void *p, const float *r, float *z)
     return mr_toeplitz_circulant_solve(c->t, c->pa, c->pg, c->ps, r, z);
 }
 
+/* Q of m samples (make_q), its Toeplitz object with `threads` threads and the finite differences' R^H R in c
+ * (g, s and the preconditioner's numbers left 0 for the caller). */
+static void pcg_setup(problem *pr, pcg_ctx *c, const int64_t matrix[3], int m, int spokes, int threads)
+{
+    make_q(pr, matrix, m, spokes);
+    memset(c, 0, sizeof *c);
+    c->nn = pr->nn;
+    CHECK_OK(mr_toeplitz_create(&c->t, matrix, pr->q, threads));
+    c->reg.kind = MR_REG_GRADIENT;
+    memcpy(c->reg.matrix, matrix, sizeof c->reg.matrix);
+    c->reg.threads = 1;
+}
+
 /* Iterations CG takes to ||r|| <= tol ||b|| (at most 400), and its solution's error against ref. */
 static int cg_iters(const mr_vecops *v, pcg_ctx *c, const float *b, int pre, double tol, const double *ref, double *err)
 {
@@ -299,14 +312,8 @@ static int cg_iters(const mr_vecops *v, pcg_ctx *c, const float *b, int pre, dou
 static void check_pcg(const char *what, const int64_t matrix[3], int m, int spokes, int dense_ref, double at_most)
 {
     problem pr;
-    make_q(&pr, matrix, m, spokes);
     pcg_ctx c;
-    memset(&c, 0, sizeof c);
-    c.nn = pr.nn;
-    CHECK_OK(mr_toeplitz_create(&c.t, matrix, pr.q, 2));
-    c.reg.kind = MR_REG_GRADIENT;
-    memcpy(c.reg.matrix, matrix, sizeof c.reg.matrix);
-    c.reg.threads = 1;
+    pcg_setup(&pr, &c, matrix, m, spokes, 2);
     const double q0 = pr.q[2 * ((pr.p[2] / 2 * pr.p[1] + pr.p[1] / 2) * pr.p[0] + pr.p[0] / 2)];
     c.g = 0.5 * q0; /* ADMM's rho: 0.5 x the mean eigenvalue of T, Q(0) */
     c.s = 0;
@@ -383,14 +390,8 @@ static void check_bad_preconditioner(void)
 {
     const int64_t matrix[3] = {8, 6, 1};
     problem pr;
-    make_q(&pr, matrix, 30, 0);
     pcg_ctx c;
-    memset(&c, 0, sizeof c);
-    c.nn = pr.nn;
-    CHECK_OK(mr_toeplitz_create(&c.t, matrix, pr.q, 1));
-    c.reg.kind = MR_REG_GRADIENT;
-    memcpy(c.reg.matrix, matrix, sizeof c.reg.matrix);
-    c.reg.threads = 1;
+    pcg_setup(&pr, &c, matrix, 30, 0, 1);
     c.g = 1;
     c.tmp = malloc((size_t)pr.nn * 2 * sizeof(float));
     mr_vecops v;
