@@ -420,6 +420,9 @@ static void md_body(FILE *f, const mr_report *r)
             continue;
         fprintf(f, "\n## Convergence: %s\n\nSolver %s: %d iterations (stopped by %s), final %s %.3e.", m->method,
                 m->solver, m->iterations, m->stop ? m->stop : "?", m->history_name, m->final_history);
+        if (!strcmp(m->solver, "admm"))
+            fprintf(f, " %d inner CG iterations in all, %s.", m->inner_iterations,
+                    m->preconditioned ? "preconditioned by the circulant model of the x-update's system" : "not preconditioned");
         for (int j = 0; j < m->nterms; j++)
             fprintf(f, "%s prior %s (%s), lambda %.4g (%s)%s", j ? ";" : " Objective 1/2 ||E x - d||^2 +", m->terms[j].name,
                     m->terms[j].penalty, m->terms[j].lambda, m->terms[j].from, j + 1 == m->nterms ? "." : "");
