@@ -29,6 +29,7 @@
 #include "cufft_api.h"
 #include "dl.h"
 #include "../solver/toeplitz.h"
+#include "../solver/toeplitz_chan.h"
 #include "gpu_internal.h"
 
 #ifndef MR_CUFFT_LIBRARY
@@ -162,35 +163,15 @@ __global__ void k_crop(mr_tp_geom g, const float2 *w, float2 *y)
         y[(i2 * g.n[1] + i1) * g.n[0] + i0] = w[(i2 * g.p[1] + i1) * g.p[0] + i0];
 }
 
-/* Chan's circulant on the N grid (solver/toeplitz.c build_circulant): c[m] = sum over s in {0,1}^D of prod_a
- * w_a Q(m - s N), Q grid index m_a + N_a for s_a = 0 (weight (N_a - m_a) / N_a), m_a for s_a = 1 (weight m_a
- * / N_a); in double, like the host. */
-__global__ void k_chan(mr_tp_geom g, const float2 *q, float2 *c)
+/* Chan's circulant on the N grid (solver/toeplitz_chan.h, the host's formula). */
+__global__ void k_chan(mr_tp_geom g, const float *q, float2 *c)
 {
     const long long m[3] = {(long long)blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y, blockIdx.z};
     if (m[0] >= g.n[0])
         return;
-    double re = 0, im = 0;
-    for (int sel = 0; sel < 8; sel++) {
-        double w = 1;
-        long long src[3];
-        for (int a = 0; a < 3; a++) {
-            const int s = (sel >> a) & 1;
-            if (g.n[a] == 1) {
-                w *= s ? 0.0 : 1.0;
-                src[a] = 0;
-            } else {
-                w *= s ? (double)m[a] / (double)g.n[a] : (double)(g.n[a] - m[a]) / (double)g.n[a];
-                src[a] = s ? m[a] : m[a] + g.n[a];
-            }
-        }
-        if (w == 0)
-            continue;
-        const float2 v = q[(src[2] * g.p[1] + src[1]) * g.p[0] + src[0]];
-        re += w * v.x;
-        im += w * v.y;
-    }
-    c[(m[2] * g.n[1] + m[1]) * g.n[0] + m[0]] = make_float2((float)re, (float)im);
+    double v[2];
+    mr_toeplitz_chan(g.n, g.p, q, m, v);
+    c[(m[2] * g.n[1] + m[1]) * g.n[0] + m[0]] = make_float2((float)v[0], (float)v[1]);
 }
 
 /* z[k] /= max(a lam[k] + g sum_a 4 sin^2(pi k_a / N_a) + s, floor) * N (the inverse transform's 1/N). */
@@ -228,7 +209,7 @@ static mr_status make_circulant(mr_gpu_toeplitz *t, const float *q)
     const mr_tp_geom g = geom_of(t);
     cudaStream_t s = mr_gpu_ctx_stream(t->c);
     if (st == MR_OK) {
-        k_chan<<<grid3(t->n[0], t->n[1], t->n[2]), MR_GPU_THREADS, 0, s>>>(g, (const float2 *)q, t->work);
+        k_chan<<<grid3(t->n[0], t->n[1], t->n[2]), MR_GPU_THREADS, 0, s>>>(g, q, t->work);
         st = mr_gpu_ctx_launched(t->c, "circulant approximation");
     }
     if (st == MR_OK && t->cplan >= 0)

@@ -115,33 +115,27 @@ mr_status mr_linop_sens_create(mr_linop **out, mr_backend *be, const int64_t mat
     d->maps = mr_backend_upload(be, 2 * d->n * ncoils, maps);
     if (!d->maps)
         st = MR_ENOMEM;
-    if (st == MR_OK && !d->gpu) {
-        d->sum2 = malloc((size_t)d->n * sizeof(float));
-        if (!d->sum2)
-            st = mr_error(MR_ENOMEM, "sensitivity operator: out of memory for %lld voxels", (long long)d->n);
-        for (int64_t v = 0; st == MR_OK && v < d->n; v++) {
-            float s2 = 0;
-            for (int64_t c = 0; c < ncoils; c++) {
-                const float *s = maps + 2 * (c * d->n + v);
-                s2 += s[0] * s[0] + s[1] * s[1];
-            }
-            d->sum2[v] = s2;
-        }
-    }
+    if (st == MR_OK && !d->gpu && !(d->sum2 = malloc((size_t)d->n * sizeof(float))))
+        st = mr_error(MR_ENOMEM, "sensitivity operator: out of memory for %lld voxels", (long long)d->n);
     if (st != MR_OK) {
         sens_destroy(d);
         return st;
     }
-    /* the model of the normal (linop.h): the mean of sum_c |S_c|^2, where that sum is nowhere far below it */
+    /* sum_c |S_c|^2 per voxel: the host normal's factors (float), and the model of the normal (linop.h): its mean,
+     * where the sum is nowhere far below it (double) */
     double mean2 = 0, min2 = INFINITY;
     for (int64_t v = 0; v < d->n; v++) {
-        double s2 = 0;
+        float s2 = 0;
+        double s2d = 0;
         for (int64_t c = 0; c < ncoils; c++) {
             const float *sv = maps + 2 * (c * d->n + v);
-            s2 += (double)sv[0] * sv[0] + (double)sv[1] * sv[1];
+            s2 += sv[0] * sv[0] + sv[1] * sv[1];
+            s2d += (double)sv[0] * sv[0] + (double)sv[1] * sv[1];
         }
-        mean2 += s2;
-        min2 = s2 < min2 ? s2 : min2;
+        if (d->sum2)
+            d->sum2[v] = s2;
+        mean2 += s2d;
+        min2 = s2d < min2 ? s2d : min2;
     }
     mean2 /= (double)d->n;
     const int64_t dom[4] = {matrix[0], matrix[1], matrix[2], 1}, cod[4] = {matrix[0], matrix[1], matrix[2], ncoils};

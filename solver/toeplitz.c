@@ -17,6 +17,7 @@
 #include "toeplitz.h"
 
 #include "fft.h"
+#include "toeplitz_chan.h"
 
 #include <fftw3.h>
 #include <math.h>
@@ -46,7 +47,6 @@ struct mr_toeplitz {
     float *h;           /* [Pz][Py][Px] real spectrum of c, scaled by 1/(Px Py Pz) */
     fftwf_plan fx, bx, fy, by, fz, bz;
     float *lam;         /* [Nz][Ny][Nx] eigenvalues of the circulant approximation (toeplitz.h) */
-    double lam0;        /* the one at frequency 0 */
     double *gtab[3];    /* [N_a] 4 sin^2(pi k / N_a): G's eigenvalues are their sums over the axes */
     fftwf_plan cf[3], cb[3]; /* N_a-point line plans of its transforms (NULL where N_a = 1) */
     int req_threads;    /* threads asked for (the kernel spectrum, batches of small grids) */
@@ -104,82 +104,14 @@ static int64_t circulant_source(int64_t j, int64_t n, int64_t p, int *unused)
     return j + n < p ? j + n : j - n;
 }
 
-/* h = Re FFT(c) / (Px Py Pz), c = Q arranged circulantly. The full 3D transform is done as passes of
- * the same single-threaded line plans the application uses (x, then y, then z), OpenMP over line
- * groups: every line is transformed by the same code whatever thread takes it, so H does not depend
- * on the thread count (and planning costs nothing extra). */
-static mr_status build_spectrum(mr_toeplitz *t, const float *q, int threads)
+/* In place on a grid d [n2][n1][n0]: the unnormalised DFT along every axis whose plan pl[a] is not NULL (line
+ * plans of plan_group), by passes of gb lines through each thread's buffer, OpenMP over line groups: every
+ * line is transformed by the same code whatever thread takes it, so the result does not depend on the thread
+ * count. */
+static void grid_passes(const mr_toeplitz *t, fftwf_complex *d, const int64_t n[3], const fftwf_plan pl[3], int threads)
 {
-    const int64_t px = t->p[0], py = t->p[1], pz = t->p[2], plane = px * py;
-    const int64_t ptot = plane * pz, gb = t->gb;
-    fftwf_complex *c = fftwf_alloc_complex((size_t)ptot);
-    if (!c)
-        return mr_error(MR_ENOMEM, "toeplitz: out of memory for the %lldx%lldx%lld kernel", (long long)px,
-                        (long long)py, (long long)pz);
-    const float scale = (float)(1.0 / (double)ptot);
+    const int64_t nx = n[0], ny = n[1], nz = n[2], plane = nx * ny, nrows = ny * nz, gb = t->gb;
 #pragma omp parallel num_threads(threads)
-    {
-        fftwf_complex *buf = t->buf + (size_t)omp_get_thread_num() * t->buf_stride;
-#pragma omp for schedule(static)
-        for (int64_t row = 0; row < py * pz; row++) {
-            int unused = 0;
-            const int64_t sy = circulant_source(row % py, t->n[1], py, &unused);
-            const int64_t sz = circulant_source(row / py, t->n[2], pz, &unused);
-            for (int64_t jx = 0; jx < px; jx++) {
-                int un = unused;
-                const int64_t sx = circulant_source(jx, t->n[0], px, &un);
-                const float *src = q + 2 * ((sz * py + sy) * px + sx);
-                c[row * px + jx][0] = un ? 0.0f : src[0];
-                c[row * px + jx][1] = un ? 0.0f : src[1];
-            }
-        }
-        const int64_t rgroups = (py * pz + gb - 1) / gb, cgroups = (px + gb - 1) / gb, lgroups = (plane + gb - 1) / gb;
-#pragma omp for schedule(static)
-        for (int64_t g = 0; g < rgroups; g++) { /* x: rows [gb][px], contiguous */
-            const int64_t r0 = g * gb, nb = py * pz - r0 < gb ? py * pz - r0 : gb;
-            memcpy(buf, c + r0 * px, (size_t)(nb * px) * sizeof(fftwf_complex));
-            if (nb < gb)
-                memset(buf + nb * px, 0, (size_t)((gb - nb) * px) * sizeof(fftwf_complex));
-            fftwf_execute_dft(t->fx, buf, buf);
-            memcpy(c + r0 * px, buf, (size_t)(nb * px) * sizeof(fftwf_complex));
-        }
-        if (py > 1) {
-#pragma omp for schedule(static)
-            for (int64_t g = 0; g < pz * cgroups; g++) { /* y: columns of every plane */
-                const int64_t iz = g / cgroups, x0 = (g % cgroups) * gb, nb = px - x0 < gb ? px - x0 : gb;
-                gather(buf, c + iz * plane + x0, px, py, py, nb, gb);
-                fftwf_execute_dft(t->fy, buf, buf);
-                scatter(c + iz * plane + x0, buf, px, py, nb, gb);
-            }
-        }
-        if (pz > 1) {
-#pragma omp for schedule(static)
-            for (int64_t g = 0; g < lgroups; g++) { /* z: every (y, x) line */
-                const int64_t l0 = g * gb, nb = plane - l0 < gb ? plane - l0 : gb;
-                gather(buf, c + l0, plane, pz, pz, nb, gb);
-                fftwf_execute_dft(t->fz, buf, buf);
-                scatter(c + l0, buf, plane, pz, nb, gb);
-            }
-        }
-        /* c is Hermitian (c[-j] = conj c[j]; the unpaired offsets -N_a are 0), so its spectrum is real */
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < ptot; i++)
-            t->h[i] = c[i][0] * scale;
-    }
-    fftwf_free(c);
-    return MR_OK;
-}
-
-/* ---- the circulant approximation (toeplitz.h) ------------------------------------------------------ */
-
-/* In place on the N grid d [Nz][Ny][Nx]: the unnormalised DFT along every axis with N_a > 1 (forward:
- * FFTW_FORWARD), by passes of gb lines through each thread's buffer, like the applications: every line is
- * transformed by the same code whatever thread takes it. */
-static void circ_transform(const mr_toeplitz *t, fftwf_complex *d, int inverse)
-{
-    const int64_t nx = t->n[0], ny = t->n[1], nz = t->n[2], plane = nx * ny, nrows = ny * nz, gb = t->gb;
-    const fftwf_plan *pl = inverse ? t->cb : t->cf;
-#pragma omp parallel num_threads(t->threads)
     {
         fftwf_complex *buf = t->buf + (size_t)omp_get_thread_num() * t->buf_stride;
         if (pl[0]) {
@@ -215,14 +147,47 @@ static void circ_transform(const mr_toeplitz *t, fftwf_complex *d, int inverse)
     }
 }
 
-/* lam = the eigenvalues of T. Chan's circulant: c = sum over s in {0,1}^D of prod_a w_a Q(m - s N), w_a = (N_a -
- * m_a) / N_a for s_a = 0 and m_a / N_a for s_a = 1 (m_a in [0, N_a)), transformed; real because c is
- * Hermitian like Q. Q grid index i sits at offset i - N_a (mr_grid_q), so offset m is index m + N_a and offset
- * m - N_a is index m. */
+/* h = Re FFT(c) / (Px Py Pz), c = Q arranged circulantly, transformed by grid_passes with the line plans the
+ * application uses (planning costs nothing extra). */
+static mr_status build_spectrum(mr_toeplitz *t, const float *q, int threads)
+{
+    const int64_t px = t->p[0], py = t->p[1], pz = t->p[2];
+    const int64_t ptot = px * py * pz;
+    fftwf_complex *c = fftwf_alloc_complex((size_t)ptot);
+    if (!c)
+        return mr_error(MR_ENOMEM, "toeplitz: out of memory for the %lldx%lldx%lld kernel", (long long)px,
+                        (long long)py, (long long)pz);
+    const float scale = (float)(1.0 / (double)ptot);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t row = 0; row < py * pz; row++) {
+        int unused = 0;
+        const int64_t sy = circulant_source(row % py, t->n[1], py, &unused);
+        const int64_t sz = circulant_source(row / py, t->n[2], pz, &unused);
+        for (int64_t jx = 0; jx < px; jx++) {
+            int un = unused;
+            const int64_t sx = circulant_source(jx, t->n[0], px, &un);
+            const float *src = q + 2 * ((sz * py + sy) * px + sx);
+            c[row * px + jx][0] = un ? 0.0f : src[0];
+            c[row * px + jx][1] = un ? 0.0f : src[1];
+        }
+    }
+    const fftwf_plan pl[3] = {t->fx, py > 1 ? t->fy : NULL, pz > 1 ? t->fz : NULL};
+    grid_passes(t, c, t->p, pl, threads);
+    /* c is Hermitian (c[-j] = conj c[j]; the unpaired offsets -N_a are 0), so its spectrum is real */
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t i = 0; i < ptot; i++)
+        t->h[i] = c[i][0] * scale;
+    fftwf_free(c);
+    return MR_OK;
+}
+
+/* ---- the circulant approximation (toeplitz.h) ------------------------------------------------------ */
+
+/* lam = the eigenvalues of T. Chan's circulant (solver/toeplitz_chan.h), its DFT; real because c is Hermitian
+ * like Q. */
 static mr_status build_circulant(mr_toeplitz *t, const float *q)
 {
     const int64_t nx = t->n[0], ny = t->n[1], nz = t->n[2], nn = nx * ny * nz;
-    const int64_t px = t->p[0], py = t->p[1];
     t->lam = fftwf_alloc_real((size_t)nn);
     fftwf_complex *c = fftwf_alloc_complex((size_t)nn);
     if (!t->lam || !c) {
@@ -250,36 +215,18 @@ static mr_status build_circulant(mr_toeplitz *t, const float *q)
                                 (long long)t->n[a]);
             }
         }
+    const long long n[3] = {nx, ny, nz}, p[3] = {t->p[0], t->p[1], t->p[2]};
 #pragma omp parallel for schedule(static) num_threads(t->threads)
     for (int64_t i = 0; i < nn; i++) {
-        const int64_t m[3] = {i % nx, (i / nx) % ny, i / (nx * ny)};
-        double re = 0, im = 0;
-        for (int sel = 0; sel < 8; sel++) {
-            double w = 1;
-            int64_t src[3];
-            for (int a = 0; a < 3; a++) {
-                const int s = (sel >> a) & 1;
-                if (t->n[a] == 1) { /* the Q grid has one point on this axis */
-                    w *= s ? 0.0 : 1.0;
-                    src[a] = 0;
-                } else {
-                    w *= s ? (double)m[a] / (double)t->n[a] : (double)(t->n[a] - m[a]) / (double)t->n[a];
-                    src[a] = s ? m[a] : m[a] + t->n[a];
-                }
-            }
-            if (w == 0)
-                continue;
-            const float *v = q + 2 * ((src[2] * py + src[1]) * px + src[0]);
-            re += w * v[0];
-            im += w * v[1];
-        }
-        c[i][0] = (float)re;
-        c[i][1] = (float)im;
+        const long long m[3] = {i % nx, (i / nx) % ny, i / (nx * ny)};
+        double v[2];
+        mr_toeplitz_chan(n, p, q, m, v);
+        c[i][0] = (float)v[0];
+        c[i][1] = (float)v[1];
     }
-    circ_transform(t, c, 0);
+    grid_passes(t, c, t->n, t->cf, t->threads);
     for (int64_t i = 0; i < nn; i++)
         t->lam[i] = c[i][0];
-    t->lam0 = t->lam[0];
     fftwf_free(c);
     return MR_OK;
 }
@@ -292,8 +239,8 @@ mr_status mr_toeplitz_circulant_solve(mr_toeplitz *t, double a, double g, double
     if (z != r)
         memcpy(z, r, (size_t)nn * 2 * sizeof(float));
     fftwf_complex *d = (fftwf_complex *)z;
-    circ_transform(t, d, 0);
-    const double floor = MR_TOEPLITZ_CIRC_FLOOR * (a * t->lam0 + 12.0 * g + s), inv_n = 1.0 / (double)nn;
+    grid_passes(t, d, t->n, t->cf, t->threads);
+    const double floor = MR_TOEPLITZ_CIRC_FLOOR * (a * t->lam[0] + 12.0 * g + s), inv_n = 1.0 / (double)nn;
 #pragma omp parallel for schedule(static) num_threads(t->threads)
     for (int64_t i = 0; i < nn; i++) {
         const double gs = t->gtab[0][i % nx] + t->gtab[1][(i / nx) % ny] + t->gtab[2][i / (nx * ny)];
@@ -303,7 +250,7 @@ mr_status mr_toeplitz_circulant_solve(mr_toeplitz *t, double a, double g, double
         d[i][0] *= f;
         d[i][1] *= f;
     }
-    circ_transform(t, d, 1);
+    grid_passes(t, d, t->n, t->cb, t->threads);
     return MR_OK;
 }
 
