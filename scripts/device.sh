@@ -22,6 +22,9 @@
 #   precond   the defaults (ADMM) with the circulant preconditioner against MR_PRECOND=off: book problem with the
 #             NUFFT (twice) and the exact model, their images compared with each other and with a long exact run
 #             (400 ADMM iterations); 256^3 defaults on / off / on (wall, stages, GPU memory peak)
+#   floor     where the NUFFT-vs-exact image difference comes from: the book problem with the defaults and with
+#             --method cg, each with the NUFFT at 1e-6 and 1e-12 (float64) and the exact sums in tf32x3 (1e-6) and
+#             fp64 (1e-12); the images compared pairwise (two models 1e-12 apart give the float32 solve's floor)
 #   maps      ESPIRiT coil maps for the book trajectory with 8 coils (tool_sens_maps, 3 repetitions) and the
 #             8-coil book scan end to end with the defaults
 # The runs of past investigations are modes too, each a script of its own in scripts/device/ (its header
@@ -206,6 +209,23 @@ for i in range(3):
           % (i + 1, p.returncode, wall, t["total"], t["device_init"], t["solve"], t["write"], first, last, released,
              resolved))
 EOF
+    ;;
+  floor)
+    log "the float32 solve's floor: book problem, models at 1e-6 and 1e-12"
+    build_tree mrirecon tool_imgcmp
+    "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --snr 30 -q >>"$S" 2>&1
+    for meth in defaults cg; do
+      ma=(); [ $meth = cg ] && ma=(--method cg)
+      f=image_iterative.h5; [ $meth = cg ] && f=image_cg.h5
+      run_recon "book $meth, nufft 1e-6" /tmp/fl_${meth}_n6 /tmp/book.h5 --device gpu --model nufft "${ma[@]}" --q-cache off -q --force
+      run_recon "book $meth, nufft 1e-12" /tmp/fl_${meth}_n12 /tmp/book.h5 --device gpu --model nufft --nufft-tol 1e-12 "${ma[@]}" --q-cache off -q --force
+      run_recon "book $meth, exact tf32x3" /tmp/fl_${meth}_e6 /tmp/book.h5 --device gpu --model exact "${ma[@]}" --q-cache off -q --force
+      run_recon "book $meth, exact fp64" /tmp/fl_${meth}_e12 /tmp/book.h5 --device gpu --model exact --precision fp64 "${ma[@]}" --q-cache off -q --force
+      for pr in "n6 e6" "n12 e12" "n6 n12" "e6 e12" "n6 e12" "e6 n12"; do
+        set -- $pr
+        echo "  $meth: $1 vs $2: $("$B/tool_imgcmp" /tmp/fl_${meth}_$1/$f /tmp/fl_${meth}_$2/$f 1e-4 2>&1 | head -1)" >>"$S"
+      done
+    done
     ;;
   maps)
     log "ESPIRiT maps, book trajectory, 8 coils (the target: <= 1 s)"
