@@ -15,6 +15,7 @@
  * shared (the same reasoning as solver/toeplitz.c's TP_SERIAL_POINTS; a 2D 128^2 SENSE iteration with 8
  * coils went from ~20 ms to ~4 ms per iteration on the loaded 2-core machine). */
 #define IMG_PARALLEL_MIN (1 << 20)
+#define SENS_BLOCK 4096 /* voxels per partial sum of the maps' model (fixed: the bits do not depend on the threads) */
 
 static int img_threads(const mr_backend *be, int64_t work)
 {
@@ -122,21 +123,42 @@ mr_status mr_linop_sens_create(mr_linop **out, mr_backend *be, const int64_t mat
         return st;
     }
     /* sum_c |S_c|^2 per voxel: the host normal's factors (float), and the model of the normal (linop.h): its mean,
-     * where the sum is nowhere far below it (double) */
-    double mean2 = 0, min2 = INFINITY;
-    for (int64_t v = 0; v < d->n; v++) {
-        float s2 = 0;
-        double s2d = 0;
-        for (int64_t c = 0; c < ncoils; c++) {
-            const float *sv = maps + 2 * (c * d->n + v);
-            s2 += sv[0] * sv[0] + sv[1] * sv[1];
-            s2d += (double)sv[0] * sv[0] + (double)sv[1] * sv[1];
-        }
-        if (d->sum2)
-            d->sum2[v] = s2;
-        mean2 += s2d;
-        min2 = s2d < min2 ? s2d : min2;
+     * where the sum is nowhere far below it (double). Blocks of SENS_BLOCK voxels in parallel, their sums added
+     * in block order: the bits do not depend on the thread count (256^3 x 8 coils: 1 GB of maps, ~0.2 s on one
+     * core of the GPU host). */
+    const int64_t nb = (d->n + SENS_BLOCK - 1) / SENS_BLOCK;
+    double *bsum = malloc((size_t)nb * 2 * sizeof(double));
+    if (!bsum) {
+        const long long nv = (long long)d->n;
+        sens_destroy(d);
+        return mr_error(MR_ENOMEM, "sensitivity operator: out of memory for %lld voxels", nv);
     }
+#pragma omp parallel for num_threads(img_threads(be, d->n * ncoils)) schedule(static)
+    for (int64_t b = 0; b < nb; b++) {
+        const int64_t v1 = (b + 1) * SENS_BLOCK < d->n ? (b + 1) * SENS_BLOCK : d->n;
+        double sum = 0, lo = INFINITY;
+        for (int64_t v = b * SENS_BLOCK; v < v1; v++) {
+            float s2 = 0;
+            double s2d = 0;
+            for (int64_t c = 0; c < ncoils; c++) {
+                const float *sv = maps + 2 * (c * d->n + v);
+                s2 += sv[0] * sv[0] + sv[1] * sv[1];
+                s2d += (double)sv[0] * sv[0] + (double)sv[1] * sv[1];
+            }
+            if (d->sum2)
+                d->sum2[v] = s2;
+            sum += s2d;
+            lo = s2d < lo ? s2d : lo;
+        }
+        bsum[2 * b] = sum;
+        bsum[2 * b + 1] = lo;
+    }
+    double mean2 = 0, min2 = INFINITY;
+    for (int64_t b = 0; b < nb; b++) {
+        mean2 += bsum[2 * b];
+        min2 = bsum[2 * b + 1] < min2 ? bsum[2 * b + 1] : min2;
+    }
+    free(bsum);
     mean2 /= (double)d->n;
     const int64_t dom[4] = {matrix[0], matrix[1], matrix[2], 1}, cod[4] = {matrix[0], matrix[1], matrix[2], ncoils};
     const mr_linop_ops ops = {sens_forward, sens_adjoint, sens_normal, sens_destroy};
