@@ -27,6 +27,13 @@ mr_status mr_gpu_grow(void **p, size_t *bytes, size_t want);
 mr_status mr_gpu_fft_plan(int *plan, mr_gpu_ctx *c, int rank, const int *dims, int batch, int stride);
 mr_status mr_gpu_fft_exec(int plan, float2 *data, int inverse);
 void mr_gpu_fft_destroy(int plan);
+/* The Toeplitz normal's slowest axis fused (gpu/toeplitz_column.cu): for every line of p points `slab` apart
+ * in w (the 2N grid), FFT, multiply by the real h (the same layout), inverse FFT (unnormalised), reading
+ * and writing the first p/2 points of each line (the rest taken as zero). For p a power of 2 in [8, 1024]
+ * (supported); prepare once per p (the twiddle table, *tw, mr_gpu_free), before the first launch. */
+int mr_gpu_tp_column_supported(long long p);
+mr_status mr_gpu_tp_column_prepare(mr_gpu_ctx *c, long long p, float2 **tw); /* *tw: the twiddles [p] (mr_gpu_free) */
+mr_status mr_gpu_tp_column(mr_gpu_ctx *c, float2 *w, const float *h, const float2 *tw, long long slab, long long p);
 /* out (device, the 2N grid [P][2]) = Q (device, mr_grid_q [nq][2]) arranged circulantly as the Toeplitz
  * normal does before its transform (solver/toeplitz.h), on the context's stream. */
 mr_status mr_gpu_toeplitz_arrange(mr_gpu_ctx *c, const int64_t matrix[3], const float *q, float *out);

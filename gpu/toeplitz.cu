@@ -12,8 +12,10 @@
  * then the 1D FFT along s over every line (`hi`, strided); the inverse is `hi` then `lo` on the first N_s
  * slabs. That skips half the work of every pass but the one along s (60 CG iterations at 256^3: 0.25
  * against 0.31 s on an H200, docs/GPU.md). The kernel's own spectrum (not zero outside) runs `lo` on both halves. A grid with one
- * axis longer than 1 has a single 1D plan. MR_GPU_TOEPLITZ=full (for benchmarks and tests) takes one
- * unpruned plan of the whole grid instead.
+ * axis longer than 1 has a single 1D plan. Where P_s is a power of 2 from 8 to 1024, the applications do the
+ * s axis, H and its inverse in one kernel on the lines' lower halves (gpu/toeplitz_column.cu), and only the
+ * first N_s slabs are padded; `hi` then serves the spectrum in create alone. MR_GPU_TOEPLITZ (for benchmarks
+ * and tests): `full` takes one unpruned plan of the whole grid, `cufft` the pruned cuFFT plans everywhere.
  *
  * cuFFT is loaded at run time with dlopen (the library the build found, then the usual sonames), so
  * the program links no cuFFT and starts where it is missing; the GPU Toeplitz then fails with
@@ -80,6 +82,9 @@ struct mr_gpu_toeplitz {
      * nslow slabs being the padded image's */
     int plan, lo, hi;
     long long slab, nslow;
+    int slow;   /* the slowest axis with P_a > 1 (-1: none) */
+    int column; /* 1: the slowest axis by the fused kernel (gpu/toeplitz_column.cu) in the applications */
+    float2 *tw; /* its twiddles [P_slow] */
     double plan_s;
     float *lam;   /* [N] the circulant approximation's eigenvalues (solver/toeplitz.h) */
     double lam0;  /* the one at frequency 0 */
@@ -257,6 +262,7 @@ void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t)
     mr_gpu_fft_destroy(t->hi);
     mr_gpu_free(t->c, t->work);
     mr_gpu_free(t->c, t->h);
+    mr_gpu_free(t->c, (float *)t->tw);
     free(t);
 }
 
@@ -298,9 +304,14 @@ static mr_status make_plans(mr_gpu_toeplitz *t)
     const char *env = getenv("MR_GPU_TOEPLITZ");
     if (rank == 1 || (env && !strcmp(env, "full")))
         return mr_gpu_fft_plan(&t->plan, t->c, rank, dims, 1, 0);
+    t->slow = slow;
     t->nslow = t->n[slow];
     t->slab = t->pp / t->p[slow];
+    t->column = !(env && !strcmp(env, "cufft")) && mr_gpu_tp_column_supported(t->p[slow]);
     mr_status st = mr_gpu_fft_plan(&t->lo, t->c, rank - 1, dims + 1, (int)t->nslow, 0);
+    if (st == MR_OK && t->column)
+        st = mr_gpu_tp_column_prepare(t->c, t->p[slow], &t->tw);
+    /* `hi` transforms the kernel's spectrum in create; with the fused kernel it goes after that */
     return st == MR_OK ? mr_gpu_fft_plan(&t->hi, t->c, 1, dims, (int)t->slab, (int)t->slab) : st;
 }
 
@@ -312,7 +323,7 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
         return mr_error(MR_ENOMEM, "GPU Toeplitz operator: out of host memory");
     t->c = c;
     t->nn = t->pp = 1;
-    t->plan = t->lo = t->hi = t->cplan = -1;
+    t->plan = t->lo = t->hi = t->cplan = t->slow = -1;
     for (int a = 0; a < 3; a++) {
         t->n[a] = matrix[a];
         t->p[a] = matrix[a] > 1 ? 2 * matrix[a] : 1;
@@ -338,6 +349,10 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
         }
         if (st == MR_OK)
             st = mr_gpu_ctx_sync(c);
+    }
+    if (st == MR_OK && t->column) { /* the applications need no `hi` (nor its work area) */
+        mr_gpu_fft_destroy(t->hi);
+        t->hi = -1;
     }
     if (st == MR_OK)
         st = make_circulant(t, q);
@@ -400,17 +415,29 @@ mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *
 {
     const mr_tp_geom g = geom_of(t);
     cudaStream_t s = mr_gpu_ctx_stream(t->c);
+    /* the fused path reads only the first nslow slabs: only those are padded */
+    long long e[3] = {t->p[0], t->p[1], t->p[2]};
+    if (t->column)
+        e[t->slow] = t->nslow;
     for (int64_t b = 0; b < batch; b++) {
-        k_pad<<<grid3(t->p[0], t->p[1], t->p[2]), MR_GPU_THREADS, 0, s>>>(g, (const float2 *)x + b * t->nn, t->work);
+        k_pad<<<grid3(e[0], e[1], e[2]), MR_GPU_THREADS, 0, s>>>(g, (const float2 *)x + b * t->nn, t->work);
         mr_status st = mr_gpu_ctx_launched(t->c, "Toeplitz padding");
-        if (st == MR_OK)
-            st = transform(t, 0, 1);
-        if (st == MR_OK) {
-            k_multiply<<<mr_gpu_blocks(t->pp), MR_GPU_THREADS, 0, s>>>(t->pp, t->work, t->h);
-            st = mr_gpu_ctx_launched(t->c, "Toeplitz multiplication");
+        if (st == MR_OK && t->column) { /* slabs, the slow axis's transform x H and inverse, slabs */
+            st = slabs(t, 0, 1);
+            if (st == MR_OK)
+                st = mr_gpu_tp_column(t->c, t->work, t->h, t->tw, t->slab, t->p[t->slow]);
+            if (st == MR_OK)
+                st = slabs(t, 1, 1);
+        } else {
+            if (st == MR_OK)
+                st = transform(t, 0, 1);
+            if (st == MR_OK) {
+                k_multiply<<<mr_gpu_blocks(t->pp), MR_GPU_THREADS, 0, s>>>(t->pp, t->work, t->h);
+                st = mr_gpu_ctx_launched(t->c, "Toeplitz multiplication");
+            }
+            if (st == MR_OK)
+                st = transform(t, 1, 1);
         }
-        if (st == MR_OK)
-            st = transform(t, 1, 1);
         if (st == MR_OK) {
             k_crop<<<grid3(t->n[0], t->n[1], t->n[2]), MR_GPU_THREADS, 0, s>>>(g, t->work, (float2 *)y + b * t->nn);
             st = mr_gpu_ctx_launched(t->c, "Toeplitz crop");

@@ -25,6 +25,9 @@
 #   floor     where the NUFFT-vs-exact image difference comes from: the book problem with the defaults and with
 #             --method cg, each with the NUFFT at 1e-6 and 1e-12 (float64) and the exact sums in tf32x3 (1e-6) and
 #             fp64 (1e-12); the images compared pairwise (two models 1e-12 apart give the float32 solve's floor)
+#   column    the Toeplitz normal's slowest axis by the fused kernel (gpu/toeplitz_column.cu, the default) against
+#             the pruned cuFFT transforms (MR_GPU_TOEPLITZ=cufft): book problem and 256^3 (one coil and 8 coils),
+#             --method cg and the defaults, wall and stages, the images compared
 #   maps      ESPIRiT coil maps for the book trajectory with 8 coils (tool_sens_maps, 3 repetitions) and the
 #             8-coil book scan end to end with the defaults
 # The runs of past investigations are modes too, each a script of its own in scripts/device/ (its header
@@ -225,6 +228,25 @@ EOF
         set -- $pr
         echo "  $meth: $1 vs $2: $("$B/tool_imgcmp" /tmp/fl_${meth}_$1/$f /tmp/fl_${meth}_$2/$f 1e-4 2>&1 | head -1)" >>"$S"
       done
+    done
+    ;;
+  column)
+    log "the fused slow-axis transform against the pruned cuFFT ones"
+    build_tree mrirecon tool_imgcmp
+    [ -f /tmp/book.h5 ] || "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --snr 30 -q >>"$S" 2>&1
+    [ -f /tmp/big.h5 ] || "$bin" phantom -o /tmp/big.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 -q >>"$S" 2>&1
+    [ -f /tmp/big8.h5 ] || "$bin" phantom -o /tmp/big8.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 --coils 8 -q >>"$S" 2>&1
+    for v in fused cufft fused cufft; do
+      [ $v = cufft ] && export MR_GPU_TOEPLITZ=cufft || unset MR_GPU_TOEPLITZ
+      run_recon "book cg, $v" /tmp/co_bcg_$v /tmp/book.h5 --device gpu --method cg --q-cache off -q --force
+      run_recon "book defaults, $v" /tmp/co_bdef_$v /tmp/book.h5 --device gpu --q-cache off -q --force
+      run_recon "256^3 cg, $v" /tmp/co_gcg_$v /tmp/big.h5 --device gpu --method cg --q-cache off -q --force
+      run_recon "256^3 defaults, $v" /tmp/co_gdef_$v /tmp/big.h5 --device gpu --q-cache off -q --force
+      run_recon "256^3 8 coils cg, $v" /tmp/co_g8_$v /tmp/big8.h5 --device gpu --method cg --q-cache off -q --force
+    done
+    unset MR_GPU_TOEPLITZ
+    for r in bcg:image_cg bdef:image_iterative gcg:image_cg gdef:image_iterative g8:image_cg; do
+      echo "  ${r%%:*} fused vs cufft: $("$B/tool_imgcmp" /tmp/co_${r%%:*}_fused/${r#*:}.h5 /tmp/co_${r%%:*}_cufft/${r#*:}.h5 1e-4 2>&1 | head -1)" >>"$S"
     done
     ;;
   maps)

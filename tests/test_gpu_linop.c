@@ -9,8 +9,10 @@
  *   GPU vs CPU: voxel-wise operators 1e-6; NUDFT forward (SFU) and adjoint (multi-voxel kernel) 1e-5,
  *   against float64 1e-5; Toeplitz normal (Q on the GPU, cuFFT) 1e-4 (as test_op_device);
  *   device-packed adjoint vs host-packed adjoint 1e-6, with forced voxel passes 1e-6;
- *   the slab-pruned Toeplitz transforms (gpu/toeplitz.cu) vs one unpruned plan (MR_GPU_TOEPLITZ=full),
- *   normal 1e-6, on 3D, 2D and grids with a unit axis (x, y or both of the slow axes);
+ *   the slab-pruned Toeplitz transforms (gpu/toeplitz.cu; the slowest axis fused where its 2N is a power of
+ *   2 up to 1024, gpu/toeplitz_column.cu, else by cuFFT) and the pruned cuFFT ones (MR_GPU_TOEPLITZ=cufft)
+ *   vs one unpruned plan (MR_GPU_TOEPLITZ=full), normal 1e-6, on 3D, 2D and grids with a unit axis (x, y
+ *   or both of the slow axes), slow axes of 8 ... 1024 points;
  *   the SENSE chain's model of its normal (solver/linop.h): the same numbers on both backends, its circulant
  *   solve GPU vs CPU 1e-5. */
 #include <math.h>
@@ -231,27 +233,33 @@ static void symbol_agree(const char *label, mr_linop *g, mr_linop *c, int64_t n)
     free(zg);
 }
 
-/* The Toeplitz normal of one NUDFT operator with the pruned transforms (the default) and with one plan
- * of the whole grid (MR_GPU_TOEPLITZ=full, read when the operator is made): the same maths. */
+/* The Toeplitz normal of one NUDFT operator with the default transforms (pruned slabs; the slowest axis by
+ * the fused kernel of gpu/toeplitz_column.cu where its length is a power of 2 up to 1024), with the pruned
+ * cuFFT transforms (MR_GPU_TOEPLITZ=cufft) and with one plan of the whole grid (MR_GPU_TOEPLITZ=full; the
+ * variable is read when the operator is made): the same maths. */
 static void pruned_vs_full(mr_backend *gpu, const int64_t matrix[3], int64_t m)
 {
     float *traj = test_random_traj(&rng, matrix, m), *w = test_random_weights(&rng, m);
     mr_nudft_opts o;
     mr_nudft_opts_default(&o);
     o.fast_normal = 1;
-    mr_linop *pruned = NULL, *full = NULL;
+    mr_linop *pruned = NULL, *full = NULL, *cufft = NULL;
     CHECK_OK(mr_linop_nudft_create(&pruned, gpu, matrix, traj, m, w, 1, &o, NULL));
     CHECK(setenv("MR_GPU_TOEPLITZ", "full", 1) == 0);
     CHECK_OK(mr_linop_nudft_create(&full, gpu, matrix, traj, m, w, 1, &o, NULL));
+    CHECK(setenv("MR_GPU_TOEPLITZ", "cufft", 1) == 0);
+    CHECK_OK(mr_linop_nudft_create(&cufft, gpu, matrix, traj, m, w, 1, &o, NULL));
     CHECK(unsetenv("MR_GPU_TOEPLITZ") == 0);
-    if (pruned && full) {
-        char label[200];
-        snprintf(label, sizeof label, "GPU Toeplitz %lldx%lldx%lld", (long long)matrix[0], (long long)matrix[1],
-                 (long long)matrix[2]);
-        lc_agree_pair(label, "pruned vs one plan", pruned, full, &rng, 1e-6, 1e-6);
-    }
+    char label[200];
+    snprintf(label, sizeof label, "GPU Toeplitz %lldx%lldx%lld", (long long)matrix[0], (long long)matrix[1],
+             (long long)matrix[2]);
+    if (pruned && full)
+        lc_agree_pair(label, "default vs one plan", pruned, full, &rng, 1e-6, 1e-6);
+    if (cufft && full)
+        lc_agree_pair(label, "pruned cuFFT vs one plan", cufft, full, &rng, 1e-6, 1e-6);
     mr_linop_free(pruned);
     mr_linop_free(full);
+    mr_linop_free(cufft);
     free(traj);
     free(w);
 }
@@ -271,7 +279,11 @@ int main(void)
     nudft_entry_points(gpu, odd, 77);
     operators(gpu, cpu, m2, 3001);
     operators(gpu, cpu, m3, 2001);
-    const int64_t tp[][3] = {{16, 12, 10}, {15, 9, 7}, {48, 40, 1}, {20, 1, 12}, {1, 24, 18}, {1, 1, 30}, {37, 1, 1}};
+    /* slow axes of 2N = 20, 14, 80, 24, 36, 60 points (cuFFT) and 8 ... 1024 (the fused kernel: every radix
+     * plan, lines per block from 16 down to 8, slabs that are no multiple of the lines per block) */
+    const int64_t tp[][3] = {{16, 12, 10}, {15, 9, 7}, {48, 40, 1}, {20, 1, 12}, {1, 24, 18}, {1, 1, 30}, {37, 1, 1},
+                             {10, 4, 1},   {7, 5, 8},  {20, 1, 16}, {1, 24, 16}, {9, 7, 32}, {48, 32, 1}, {12, 10, 64},
+                             {5, 3, 128},  {6, 5, 256}, {3, 3, 512}};
     for (size_t i = 0; i < sizeof tp / sizeof tp[0]; i++)
         pruned_vs_full(gpu, tp[i], 1500);
     mr_backend_free(gpu);
