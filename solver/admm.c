@@ -190,19 +190,17 @@ static mr_status z_u_update(admm *a, const float *x, int k, float *sd, double *p
         v->copy(v->ctx, s->m, s->zo, s->z);
         const double al = a->o->relax;
         mr_vec_axpby(v, s->m, s->z, al, s->rx, 1.0 - al, s->zo); /* h = al R x + (1 - al) z_old */
-        mr_vec_axpy(v, s->m, s->z, 1.0, s->u); /* z = h + u, then its prox */
+        mr_vec_axpy(v, s->m, s->u, 1.0, s->z);                   /* u = u + h, and z = its prox */
         if (mr_term_on_image(p, s->j)) {
-            st = mr_term_prox_image(p, s->j, 1.0 / a->rho, k, s->z, s->z, s->zt);
+            st = mr_term_prox_image(p, s->j, 1.0 / a->rho, k, s->u, s->z, s->zt);
         } else {
             if (ts->t.refresh)
                 ts->t.refresh(ts->t.refresh_ctx, k);
-            mr_prox_apply(v, &ts->prox, ts->t.lambda / a->rho, s->z, s->z);
+            mr_prox_apply(v, &ts->prox, ts->t.lambda / a->rho, s->u, s->z);
         }
         if (st != MR_OK)
             break;
-        mr_vec_axpy(v, s->m, s->u, al, s->rx); /* u += h - z */
-        mr_vec_axpy(v, s->m, s->u, 1.0 - al, s->zo);
-        mr_vec_axpy(v, s->m, s->u, -1.0, s->z);
+        mr_vec_axpy(v, s->m, s->u, -1.0, s->z); /* u = u + h - z */
         mr_vec_axpby(v, s->m, s->zo, 1.0, s->z, -1.0, s->zo); /* z - z_old */
         if ((st = mr_term_split_adjoint(p, s->j, s->zo, a->t)) == MR_OK)
             mr_vec_axpy(v, n, sd, 1.0, a->t);
