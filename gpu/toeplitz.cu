@@ -262,7 +262,7 @@ void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t)
     mr_gpu_fft_destroy(t->hi);
     mr_gpu_free(t->c, t->work);
     mr_gpu_free(t->c, t->h);
-    mr_gpu_free(t->c, (float *)t->tw);
+    mr_gpu_free(t->c, t->tw);
     free(t);
 }
 
@@ -411,6 +411,26 @@ mr_status mr_gpu_toeplitz_arrange(mr_gpu_ctx *c, const int64_t matrix[3], const 
     return mr_gpu_ctx_launched(c, "Toeplitz kernel arrangement");
 }
 
+/* The padded image in t->work transformed, multiplied by H and transformed back (the part the crop keeps):
+ * the slabs' transforms around the fused slow axis (gpu/toeplitz_column.cu), or cuFFT's transforms around a
+ * multiplication pass. */
+static mr_status convolve(mr_gpu_toeplitz *t)
+{
+    mr_status st;
+    if (t->column) {
+        st = slabs(t, 0, 1);
+        if (st == MR_OK)
+            st = mr_gpu_tp_column(t->c, t->work, t->h, t->tw, t->slab, t->p[t->slow]);
+        return st == MR_OK ? slabs(t, 1, 1) : st;
+    }
+    st = transform(t, 0, 1);
+    if (st == MR_OK) {
+        k_multiply<<<mr_gpu_blocks(t->pp), MR_GPU_THREADS, 0, mr_gpu_ctx_stream(t->c)>>>(t->pp, t->work, t->h);
+        st = mr_gpu_ctx_launched(t->c, "Toeplitz multiplication");
+    }
+    return st == MR_OK ? transform(t, 1, 1) : st;
+}
+
 mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *x, float *y)
 {
     const mr_tp_geom g = geom_of(t);
@@ -422,22 +442,8 @@ mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *
     for (int64_t b = 0; b < batch; b++) {
         k_pad<<<grid3(e[0], e[1], e[2]), MR_GPU_THREADS, 0, s>>>(g, (const float2 *)x + b * t->nn, t->work);
         mr_status st = mr_gpu_ctx_launched(t->c, "Toeplitz padding");
-        if (st == MR_OK && t->column) { /* slabs, the slow axis's transform x H and inverse, slabs */
-            st = slabs(t, 0, 1);
-            if (st == MR_OK)
-                st = mr_gpu_tp_column(t->c, t->work, t->h, t->tw, t->slab, t->p[t->slow]);
-            if (st == MR_OK)
-                st = slabs(t, 1, 1);
-        } else {
-            if (st == MR_OK)
-                st = transform(t, 0, 1);
-            if (st == MR_OK) {
-                k_multiply<<<mr_gpu_blocks(t->pp), MR_GPU_THREADS, 0, s>>>(t->pp, t->work, t->h);
-                st = mr_gpu_ctx_launched(t->c, "Toeplitz multiplication");
-            }
-            if (st == MR_OK)
-                st = transform(t, 1, 1);
-        }
+        if (st == MR_OK)
+            st = convolve(t);
         if (st == MR_OK) {
             k_crop<<<grid3(t->n[0], t->n[1], t->n[2]), MR_GPU_THREADS, 0, s>>>(g, t->work, (float2 *)y + b * t->nn);
             st = mr_gpu_ctx_launched(t->c, "Toeplitz crop");
