@@ -28,6 +28,7 @@
 #include "solver/regularizer.h"
 #include "solver/toeplitz.h"
 #include "solver/vecops.h"
+#include "dense_testutil.h"
 #include "testutil.h"
 
 static uint64_t rng;
@@ -152,43 +153,19 @@ static double complex *dense(const problem *pr, double a, double g, double s, in
     return mtx;
 }
 
-/* x = mtx^-1 b (Gaussian elimination with partial pivoting; mtx is overwritten). */
-static void dense_solve(double complex *mtx, int64_t n, const float *b, double *x)
+/* x = mtx^-1 b (tests/dense_testutil.h), b as floats, x as interleaved doubles. */
+static void dense_solve(const double complex *mtx, int64_t n, const float *b, double *x)
 {
-    double complex *v = malloc((size_t)n * sizeof *v);
+    double complex *v = malloc((size_t)n * sizeof *v), *y = malloc((size_t)n * sizeof *y);
     for (int64_t i = 0; i < n; i++)
         v[i] = b[2 * i] + I * b[2 * i + 1];
-    for (int64_t k = 0; k < n; k++) {
-        int64_t piv = k;
-        for (int64_t i = k + 1; i < n; i++)
-            if (cabs(mtx[i * n + k]) > cabs(mtx[piv * n + k]))
-                piv = i;
-        if (piv != k) {
-            for (int64_t j = 0; j < n; j++) {
-                const double complex t = mtx[k * n + j];
-                mtx[k * n + j] = mtx[piv * n + j];
-                mtx[piv * n + j] = t;
-            }
-            const double complex t = v[k];
-            v[k] = v[piv];
-            v[piv] = t;
-        }
-        for (int64_t i = k + 1; i < n; i++) {
-            const double complex f = mtx[i * n + k] / mtx[k * n + k];
-            for (int64_t j = k; j < n; j++)
-                mtx[i * n + j] -= f * mtx[k * n + j];
-            v[i] -= f * v[k];
-        }
-    }
-    for (int64_t k = n - 1; k >= 0; k--) {
-        double complex acc = v[k];
-        for (int64_t j = k + 1; j < n; j++)
-            acc -= mtx[k * n + j] * v[j];
-        v[k] = acc / mtx[k * n + k];
-        x[2 * k] = creal(v[k]);
-        x[2 * k + 1] = cimag(v[k]);
+    direct_solve((int)n, mtx, v, y);
+    for (int64_t i = 0; i < n; i++) {
+        x[2 * i] = creal(y[i]);
+        x[2 * i + 1] = cimag(y[i]);
     }
     free(v);
+    free(y);
 }
 
 static float *random_vec(int64_t n)
