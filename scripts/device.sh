@@ -68,6 +68,22 @@ gpu_peak() {
   echo "$label: GPU memory peak $(sort -n "$L/mem.txt" | tail -1) MiB (in use before: $base MiB)" >>"$S"
 }
 
+# scan NAME: the standard phantom NAME made once per machine (a call's later modes reuse it): book (128^3
+# kooshball, 1078 x 264 = 284,592 samples), big (256^3, 4312 x 528 = 2,276,736 samples), big8 (big with 8 coils
+# and their maps); 30 dB each
+scan() {
+  local args
+  case $1 in
+  book) args=(--matrix 128 --spokes 1078 --readout 264) ;;
+  big) args=(--matrix 256 --spokes 4312 --readout 528) ;;
+  big8) args=(--matrix 256 --spokes 4312 --readout 528 --coils 8) ;;
+  esac
+  [ -f "/tmp/$1.h5" ] || "$bin" phantom -o "/tmp/$1.h5" --dim 3 --traj kooshball --snr 30 "${args[@]}" -q >>"$S" 2>&1
+}
+
+# img_cmp LABEL A B: the relative L2 difference of two images into the summary
+img_cmp() { echo "  $1: $("$B/tool_imgcmp" "$2" "$3" 1e-4 2>&1 | head -1)" >>"$S"; }
+
 for mode in ${MODES//,/ }; do
   case $mode in
   tests)
@@ -75,7 +91,7 @@ for mode in ${MODES//,/ }; do
     ;;
   book)
     log "book phantom"
-    "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --snr 30 -q >>"$S" 2>&1
+    scan book
     for i in 1 2; do
       gpu_peak "defaults ($i)" run_recon "book, defaults (tv, admm 50 x 8, model auto) run $i" /tmp/bk_def$i /tmp/book.h5 \
         --device gpu --q-cache /tmp/qc --force -q
@@ -98,11 +114,10 @@ EOF
     ;;
   big)
     log "256^3 phantoms"
-    "$bin" phantom -o /tmp/big.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 -q >>"$S" 2>&1
+    scan big
     gpu_peak "256 defaults" run_recon "256^3, defaults" /tmp/big_def /tmp/big.h5 --device gpu --q-cache off -q
     gpu_peak "256 cg" run_recon "256^3, --method cg" /tmp/big_cg /tmp/big.h5 --device gpu --method cg --q-cache off -q
-    "$bin" phantom -o /tmp/big8.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 \
-      --coils 8 -q >>"$S" 2>&1
+    scan big8
     gpu_peak "256 8 coils cg" run_recon "256^3, 8 coils SENSE, --method cg" /tmp/big8_cg /tmp/big8.h5 --device gpu \
       --method cg --q-cache off -q
     gpu_peak "256 8 coils defaults" run_recon "256^3, 8 coils SENSE, defaults" /tmp/big8_def /tmp/big8.h5 \
@@ -110,7 +125,7 @@ EOF
     ;;
   big3)
     log "256^3 phantom"
-    "$bin" phantom -o /tmp/big.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 -q >>"$S" 2>&1
+    scan big
     for i in 1 2 3; do
       gpu_peak "256 cg ($i)" run_recon "256^3, --method cg run $i" /tmp/big_cg$i /tmp/big.h5 --device gpu --method cg \
         --q-cache off -q
@@ -153,9 +168,8 @@ EOF
     ;;
   precond)
     log "the preconditioned ADMM (defaults) against MR_PRECOND=off: book problem, NUFFT and exact model"
-    build_tree mrirecon tool_imgcmp
-    "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --snr 30 -q >>"$S" 2>&1
-    pc_cmp() { echo "  $1 vs $2: $("$B/tool_imgcmp" "/tmp/pc_$1/image_iterative.h5" "/tmp/pc_$2/image_iterative.h5" 1e-4 2>&1 | head -1)" >>"$S"; }
+    scan book
+    pc_cmp() { img_cmp "$1 vs $2" "/tmp/pc_$1/image_iterative.h5" "/tmp/pc_$2/image_iterative.h5"; }
     run_recon "reference: exact, 400 ADMM iterations" /tmp/pc_ref /tmp/book.h5 --device gpu --model exact --q-cache off -q --force -n 400 \
       --solver admm
     for pc in on off; do
@@ -166,7 +180,7 @@ EOF
       pc_cmp n${pc}1 n${pc}2; pc_cmp n${pc}1 e$pc; pc_cmp n${pc}1 ref; pc_cmp e$pc ref
     done
     log "256^3 defaults, precond on and off"
-    "$bin" phantom -o /tmp/big.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 -q >>"$S" 2>&1
+    scan big
     for pc in on off on; do
       MR_PRECOND=$pc gpu_peak "256 defaults precond $pc" run_recon "256^3 defaults, precond $pc" /tmp/pc_big$pc /tmp/big.h5 \
         --device gpu --q-cache off -q --force
@@ -174,8 +188,7 @@ EOF
     ;;
   bookcg)
     log "book --method cg: the time outside report.json's total"
-    [ -f /tmp/book.h5 ] || "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 \
-      --readout 264 --snr 30 -q >>"$S" 2>&1
+    scan book
     python3 - "$bin" >>"$S" 2>&1 <<'EOF'
 import json, os, re, statistics, subprocess, sys, time
 bin_ = sys.argv[1]
@@ -215,8 +228,7 @@ EOF
     ;;
   floor)
     log "the float32 solve's floor: book problem, models at 1e-6 and 1e-12"
-    build_tree mrirecon tool_imgcmp
-    "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --snr 30 -q >>"$S" 2>&1
+    scan book
     for meth in defaults cg; do
       ma=(); [ $meth = cg ] && ma=(--method cg)
       f=image_iterative.h5; [ $meth = cg ] && f=image_cg.h5
@@ -226,16 +238,15 @@ EOF
       run_recon "book $meth, exact fp64" /tmp/fl_${meth}_e12 /tmp/book.h5 --device gpu --model exact --precision fp64 "${ma[@]}" --q-cache off -q --force
       for pr in "n6 e6" "n12 e12" "n6 n12" "e6 e12" "n6 e12" "e6 n12"; do
         set -- $pr
-        echo "  $meth: $1 vs $2: $("$B/tool_imgcmp" /tmp/fl_${meth}_$1/$f /tmp/fl_${meth}_$2/$f 1e-4 2>&1 | head -1)" >>"$S"
+        img_cmp "$meth: $1 vs $2" "/tmp/fl_${meth}_$1/$f" "/tmp/fl_${meth}_$2/$f"
       done
     done
     ;;
   column)
     log "the fused slow-axis transform against the pruned cuFFT ones"
-    build_tree mrirecon tool_imgcmp
-    [ -f /tmp/book.h5 ] || "$bin" phantom -o /tmp/book.h5 --dim 3 --matrix 128 --traj kooshball --spokes 1078 --readout 264 --snr 30 -q >>"$S" 2>&1
-    [ -f /tmp/big.h5 ] || "$bin" phantom -o /tmp/big.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 -q >>"$S" 2>&1
-    [ -f /tmp/big8.h5 ] || "$bin" phantom -o /tmp/big8.h5 --dim 3 --matrix 256 --traj kooshball --spokes 4312 --readout 528 --snr 30 --coils 8 -q >>"$S" 2>&1
+    scan book
+    scan big
+    scan big8
     for v in fused cufft fused cufft; do
       [ $v = cufft ] && export MR_GPU_TOEPLITZ=cufft || unset MR_GPU_TOEPLITZ
       run_recon "book cg, $v" /tmp/co_bcg_$v /tmp/book.h5 --device gpu --method cg --q-cache off -q --force
@@ -246,7 +257,7 @@ EOF
     done
     unset MR_GPU_TOEPLITZ
     for r in bcg:image_cg bdef:image_iterative gcg:image_cg gdef:image_iterative g8:image_cg; do
-      echo "  ${r%%:*} fused vs cufft: $("$B/tool_imgcmp" /tmp/co_${r%%:*}_fused/${r#*:}.h5 /tmp/co_${r%%:*}_cufft/${r#*:}.h5 1e-4 2>&1 | head -1)" >>"$S"
+      img_cmp "${r%%:*} fused vs cufft" "/tmp/co_${r%%:*}_fused/${r#*:}.h5" "/tmp/co_${r%%:*}_cufft/${r#*:}.h5"
     done
     ;;
   maps)
