@@ -34,6 +34,15 @@ void mr_gpu_fft_destroy(int plan);
 int mr_gpu_tp_column_supported(long long p);
 mr_status mr_gpu_tp_column_prepare(mr_gpu_ctx *c, long long p, float2 **tw); /* *tw: the twiddles [p] (mr_gpu_free) */
 mr_status mr_gpu_tp_column(mr_gpu_ctx *c, float2 *w, const float *h, const float2 *tw, long long slab, long long p);
+/* The other axes' line transforms of gpu/toeplitz_column.cu (p as mr_gpu_tp_column_supported, tw its twiddles):
+ * lines of p points at w + b bstride + z stride + c (c < ncol, b < nbatch), forward (lower half in, the whole
+ * line out) or inverse (the whole line in, lower half out); and the fastest axis's rows, forward from the
+ * image (rows of p/2 points, padded) into the grid or inverse from the grid into the image (cropped), row r
+ * < nrows being (r mod n1, r / n1) of the image's n1-row planes and of the grid's p1-row planes. */
+mr_status mr_gpu_tp_lines(mr_gpu_ctx *c, int inverse, float2 *w, const float2 *tw, long long p, long long stride,
+                          long long ncol, long long nbatch, long long bstride);
+mr_status mr_gpu_tp_rows(mr_gpu_ctx *c, int inverse, float2 *w, float2 *img, const float2 *tw, long long p,
+                         long long n1, long long p1, long long nrows);
 /* out (device, the 2N grid [P][2]) = Q (device, mr_grid_q [nq][2]) arranged circulantly as the Toeplitz
  * normal does before its transform (solver/toeplitz.h), on the context's stream. */
 mr_status mr_gpu_toeplitz_arrange(mr_gpu_ctx *c, const int64_t matrix[3], const float *q, float *out);

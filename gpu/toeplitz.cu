@@ -14,8 +14,12 @@
  * against 0.31 s on an H200, docs/GPU.md). The kernel's own spectrum (not zero outside) runs `lo` on both halves. A grid with one
  * axis longer than 1 has a single 1D plan. Where P_s is a power of 2 from 8 to 1024, the applications do the
  * s axis, H and its inverse in one kernel on the lines' lower halves (gpu/toeplitz_column.cu), and only the
- * first N_s slabs are padded; `hi` then serves the spectrum in create alone. MR_GPU_TOEPLITZ (for benchmarks
- * and tests): `full` takes one unpruned plan of the whole grid, `cufft` the pruned cuFFT plans everywhere.
+ * first N_s slabs are padded; `hi` then serves the spectrum in create alone. Where every axis's P_a is such a
+ * power, the applications take no cuFFT at all (`lines`): one kernel pads the fastest axis's rows and
+ * transforms them, another the middle axis, then the fused s axis, and back, the last kernel writing the
+ * cropped image; `lo` then serves the spectrum alone too (docs/GPU.md, "Every axis by line kernels").
+ * MR_GPU_TOEPLITZ (for benchmarks and tests): `full` takes one unpruned plan of the whole grid, `cufft` the
+ * pruned cuFFT plans everywhere, `column` the fused s axis with cuFFT's slab transforms.
  *
  * cuFFT is loaded at run time with dlopen (the library the build found, then the usual sonames), so
  * the program links no cuFFT and starts where it is missing; the GPU Toeplitz then fails with
@@ -85,6 +89,10 @@ struct mr_gpu_toeplitz {
     int slow;   /* the slowest axis with P_a > 1 (-1: none) */
     int column; /* 1: the slowest axis by the fused kernel (gpu/toeplitz_column.cu) in the applications */
     float2 *tw; /* its twiddles [P_slow] */
+    /* 1: every axis by the line kernels of gpu/toeplitz_column.cu (no cuFFT in the applications): the axes
+     * with P_a > 1, fastest first, act[0 .. nact), each with its twiddles twa[] (twa[nact - 1] = tw) */
+    int lines, nact, act[3];
+    float2 *twa[2];
     double plan_s;
     float *lam;   /* [N] the circulant approximation's eigenvalues (solver/toeplitz.h) */
     double lam0;  /* the one at frequency 0 */
@@ -263,6 +271,8 @@ void mr_gpu_toeplitz_destroy(mr_gpu_toeplitz *t)
     mr_gpu_free(t->c, t->work);
     mr_gpu_free(t->c, t->h);
     mr_gpu_free(t->c, t->tw);
+    for (int i = 0; i < 2; i++)
+        mr_gpu_free(t->c, t->twa[i]);
     free(t);
 }
 
@@ -308,9 +318,17 @@ static mr_status make_plans(mr_gpu_toeplitz *t)
     t->nslow = t->n[slow];
     t->slab = t->pp / t->p[slow];
     t->column = !(env && !strcmp(env, "cufft")) && mr_gpu_tp_column_supported(t->p[slow]);
+    t->lines = t->column && !(env && !strcmp(env, "column"));
+    for (int a = 0; a < 3; a++)
+        if (t->p[a] > 1) {
+            t->act[t->nact++] = a;
+            t->lines &= mr_gpu_tp_column_supported(t->p[a]);
+        }
     mr_status st = mr_gpu_fft_plan(&t->lo, t->c, rank - 1, dims + 1, (int)t->nslow, 0);
     if (st == MR_OK && t->column)
         st = mr_gpu_tp_column_prepare(t->c, t->p[slow], &t->tw);
+    for (int i = 0; st == MR_OK && t->lines && i < t->nact - 1; i++)
+        st = mr_gpu_tp_column_prepare(t->c, t->p[t->act[i]], &t->twa[i]);
     /* `hi` transforms the kernel's spectrum in create; with the fused kernel it goes after that */
     return st == MR_OK ? mr_gpu_fft_plan(&t->hi, t->c, 1, dims, (int)t->slab, (int)t->slab) : st;
 }
@@ -350,9 +368,13 @@ mr_status mr_gpu_toeplitz_create(mr_gpu_toeplitz **out, mr_gpu_ctx *c, const int
         if (st == MR_OK)
             st = mr_gpu_ctx_sync(c);
     }
-    if (st == MR_OK && t->column) { /* the applications need no `hi` (nor its work area) */
+    if (st == MR_OK && t->column) { /* the applications need no `hi` (nor its work area), the line kernels no `lo` */
         mr_gpu_fft_destroy(t->hi);
         t->hi = -1;
+        if (t->lines) {
+            mr_gpu_fft_destroy(t->lo);
+            t->lo = -1;
+        }
     }
     if (st == MR_OK)
         st = make_circulant(t, q);
@@ -431,8 +453,33 @@ static mr_status convolve(mr_gpu_toeplitz *t)
     return st == MR_OK ? transform(t, 1, 1) : st;
 }
 
+/* One image x -> y through the line kernels alone: the fastest axis's rows padded and transformed, the middle
+ * axis's lines (3 axes), the slowest axis fused with H, and back (gpu/toeplitz_column.cu). */
+static mr_status apply_lines(mr_gpu_toeplitz *t, const float2 *x, float2 *y)
+{
+    const int a0 = t->act[0], a1 = t->act[1], three = t->nact == 3;
+    const long long n1 = t->n[a1], p1 = t->p[a1], n2 = three ? t->n[t->act[2]] : 1, rows = n1 * n2;
+    float2 *w = t->work;
+    mr_status st = mr_gpu_tp_rows(t->c, 0, w, (float2 *)x, t->twa[0], t->p[a0], n1, p1, rows);
+    if (st == MR_OK && three) /* lines along a1: stride P_a0, P_a0 positions, the N_a2 slabs of the image */
+        st = mr_gpu_tp_lines(t->c, 0, w, t->twa[1], p1, t->p[a0], t->p[a0], n2, t->slab);
+    if (st == MR_OK)
+        st = mr_gpu_tp_column(t->c, w, t->h, t->tw, t->slab, t->p[t->slow]);
+    if (st == MR_OK && three)
+        st = mr_gpu_tp_lines(t->c, 1, w, t->twa[1], p1, t->p[a0], t->p[a0], n2, t->slab);
+    return st == MR_OK ? mr_gpu_tp_rows(t->c, 1, w, y, t->twa[0], t->p[a0], n1, p1, rows) : st;
+}
+
 mr_status mr_gpu_toeplitz_apply(mr_gpu_toeplitz *t, int64_t batch, const float *x, float *y)
 {
+    if (t->lines) {
+        for (int64_t b = 0; b < batch; b++) {
+            const mr_status st = apply_lines(t, (const float2 *)x + b * t->nn, (float2 *)y + b * t->nn);
+            if (st != MR_OK)
+                return mr_gpu_ctx_fail(t->c, st);
+        }
+        return MR_OK;
+    }
     const mr_tp_geom g = geom_of(t);
     cudaStream_t s = mr_gpu_ctx_stream(t->c);
     /* the fused path reads only the first nslow slabs: only those are padded */

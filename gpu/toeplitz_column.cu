@@ -1,13 +1,15 @@
-/* The Toeplitz normal's transform along the slowest axis, fused (gpu/toeplitz.cu, gpu_internal.h):
- *
- *   for every line of the 2N grid along its slowest axis s (P = 2 N_s points, `slab` apart):
- *     FFT -> multiply by the real spectrum H -> inverse FFT,
- *
- * in one kernel, the line in shared memory. The padded image is zero in the upper half of every line
- * (points N_s .. P-1), and the crop keeps only the lower half, so the kernel reads and writes only the
- * lower halves. Against cuFFT's strided 1D plan, a multiplication pass and the inverse plan (three passes
- * over the whole grid, each read and written, plus H), the grid is read half once, written half once and H
- * read once.
+/* The Toeplitz normal's line transforms (gpu/toeplitz.cu, gpu_internal.h), each line of the 2N grid in shared
+ * memory:
+ *   the slowest axis s, fused (mr_gpu_tp_column): for every line along s (P = 2 N_s points, `slab` apart)
+ *     FFT -> multiply by the real spectrum H -> inverse FFT, in one kernel. The padded image is zero in the
+ *     upper half of every line (points N_s .. P-1), and the crop keeps only the lower half, so the kernel
+ *     reads and writes only the lower halves. Against cuFFT's strided 1D plan, a multiplication pass and the
+ *     inverse plan (three passes over the whole grid, each read and written, plus H), the grid is read half
+ *     once, written half once and H read once;
+ *   the middle axis (mr_gpu_tp_lines): forward from the lower half to the whole line, inverse from the whole
+ *     line to the lower half, on the padded image's slabs;
+ *   the fastest axis's rows (mr_gpu_tp_rows): forward from the image's row, padded, into the grid (the padding
+ *     pass in the same kernel), inverse from the grid into the image's row (the crop in the same kernel).
  *
  * The FFT: Stockham autosort (Govindaraju et al., "High performance discrete Fourier transforms on
  * graphics processors", SC 2008), radix 8 with one radix-2 or radix-4 pass first when log2 P is not a
@@ -15,12 +17,14 @@
  * or four radix-2 ones); twiddles from a table of e^{-2 pi i k / P} made in float64. The inverse is
  * conj(FFT(conj(.))): H is real, so the line is conjugated after the multiplication and at the store.
  * Lines of P = 8 .. 1024 points (a power of 2); others take the cuFFT path (mr_gpu_tp_column_supported).
- * Several lines per block: consecutive positions within a slab (coalesced loads and stores), up to 512
- * threads, static shared memory (<= 33 KB), so that several blocks share an SM and one block's loads overlap
- * another's passes. Measured (H200, `--method cg`, solve time against cuFFT's three passes): 512 threads
- * per block 0.309 against 0.341 s at 256^3, 1.70 against 1.97 s with 8 coils, 0.050 against 0.057 s on the
- * book problem; 128 and 256 threads gained less (0.333 / 0.327 s at 256^3), a first version with 1024
- * threads, 16 lines and run-time sizes lost 12 % at 256^3. */
+ * Several lines per block: consecutive positions (coalesced loads and stores; the rows: consecutive points),
+ * up to 512 threads, static shared memory (<= 37 KB), so that several blocks share an SM and one block's
+ * loads overlap another's passes. A line's points are padded in shared memory (pad(): one slot after every 8)
+ * so that the radix passes' strided stores fall on distinct banks. Measured (H200, `--method cg`, solve time,
+ * docs/GPU.md): every axis by these kernels 0.281 s at 256^3 and 1.50 s with 8 coils, against 0.288 / 1.55 s
+ * with the slowest axis alone fused and 0.340 / 1.96 s with cuFFT alone; without the padding 0.315 / 1.75 s
+ * (the kernels are bound by shared memory). 128 and 256 threads per block gained less than 512; a first
+ * version with 1024 threads, 16 lines and run-time sizes lost 12 % at 256^3. */
 #include <math.h>
 
 #include "cuda_check.h"
@@ -42,6 +46,10 @@ __global__ void k_twiddles(float2 *tw, int p)
         tw[k] = make_float2((float)c, (float)s);
     }
 }
+
+/* A line's point k in shared memory: one slot of padding after every 8 points, so that the radix passes' strided
+ * stores (points 8 j + r, 64 j + 8 r + b, ...) and the loads of consecutive points fall on distinct banks. */
+__host__ __device__ constexpr unsigned pad(unsigned k) { return k + (k >> 3); }
 
 __device__ __forceinline__ float2 cmul(float2 a, float2 b)
 {
@@ -99,7 +107,7 @@ template <int R, int P, int NS> __device__ __forceinline__ void stockham_pass(fl
         const unsigned j = t + i * tq, jm = j % NS;
 #pragma unroll
         for (unsigned r = 0; r < R; r++) {
-            float2 x = d[j + r * stride];
+            float2 x = d[pad(j + r * stride)];
             if (NS > 1 && r && jm) /* W_{NS R}^{jm r} = W_P^{jm r step}, jm r < NS R */
                 x = cmul(x, __ldg(tw + jm * r * step));
             v[i * R + r] = x;
@@ -113,7 +121,7 @@ template <int R, int P, int NS> __device__ __forceinline__ void stockham_pass(fl
         const unsigned dst = (j / NS) * NS * R + jm;
 #pragma unroll
         for (unsigned r = 0; r < R; r++)
-            d[dst + r * NS] = v[i * R + r];
+            d[pad(dst + r * NS)] = v[i * R + r];
     }
     __syncthreads();
 }
@@ -147,44 +155,112 @@ template <int LOGP> __host__ __device__ constexpr int lines_of()
     return l < 1 ? 1 : (l > TPC_MAX_LINES ? TPC_MAX_LINES : l);
 }
 
-/* Lines of P = 2^LOGP points: blockDim.x = L x P/8 (L = lines_of), shared memory L x (P + 1) float2 (line l at
- * l (P + 1): the padding puts the lines' points on different banks for the loads, the product and the
- * stores). Line l holds w[z slab + c] of position c = c0 + l in the slab; its lower half (z < P/2) is read
- * and written. */
-template <int LOGP>
-__global__ void __launch_bounds__(TPC_MAX_THREADS) k_tp_column(float2 *w, const float *h, const float2 *tw, long long slab)
+/* What a line kernel does with its lines (P points; the padded image fills the lower half, the crop keeps it):
+ * TP_FUSED   lower half in, FFT, x H, inverse FFT, lower half out (the slowest axis);
+ * TP_FORWARD lower half in (the upper half zero), FFT, the whole line out;
+ * TP_INVERSE the whole line in, inverse FFT, lower half out.
+ * The inverse is conj(FFT(conj(.))): the line is conjugated at the load (or after H, which is real) and at
+ * the store. */
+enum { TP_FUSED, TP_FORWARD, TP_INVERSE };
+
+/* Lines of P = 2^LOGP points along a strided axis: blockDim.x = L x P/8 (L = lines_of), shared memory L x
+ * PS float2 (line l at l PS, its point z at pad(z); PS = pad(P) + 1 is odd, which puts the lines' points on
+ * different banks for the loads, the product and the stores). Line l of block (x, y) holds the points w[y bstride + z stride + c], z < P,
+ * of position c = x L + l < ncol (consecutive positions: coalesced loads and stores); H (TP_FUSED) at the
+ * same offsets. */
+template <int LOGP, int MODE>
+__global__ void __launch_bounds__(TPC_MAX_THREADS)
+    k_tp_lines(float2 *w, const float *h, const float2 *tw, long long stride, long long ncol, long long bstride)
 {
-    constexpr int P = 1 << LOGP, L = lines_of<LOGP>(), PS = P + 1, NT = L * (P / 8), LOW = P / 2;
+    constexpr int P = 1 << LOGP, L = lines_of<LOGP>(), PS = (int)pad(P) + 1, NT = L * (P / 8), LOW = P / 2;
+    constexpr int IN = MODE == TP_INVERSE ? P : LOW, OUT = MODE == TP_FORWARD ? P : LOW;
     __shared__ float2 sm[L * PS];
     const unsigned tid = threadIdx.x;
     const long long c0 = (long long)blockIdx.x * L;
+    w += (long long)blockIdx.y * bstride;
 #pragma unroll 4
     for (unsigned i = tid; i < L * P; i += NT) { /* consecutive threads: consecutive lines (coalesced) */
         const unsigned l = i % L, z = i / L;
         const long long c = c0 + l;
-        sm[l * PS + z] = (z < LOW && c < slab) ? w[z * slab + c] : make_float2(0.0f, 0.0f);
+        float2 v = (z < IN && c < ncol) ? w[z * stride + c] : make_float2(0.0f, 0.0f);
+        if (MODE == TP_INVERSE)
+            v.y = -v.y;
+        sm[l * PS + pad(z)] = v;
+    }
+    __syncthreads();
+    const unsigned l = tid / (P / 8), t = tid % (P / 8);
+    line_fft<LOGP>(sm + l * PS, tw, t);
+    if (MODE == TP_FUSED) {
+#pragma unroll 4
+        for (unsigned i = tid; i < L * P; i += NT) { /* x H, conjugated for the inverse */
+            const unsigned li = i % L, z = i / L;
+            const long long c = c0 + li;
+            const float f = c < ncol ? h[z * stride + c] : 0.0f;
+            const float2 v = sm[li * PS + pad(z)];
+            sm[li * PS + pad(z)] = make_float2(v.x * f, -v.y * f);
+        }
+        __syncthreads();
+        line_fft<LOGP>(sm + l * PS, tw, t);
+    }
+#pragma unroll 4
+    for (unsigned i = tid; i < L * OUT; i += NT) {
+        const unsigned li = i % L, z = i / L;
+        const long long c = c0 + li;
+        if (c < ncol) {
+            const float2 v = sm[li * PS + pad(z)];
+            w[z * stride + c] = MODE == TP_FORWARD ? v : make_float2(v.x, -v.y);
+        }
+    }
+}
+
+/* Rows of P = 2^LOGP points along the fastest axis (contiguous), between the image (N = P/2 points a row) and
+ * the grid: row r of nrows is (i1, i2) = (r mod n1, r / n1), the image's row (i2 n1 + i1) N and the grid's
+ * (i2 p1 + i1) P. TP_FORWARD pads the image's row with zeros and writes its FFT into the grid (the padding
+ * pass and the first transform in one); TP_INVERSE transforms the grid's row back and writes its first N
+ * points into the image (the last transform and the crop). Same block layout as k_tp_lines; a row's points
+ * are consecutive threads (coalesced). */
+template <int LOGP, int MODE>
+__global__ void __launch_bounds__(TPC_MAX_THREADS)
+    k_tp_rows(float2 *w, float2 *img, const float2 *tw, long long n1, long long p1, long long nrows)
+{
+    constexpr int P = 1 << LOGP, L = lines_of<LOGP>(), PS = (int)pad(P) + 1, NT = L * (P / 8), N = P / 2;
+    __shared__ float2 sm[L * PS];
+    __shared__ long long goff[L], ioff[L];
+    const unsigned tid = threadIdx.x;
+    const long long r0 = (long long)blockIdx.x * L;
+    if (tid < L) {
+        const long long r = r0 + tid, i1 = r % n1, i2 = r / n1;
+        goff[tid] = (i2 * p1 + i1) * P;
+        ioff[tid] = (i2 * n1 + i1) * N;
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (unsigned i = tid; i < L * P; i += NT) {
+        const unsigned l = i / P, z = i % P;
+        float2 v = make_float2(0.0f, 0.0f);
+        if (r0 + l < nrows) {
+            if (MODE == TP_FORWARD && z < N)
+                v = img[ioff[l] + z];
+            else if (MODE == TP_INVERSE) {
+                v = w[goff[l] + z];
+                v.y = -v.y;
+            }
+        }
+        sm[l * PS + pad(z)] = v;
     }
     __syncthreads();
     const unsigned l = tid / (P / 8), t = tid % (P / 8);
     line_fft<LOGP>(sm + l * PS, tw, t);
 #pragma unroll 4
-    for (unsigned i = tid; i < L * P; i += NT) { /* x H, conjugated for the inverse */
-        const unsigned li = i % L, z = i / L;
-        const long long c = c0 + li;
-        const float f = c < slab ? h[z * slab + c] : 0.0f;
-        const float2 v = sm[li * PS + z];
-        sm[li * PS + z] = make_float2(v.x * f, -v.y * f);
-    }
-    __syncthreads();
-    line_fft<LOGP>(sm + l * PS, tw, t);
-#pragma unroll 4
-    for (unsigned i = tid; i < L * LOW; i += NT) {
-        const unsigned li = i % L, z = i / L;
-        const long long c = c0 + li;
-        if (c < slab) {
-            const float2 v = sm[li * PS + z];
-            w[z * slab + c] = make_float2(v.x, -v.y);
-        }
+    for (unsigned i = tid; i < L * P; i += NT) {
+        const unsigned li = i / P, z = i % P;
+        if (r0 + li >= nrows)
+            continue;
+        const float2 v = sm[li * PS + pad(z)];
+        if (MODE == TP_FORWARD)
+            w[goff[li] + z] = v;
+        else if (z < N)
+            img[ioff[li] + z] = make_float2(v.x, -v.y);
     }
 }
 
@@ -199,25 +275,73 @@ mr_status mr_gpu_tp_column_prepare(mr_gpu_ctx *c, long long p, float2 **tw)
     return mr_gpu_ctx_launched(c, "Toeplitz twiddles");
 }
 
-template <int LOGP> static void launch(cudaStream_t s, float2 *w, const float *h, const float2 *tw, long long slab)
+template <int LOGP, int MODE>
+static void launch_lines(cudaStream_t s, float2 *w, const float *h, const float2 *tw, long long stride, long long ncol,
+                         long long nbatch, long long bstride)
 {
     constexpr int L = lines_of<LOGP>();
-    k_tp_column<LOGP><<<(unsigned)((slab + L - 1) / L), L * ((1 << LOGP) / 8), 0, s>>>(w, h, tw, slab);
+    const dim3 grid((unsigned)((ncol + L - 1) / L), (unsigned)nbatch);
+    k_tp_lines<LOGP, MODE><<<grid, L * ((1 << LOGP) / 8), 0, s>>>(w, h, tw, stride, ncol, bstride);
+}
+
+template <int LOGP, int MODE>
+static void launch_rows(cudaStream_t s, float2 *w, float2 *img, const float2 *tw, long long n1, long long p1,
+                        long long nrows)
+{
+    constexpr int L = lines_of<LOGP>();
+    k_tp_rows<LOGP, MODE><<<(unsigned)((nrows + L - 1) / L), L * ((1 << LOGP) / 8), 0, s>>>(w, img, tw, n1, p1, nrows);
+}
+
+/* The launcher of lines (rows = 0) or rows of p points in the given mode, by the template for p. */
+template <int MODE>
+static mr_status dispatch(cudaStream_t s, long long p, int rows, float2 *w, const float *h, float2 *img,
+                          const float2 *tw, long long a, long long b, long long nb, long long bstride)
+{
+#define MR_TPC_CASE(LOGP)                                                                                              \
+    case 1 << LOGP:                                                                                                    \
+        if constexpr (MODE != TP_FUSED) {                                                                              \
+            if (rows) {                                                                                                \
+                launch_rows<LOGP, MODE>(s, w, img, tw, a, b, nb);                                                      \
+                return MR_OK;                                                                                          \
+            }                                                                                                          \
+        }                                                                                                              \
+            launch_lines<LOGP, MODE>(s, w, h, tw, a, b, nb, bstride);                                                  \
+        return MR_OK;
+    switch (p) {
+        MR_TPC_CASE(3)
+        MR_TPC_CASE(4)
+        MR_TPC_CASE(5)
+        MR_TPC_CASE(6)
+        MR_TPC_CASE(7)
+        MR_TPC_CASE(8)
+        MR_TPC_CASE(9)
+        MR_TPC_CASE(10)
+    default:
+        return mr_error(MR_EINVAL, "GPU Toeplitz: no line transform for %lld points", p);
+    }
+#undef MR_TPC_CASE
 }
 
 mr_status mr_gpu_tp_column(mr_gpu_ctx *c, float2 *w, const float *h, const float2 *tw, long long slab, long long p)
 {
+    mr_status st = dispatch<TP_FUSED>(mr_gpu_ctx_stream(c), p, 0, w, h, NULL, tw, slab, slab, 1, 0);
+    return st == MR_OK ? mr_gpu_ctx_launched(c, "Toeplitz slow-axis transform") : st;
+}
+
+mr_status mr_gpu_tp_lines(mr_gpu_ctx *c, int inverse, float2 *w, const float2 *tw, long long p, long long stride,
+                          long long ncol, long long nbatch, long long bstride)
+{
     cudaStream_t s = mr_gpu_ctx_stream(c);
-    switch (p) {
-    case 8: launch<3>(s, w, h, tw, slab); break;
-    case 16: launch<4>(s, w, h, tw, slab); break;
-    case 32: launch<5>(s, w, h, tw, slab); break;
-    case 64: launch<6>(s, w, h, tw, slab); break;
-    case 128: launch<7>(s, w, h, tw, slab); break;
-    case 256: launch<8>(s, w, h, tw, slab); break;
-    case 512: launch<9>(s, w, h, tw, slab); break;
-    case 1024: launch<10>(s, w, h, tw, slab); break;
-    default: return mr_error(MR_EINVAL, "GPU Toeplitz: no fused transform for lines of %lld points", p);
-    }
-    return mr_gpu_ctx_launched(c, "Toeplitz slow-axis transform");
+    mr_status st = inverse ? dispatch<TP_INVERSE>(s, p, 0, w, NULL, NULL, tw, stride, ncol, nbatch, bstride)
+                           : dispatch<TP_FORWARD>(s, p, 0, w, NULL, NULL, tw, stride, ncol, nbatch, bstride);
+    return st == MR_OK ? mr_gpu_ctx_launched(c, "Toeplitz middle-axis transform") : st;
+}
+
+mr_status mr_gpu_tp_rows(mr_gpu_ctx *c, int inverse, float2 *w, float2 *img, const float2 *tw, long long p,
+                         long long n1, long long p1, long long nrows)
+{
+    cudaStream_t s = mr_gpu_ctx_stream(c);
+    mr_status st = inverse ? dispatch<TP_INVERSE>(s, p, 1, w, NULL, img, tw, n1, p1, nrows, 0)
+                           : dispatch<TP_FORWARD>(s, p, 1, w, NULL, img, tw, n1, p1, nrows, 0);
+    return st == MR_OK ? mr_gpu_ctx_launched(c, inverse ? "Toeplitz row transform and crop" : "Toeplitz padding and row transform") : st;
 }

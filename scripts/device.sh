@@ -25,9 +25,10 @@
 #   floor     where the NUFFT-vs-exact image difference comes from: the book problem with the defaults and with
 #             --method cg, each with the NUFFT at 1e-6 and 1e-12 (float64) and the exact sums in tf32x3 (1e-6) and
 #             fp64 (1e-12); the images compared pairwise (two models 1e-12 apart give the float32 solve's floor)
-#   column    the Toeplitz normal's slowest axis by the fused kernel (gpu/toeplitz_column.cu, the default) against
-#             the pruned cuFFT transforms (MR_GPU_TOEPLITZ=cufft): book problem and 256^3 (one coil and 8 coils),
-#             --method cg and the defaults, wall and stages, the images compared
+#   column    the Toeplitz normal's transforms by the line kernels on every axis (gpu/toeplitz_column.cu, the
+#             default) against the fused slowest axis with cuFFT's slab transforms (MR_GPU_TOEPLITZ=column) and
+#             cuFFT alone (=cufft): book problem and 256^3 (one coil and 8 coils), --method cg twice each, wall and
+#             stages, the images compared; the defaults once each with the line kernels
 #   maps      ESPIRiT coil maps for the book trajectory with 8 coils (tool_sens_maps, 3 repetitions) and the
 #             8-coil book scan end to end with the defaults
 # The runs of past investigations are modes too, each a script of its own in scripts/device/ (its header
@@ -243,21 +244,23 @@ EOF
     done
     ;;
   column)
-    log "the fused slow-axis transform against the pruned cuFFT ones"
+    log "the Toeplitz normal's line kernels on every axis against the fused slow axis with cuFFT's slabs and cuFFT alone"
     scan book
     scan big
     scan big8
-    for v in fused cufft fused cufft; do
-      [ $v = cufft ] && export MR_GPU_TOEPLITZ=cufft || unset MR_GPU_TOEPLITZ
+    for v in lines column cufft lines column cufft; do
+      [ $v = lines ] && unset MR_GPU_TOEPLITZ || export MR_GPU_TOEPLITZ=$v
       run_recon "book cg, $v" /tmp/co_bcg_$v /tmp/book.h5 --device gpu --method cg --q-cache off -q --force
-      run_recon "book defaults, $v" /tmp/co_bdef_$v /tmp/book.h5 --device gpu --q-cache off -q --force
       run_recon "256^3 cg, $v" /tmp/co_gcg_$v /tmp/big.h5 --device gpu --method cg --q-cache off -q --force
-      run_recon "256^3 defaults, $v" /tmp/co_gdef_$v /tmp/big.h5 --device gpu --q-cache off -q --force
       run_recon "256^3 8 coils cg, $v" /tmp/co_g8_$v /tmp/big8.h5 --device gpu --method cg --q-cache off -q --force
     done
     unset MR_GPU_TOEPLITZ
-    for r in bcg:image_cg bdef:image_iterative gcg:image_cg gdef:image_iterative g8:image_cg; do
-      img_cmp "${r%%:*} fused vs cufft" "/tmp/co_${r%%:*}_fused/${r#*:}.h5" "/tmp/co_${r%%:*}_cufft/${r#*:}.h5"
+    run_recon "book defaults, lines" /tmp/co_bdef_lines /tmp/book.h5 --device gpu --q-cache off -q --force
+    run_recon "256^3 defaults, lines" /tmp/co_gdef_lines /tmp/big.h5 --device gpu --q-cache off -q --force
+    run_recon "256^3 8 coils defaults, lines" /tmp/co_g8def_lines /tmp/big8.h5 --device gpu --q-cache off -q --force
+    for r in bcg gcg g8; do
+      img_cmp "$r lines vs column" "/tmp/co_${r}_lines/image_cg.h5" "/tmp/co_${r}_column/image_cg.h5"
+      img_cmp "$r lines vs cufft" "/tmp/co_${r}_lines/image_cg.h5" "/tmp/co_${r}_cufft/image_cg.h5"
     done
     ;;
   maps)

@@ -9,10 +9,11 @@
  *   GPU vs CPU: voxel-wise operators 1e-6; NUDFT forward (SFU) and adjoint (multi-voxel kernel) 1e-5,
  *   against float64 1e-5; Toeplitz normal (Q on the GPU, cuFFT) 1e-4 (as test_op_device);
  *   device-packed adjoint vs host-packed adjoint 1e-6, with forced voxel passes 1e-6;
- *   the slab-pruned Toeplitz transforms (gpu/toeplitz.cu; the slowest axis fused where its 2N is a power of
- *   2 up to 1024, gpu/toeplitz_column.cu, else by cuFFT) and the pruned cuFFT ones (MR_GPU_TOEPLITZ=cufft)
- *   vs one unpruned plan (MR_GPU_TOEPLITZ=full), normal 1e-6, on 3D, 2D and grids with a unit axis (x, y
- *   or both of the slow axes), slow axes of 8 ... 1024 points;
+ *   the Toeplitz transforms (gpu/toeplitz.cu: every axis by the line kernels of gpu/toeplitz_column.cu where
+ *   each 2N is a power of 2 from 8 to 1024; else slab-pruned, the slowest axis fused where its 2N is such a
+ *   power, else by cuFFT), the fused slowest axis with cuFFT's slabs (MR_GPU_TOEPLITZ=column) and the pruned
+ *   cuFFT ones (MR_GPU_TOEPLITZ=cufft) vs one unpruned plan (MR_GPU_TOEPLITZ=full), normal 1e-6, on 3D, 2D
+ *   and grids with a unit axis (x, y or both of the slow axes), axes of 8 ... 1024 points;
  *   the SENSE chain's model of its normal (solver/linop.h): the same numbers on both backends, its circulant
  *   solve GPU vs CPU 1e-5. */
 #include <math.h>
@@ -233,18 +234,21 @@ static void symbol_agree(const char *label, mr_linop *g, mr_linop *c, int64_t n)
     free(zg);
 }
 
-/* The Toeplitz normal of one NUDFT operator with the default transforms (pruned slabs; the slowest axis by
- * the fused kernel of gpu/toeplitz_column.cu where its length is a power of 2 up to 1024), with the pruned
- * cuFFT transforms (MR_GPU_TOEPLITZ=cufft) and with one plan of the whole grid (MR_GPU_TOEPLITZ=full; the
- * variable is read when the operator is made): the same maths. */
+/* The Toeplitz normal of one NUDFT operator with the default transforms (every axis by the line kernels of
+ * gpu/toeplitz_column.cu where each 2N is a power of 2 from 8 to 1024; else pruned slabs, the slowest axis by
+ * the fused kernel where its 2N is such a power), with the slowest axis fused and cuFFT's slabs
+ * (MR_GPU_TOEPLITZ=column), with the pruned cuFFT transforms (MR_GPU_TOEPLITZ=cufft) and with one plan of the
+ * whole grid (MR_GPU_TOEPLITZ=full; the variable is read when the operator is made): the same maths. */
 static void pruned_vs_full(mr_backend *gpu, const int64_t matrix[3], int64_t m)
 {
     float *traj = test_random_traj(&rng, matrix, m), *w = test_random_weights(&rng, m);
     mr_nudft_opts o;
     mr_nudft_opts_default(&o);
     o.fast_normal = 1;
-    mr_linop *pruned = NULL, *full = NULL, *cufft = NULL;
+    mr_linop *pruned = NULL, *full = NULL, *cufft = NULL, *column = NULL;
     CHECK_OK(mr_linop_nudft_create(&pruned, gpu, matrix, traj, m, w, 1, &o, NULL));
+    CHECK(setenv("MR_GPU_TOEPLITZ", "column", 1) == 0);
+    CHECK_OK(mr_linop_nudft_create(&column, gpu, matrix, traj, m, w, 1, &o, NULL));
     CHECK(setenv("MR_GPU_TOEPLITZ", "full", 1) == 0);
     CHECK_OK(mr_linop_nudft_create(&full, gpu, matrix, traj, m, w, 1, &o, NULL));
     CHECK(setenv("MR_GPU_TOEPLITZ", "cufft", 1) == 0);
@@ -257,6 +261,9 @@ static void pruned_vs_full(mr_backend *gpu, const int64_t matrix[3], int64_t m)
         lc_agree_pair(label, "default vs one plan", pruned, full, &rng, 1e-6, 1e-6);
     if (cufft && full)
         lc_agree_pair(label, "pruned cuFFT vs one plan", cufft, full, &rng, 1e-6, 1e-6);
+    if (column && full)
+        lc_agree_pair(label, "slow axis fused, cuFFT slabs vs one plan", column, full, &rng, 1e-6, 1e-6);
+    mr_linop_free(column);
     mr_linop_free(pruned);
     mr_linop_free(full);
     mr_linop_free(cufft);
@@ -283,7 +290,12 @@ int main(void)
      * plan, lines per block from 16 down to 8, slabs that are no multiple of the lines per block) */
     const int64_t tp[][3] = {{16, 12, 10}, {15, 9, 7}, {48, 40, 1}, {20, 1, 12}, {1, 24, 18}, {1, 1, 30}, {37, 1, 1},
                              {10, 4, 1},   {7, 5, 8},  {20, 1, 16}, {1, 24, 16}, {9, 7, 32}, {48, 32, 1}, {12, 10, 64},
-                             {5, 3, 128},  {6, 5, 256}, {3, 3, 512}};
+                             {5, 3, 128},  {6, 5, 256}, {3, 3, 512},
+                             /* every axis a power of 2 (the line kernels): 3D, a unit axis anywhere, 2D, rows
+                              * and lines of 8 ... 1024 points, positions that are no multiple of the lines per
+                              * block */
+                             {16, 8, 4},   {4, 32, 16}, {64, 4, 8}, {4, 16, 8}, {8, 1, 16}, {1, 16, 8}, {32, 16, 1},
+                             {512, 4, 1},  {4, 512, 4}, {4, 4, 512}, {128, 4, 4}, {4, 256, 4}, {1, 1, 64}};
     for (size_t i = 0; i < sizeof tp / sizeof tp[0]; i++)
         pruned_vs_full(gpu, tp[i], 1500);
     mr_backend_free(gpu);
