@@ -96,6 +96,13 @@ mr_status mr_gpu_fft_load(void);
  * returns at once). The backend calls it when it picks GPUs (solver/backend.c). Without CUDA it does
  * nothing. */
 void mr_gpu_warm_up(const int *gpus, int n);
+/* The device's primary context torn down (cudaDeviceReset) on a background thread (base/child.h), started
+ * now, so that the driver's teardown (0.07 s on an H200, docs/BENCHMARKS.md) overlaps with host work. For
+ * a process that is done with `device`: every object made on it freed, and nothing of any thread using it
+ * again (a library whose caller may share the context, e.g. CuPy's, must not). mr_background_wait joins it;
+ * the caller does so before it returns from main (the CUDA runtime's exit handlers may otherwise meet it
+ * running). Without CUDA it does nothing. */
+void mr_gpu_release(int device);
 /* Copy nfloats floats of device memory of `device` to the host on a stream of its own, from any host
  * thread (e.g. a background thread while the main thread keeps using the device): the Q cache's copy of
  * Q is made this way. Returns when complete. */

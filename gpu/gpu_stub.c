@@ -227,6 +227,7 @@ double mr_gpu_toeplitz_plan_seconds(const mr_gpu_toeplitz *t) { return (void)t, 
 mr_status mr_gpu_fft_load(void) { return no_cuda(); }
 
 void mr_gpu_warm_up(const int *gpus, int n) { (void)gpus, (void)n; }
+void mr_gpu_release(int device) { (void)device; }
 
 mr_status mr_gpu_fetch(int device, float *host_dst, const float *dev_src, int64_t nfloats)
 {

@@ -136,6 +136,7 @@ mr_status mr_device_resolve_gpus(mr_device_sel sel, int *gpus, int *n)
 }
 
 void mr_device_init_start(void) { mr_background_start(); }
+void mr_device_release_start(int gpu) { mr_gpu_release(gpu); }
 
 mr_status mr_device_resolve(mr_device_sel sel, int *gpu)
 {

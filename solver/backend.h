@@ -66,6 +66,11 @@ mr_status mr_device_resolve(mr_device_sel sel, int *gpu);
 mr_status mr_device_resolve_gpus(mr_device_sel sel, int *gpus, int *n);
 /* Start the queued device initialisation now, if no fork started it yet (the input needed no child). */
 void mr_device_init_start(void);
+/* The end's counterpart, for a process done with GPU `gpu` (-1: nothing): its context is torn down on a
+ * background thread from now on (gpu/gpu_ops.h mr_gpu_release), while the host writes its outputs. Every
+ * backend and operator on it must be freed first, and mr_background_wait called before main returns.
+ * Commands only: a library caller's process may share the context. */
+void mr_device_release_start(int gpu);
 
 typedef struct mr_backend mr_backend;
 

@@ -3,6 +3,8 @@
  * progress with -v) go to stderr. The option table and its checks are recon/cli/cmd_args.c (shared with
  * the C API, recon/api/api.h). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../../base/log.h"
 #include "../../gpu/gpu.h"
@@ -165,6 +167,10 @@ int mr_cmd_recon(int argc, char **argv)
         device.index = split_gpu;
     mr_op_opts_set_device(&o.op, device);
     o.on_report = print_table;
+    /* this process is done with the GPU after the run: its teardown overlaps with the outputs
+     * (MR_GPU_RELEASE=exit keeps it for the process's end, for comparisons) */
+    const char *rel = getenv("MR_GPU_RELEASE");
+    o.release_device = !split && !(rel && !strcmp(rel, "exit"));
     mr_progress_ui ui;
     mr_progress_ui_init(&ui, quiet);
     o.progress = mr_progress_ui_sink(&ui);

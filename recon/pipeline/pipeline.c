@@ -538,6 +538,7 @@ typedef struct {
     int gpu;
     double t_resolve;
     const mr_volume_desc *mem_desc; /* a scan in memory: its description, or NULL (one volume, "arrays") */
+    int release; /* 1: the GPU is released once the methods have run (mr_recon_opts.release_device) */
 } run_setup;
 
 /* The time taken to open the input (counted as reading) and, of it, the time a fork waited for the
@@ -637,6 +638,10 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, mr_kspace
                                        : run_gridding(&s, &o, kind, i, &r, m);
         if (st != MR_OK)
             goto fail;
+    }
+    if (u->release) { /* the images are on the host: the context's teardown overlaps with the outputs */
+        mr_iterative_free(&s);
+        mr_device_release_start(u->gpu);
     }
     t0 = mr_now();
     if ((st = score(&s, plan, &r)) != MR_OK)
@@ -783,7 +788,11 @@ static mr_status run(const char *scan, mr_kspace *mem, const mr_volume_desc *mem
                       u.o.volume, nvol, nvol - 1);
         mr_kspace_free(mem);
     } else if (u.o.volume >= 0 || nvol == 1) {
+        const mr_device_sel sel = mr_op_opts_device(&u.o.op);
+        u.release = u.o.release_device && u.gpu >= 0 && !sel.all && sel.ngpus < 2 && !u.o.op.sums.fn;
         st = recon_volume(&u, in, u.o.volume >= 0 ? u.o.volume : 0, mem, ot, t_start, outdir);
+        if (u.release)
+            mr_log(MR_LOG_DEBUG, "waited %.3f s for the GPU's release", mr_background_wait());
         if (st == MR_OK && outdir && u.o.force)
             st = mr_outdir_prune(outdir, NULL, 0, 1); /* an earlier multi-volume run's folders go */
     } else

@@ -118,6 +118,12 @@ typedef struct {
      * (the command's option table: recon/cli/cmd_args.h); NULL: no such object. */
     void (*write_options)(const void *ctx, mr_json_obj *obj);
     const void *options_ctx;
+    /* 1: the calling process makes no further use of the GPU after this run (the recon command): once a
+     * single-volume run on one GPU has its images on the host, the device's context is torn down in the
+     * background while the outputs are written (solver/backend.h mr_device_release_start), and the run
+     * waits for it before it returns. 0 (default): the context stays, as a library caller's process may
+     * share it (e.g. with CuPy). */
+    int release_device;
 } mr_recon_opts;
 
 /* The defaults of the iterative methods (docs/RECON.md gives the measurements behind them). */

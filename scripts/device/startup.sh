@@ -5,7 +5,8 @@
 # variant 5 times: exit from main, cudaDeviceReset then exit, _exit; then the same with a second process
 # holding a CUDA context open (what nvidia-persistenced or any other GPU client gives: the driver stays
 # initialised). Then `recon --device gpu --method cg` on the book problem 3 times without and 3 times with
-# the holder (Q computed; and from the cache). Persistence mode as nvidia-smi reports it.
+# the holder (Q computed; and from the cache), each with the context released during the outputs (the
+# default) and at the process's end (MR_GPU_RELEASE=exit). Persistence mode as nvidia-smi reports it.
 # Usage: scripts/device.sh startup; BUILD=/tmp/b
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -79,11 +80,15 @@ def recon(label, cache):
     args = [bin_, "recon", "/tmp/book.h5", "-o", out, "--device", "gpu", "--method", "cg", "--force", "-q"]
     args += ["--q-cache", "off"] if cache == "off" else []
     for i in range(3):
-        t0 = time.monotonic(); rc = subprocess.run(args).returncode; wall = time.monotonic() - t0
-        t = json.load(open(out + "/report.json"))["timings_s"]
-        print("  recon %s, Q cache %s, run %d: exit %d, wall %.3f, total %.3f, after total %.3f (device_init %.3f, "
-              "read %.3f, solve %.3f)" % (label, cache, i + 1, rc, wall, t["total"], wall - t["total"],
-                                          t["device_init"], t["read"], t["solve"]))
+        for release in ("early", "exit"): # the context's teardown during the outputs, or at the process's end
+            env = dict(os.environ, MR_GPU_RELEASE=release)
+            t0 = time.monotonic()
+            rc = subprocess.run(args, stdout=subprocess.DEVNULL, env=env).returncode
+            wall = time.monotonic() - t0
+            t = json.load(open(out + "/report.json"))["timings_s"]
+            print("  recon %s, Q cache %s, release %s, run %d: exit %d, wall %.3f, total %.3f, after total %.3f "
+                  "(device_init %.3f, read %.3f, solve %.3f, write %.3f)" % (label, cache, release, i + 1, rc, wall,
+                  t["total"], wall - t["total"], t["device_init"], t["read"], t["solve"], t["write"]))
 env = dict(os.environ, MRIRECON_CACHE_DIR="/tmp/su-cache")
 os.environ.update(env)
 for holder in (False, True):
