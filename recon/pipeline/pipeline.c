@@ -672,12 +672,16 @@ static mr_status recon_volume(const run_setup *u, mr_input *in, int v, mr_kspace
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r.peak_rss_kib = ru.ru_maxrss;
     r.t_total = mr_now() - t_start;
+    t0 = mr_now();
     if (outdir && (st = mr_outputs_write_reports(od.stage, &r)) != MR_OK) {
         mr_outdir_fail(&od, st);
         goto fail;
     }
+    const double t_reports = mr_now() - t0;
     if (outdir && (st = mr_outdir_commit(&od)) != MR_OK)
         goto fail;
+    mr_log(MR_LOG_DEBUG, "after the report's total: the reports written in %.3f s, the outputs committed in %.3f s",
+           t_reports, mr_now() - t0 - t_reports);
     r.images = imgs;
     if (o.on_report)
         o.on_report(o.on_report_ctx, &r);

@@ -61,7 +61,7 @@ PROBE
 nvcc -O2 -arch=sm_90 /tmp/probe.cu -o /tmp/probe -lcufft >"$L/probe_build.log" 2>&1 || { echo "probe build failed" >>"$S"; cat "$L/probe_build.log" >>"$S"; }
 scan book
 python3 - "$bin" >>"$S" 2>&1 <<'PY'
-import json, os, statistics, subprocess, sys, time
+import json, os, re, statistics, subprocess, sys, time
 bin_ = sys.argv[1]
 def probe(how, fft):
     rows = []
@@ -89,6 +89,13 @@ def recon(label, cache):
             print("  recon %s, Q cache %s, release %s, run %d: exit %d, wall %.3f, total %.3f, after total %.3f "
                   "(device_init %.3f, read %.3f, solve %.3f, write %.3f)" % (label, cache, release, i + 1, rc, wall,
                   t["total"], wall - t["total"], t["device_init"], t["read"], t["solve"], t["write"]))
+def verbose():
+    """one run with -v: its debug lines on the time around the report's total"""
+    p = subprocess.run([bin_, "recon", "/tmp/book.h5", "-o", "/tmp/su_v", "--device", "gpu", "--method", "cg", "--force",
+                        "-v", "--q-cache", "off"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in p.stderr.splitlines():
+        if re.search(r"after the report|waited .* release|device resolved|memory released", line):
+            print("  -v:", line)
 env = dict(os.environ, MRIRECON_CACHE_DIR="/tmp/su-cache")
 os.environ.update(env)
 for holder in (False, True):
@@ -104,6 +111,7 @@ for holder in (False, True):
             probe(how, fft)
     recon(tag, "off")
     recon(tag, "default")
+    verbose()
     if h:
         h.kill(); h.wait()
 PY
