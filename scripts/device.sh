@@ -132,7 +132,7 @@ EOF
       gpu_peak "256 cg ($i)" run_recon "256^3, --method cg run $i" /tmp/big_cg$i /tmp/big.h5 --device gpu --method cg \
         --q-cache off -q
     done
-    gpu_peak "256 defaults" run_recon "256^3, defaults" /tmp/big_def /tmp/big.h5 --device gpu --q-cache off -q
+    gpu_peak "256 defaults" run_recon "256^3, defaults" /tmp/big3_def /tmp/big.h5 --device gpu --q-cache off -q
     ;;
   field)
     log "book phantoms with and without a field"

@@ -341,45 +341,18 @@ mr_status mr_outputs_write_images(const char *outdir, mr_report *r, const float 
     return st;
 }
 
-/* One report file on a thread of its own: like the images, each is mostly a wait for the disk (fsync) */
-typedef struct {
-    const char *outdir, *name;
-    const mr_report *r;
-    mr_status (*write)(const char *, const mr_report *);
-    mr_status st;
-    char why[1024];
-    pthread_t thread;
-} report_task;
-
-static void *run_report(void *arg)
-{
-    report_task *t = arg;
-    char path[4096];
-    t->st = mr_path_join(path, sizeof path, t->outdir, t->name);
-    if (t->st == MR_OK)
-        t->st = t->write(path, t->r);
-    if (t->st != MR_OK)
-        snprintf(t->why, sizeof t->why, "%s", mr_last_error());
-    return NULL;
-}
-
 mr_status mr_outputs_write_reports(const char *outdir, const mr_report *r)
 {
-    report_task t[] = {{.outdir = outdir, .name = "report.json", .r = r, .write = mr_report_write_json},
-                       {.outdir = outdir, .name = "report.md", .r = r, .write = mr_report_write_md},
-                       {.outdir = outdir, .name = "metrics.csv", .r = r, .write = mr_report_write_csv}};
-    enum { N = sizeof t / sizeof t[0] };
-    int started[N] = {0};
-    for (int i = 1; i < N; i++) /* the first is written here meanwhile */
-        if (!(started[i] = pthread_create(&t[i].thread, NULL, run_report, &t[i]) == 0))
-            run_report(&t[i]);
-    run_report(&t[0]);
-    mr_status st = MR_OK;
-    for (int i = 0; i < N; i++) {
-        if (started[i])
-            pthread_join(t[i].thread, NULL);
-        if (st == MR_OK && t[i].st != MR_OK)
-            st = mr_error(t[i].st, "%s", t[i].why);
+    static const char *const names[] = {"report.json", "report.md", "metrics.csv"};
+    mr_status (*const writers[])(const char *, const mr_report *) = {mr_report_write_json, mr_report_write_md,
+                                                                      mr_report_write_csv};
+    char path[4096];
+    for (int i = 0; i < 3; i++) {
+        mr_status st = mr_path_join(path, sizeof path, outdir, names[i]);
+        if (st == MR_OK)
+            st = writers[i](path, r);
+        if (st != MR_OK)
+            return st;
     }
-    return st;
+    return MR_OK;
 }

@@ -42,7 +42,7 @@ mr_status mr_outputs_picture(const char *path, const float *mag, const int64_t m
 /* The compare.png tile label of a method ("CG", "KB gridding", "Bilinear"; else the name itself). */
 const char *mr_outputs_method_label(const char *method);
 
-/* report.json, report.md, metrics.csv, each on a thread of its own. */
+/* report.json, report.md, metrics.csv. */
 mr_status mr_outputs_write_reports(const char *outdir, const mr_report *r);
 
 #endif

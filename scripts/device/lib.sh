@@ -4,7 +4,7 @@
 # timestamped line into the summary; build_tree [TARGET...] configures $B with CUDA (sm_90), warnings as
 # errors and the options in CMAKE_EXTRA (e.g. -DMR_MPI=ON), and builds the targets (default everything),
 # exiting on failure; the summary starts with the GPU, the CPU model, the core count and the commit (the
-# file COMMIT, written by whoever sends the tree). run_recon LABEL OUTDIR ARGS... runs
+# file COMMIT, written by whoever sends the tree). run_recon LABEL OUTDIR ARGS... empties OUTDIR, runs
 # "$bin" recon and adds its report.json's timings to the summary (summarise REPORT LABEL). gpu_tests TAG
 # PATTERN runs the GPU test programs once (logs $L/<test>TAG.log, e.g. TAG .round2), their exit status
 # and the lines matching PATTERN to the summary.
@@ -51,6 +51,7 @@ EOF
 run_recon() { # LABEL OUTDIR ARGS...
   local label=$1 out=$2
   shift 2
+  rm -rf "$out" # an earlier mode's folder: neither refused nor its report read as this run's
   /usr/bin/time -f "wall %e s, max RSS %M KiB" "$bin" recon "$@" -o "$out" >"$L/$(basename "$out").log" 2>&1
   echo "$label: exit $? $(tail -1 "$L/$(basename "$out").log")" >>"$S"
   [ -f "$out/report.json" ] && summarise "$out/report.json" "$label" && cp "$out/report.json" "$L/$(basename "$out").json"
