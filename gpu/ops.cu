@@ -152,10 +152,12 @@ void mr_gpu_free(mr_gpu_ctx *c, void *p)
         (void)cudaGetLastError();
 }
 
-/* A copy in either direction on the stream, waited for. */
+/* A copy in either direction on the stream, waited for (from any host thread: the device is set first). */
 static mr_status copy_wait(mr_gpu_ctx *c, void *dst, const void *src, int64_t nfloats, cudaMemcpyKind kind)
 {
-    mr_status st = MR_CU(cudaMemcpyAsync(dst, src, (size_t)nfloats * sizeof(float), kind, c->s));
+    mr_status st = MR_CU(cudaSetDevice(c->device));
+    if (st == MR_OK)
+        st = MR_CU(cudaMemcpyAsync(dst, src, (size_t)nfloats * sizeof(float), kind, c->s));
     if (st == MR_OK)
         st = MR_CU(cudaStreamSynchronize(c->s));
     return mr_gpu_ctx_fail(c, st);

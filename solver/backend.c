@@ -3,6 +3,7 @@
 #include "backend.h"
 
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +299,64 @@ float *mr_backend_alloc_zero(const mr_backend *b, int64_t n)
     if (x)
         b->ops.zero(b->ops.ctx, n, x);
     return x;
+}
+
+struct mr_upload_job {
+    const mr_backend *b;
+    int64_t nfloats;
+    const float *host;
+    float **dev;
+    mr_status st;
+    char why[1024]; /* mr_error's message of the copying thread */
+    pthread_t thread;
+    int started;
+};
+
+static void *upload_run(void *arg)
+{
+    mr_upload_job *j = arg;
+    j->st = j->b->ctx ? mr_gpu_upload(j->b->ctx, *j->dev, j->host, j->nfloats) : MR_OK;
+    if (!j->b->ctx)
+        memcpy(*j->dev, j->host, (size_t)j->nfloats * sizeof(float));
+    if (j->st != MR_OK)
+        snprintf(j->why, sizeof j->why, "%s", mr_last_error());
+    return NULL;
+}
+
+mr_status mr_backend_upload_start(const mr_backend *b, int64_t nfloats, const float *host, float **dev,
+                                  mr_upload_job **job)
+{
+    *job = NULL;
+    if (!(*dev = mr_backend_alloc(b, (nfloats + 1) / 2)))
+        return MR_ENOMEM;
+    mr_upload_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        b->ops.release(b->ops.ctx, *dev);
+        *dev = NULL;
+        return mr_error(MR_ENOMEM, "out of memory for an upload");
+    }
+    *j = (mr_upload_job){.b = b, .nfloats = nfloats, .host = host, .dev = dev};
+    j->started = pthread_create(&j->thread, NULL, upload_run, j) == 0;
+    if (!j->started)
+        upload_run(j); /* no thread: now */
+    *job = j;
+    return MR_OK;
+}
+
+mr_status mr_backend_upload_wait(mr_upload_job *j)
+{
+    if (!j)
+        return MR_OK;
+    if (j->started)
+        pthread_join(j->thread, NULL);
+    mr_status st = j->st;
+    if (st != MR_OK) {
+        mr_error(st, "%s", j->why);
+        j->b->ops.release(j->b->ops.ctx, *j->dev);
+        *j->dev = NULL;
+    }
+    free(j);
+    return st;
 }
 
 float *mr_backend_upload(const mr_backend *b, int64_t nfloats, const float *host)

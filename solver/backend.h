@@ -101,6 +101,15 @@ float *mr_backend_alloc_zero(const mr_backend *b, int64_t n);
 /* A copy of nfloats host floats in the backend's memory (a vector of ceil(nfloats/2) complex elements:
  * real arrays may be uploaded too); NULL with a message on failure. */
 float *mr_backend_upload(const mr_backend *b, int64_t nfloats, const float *host);
+/* The same on a thread of its own, so that the caller's host work overlaps with the copy (hundreds of MB of
+ * coil maps from pageable memory: tens of ms): *dev = the vector (NULL on failure), valid once
+ * mr_backend_upload_wait(*job) returned MR_OK (which frees the job; on failure it releases *dev and sets it
+ * NULL). host must stay unchanged until then; the caller makes no other use of the backend meanwhile. Out
+ * of threads it copies before it returns. NULL job: MR_ENOMEM with a message. */
+typedef struct mr_upload_job mr_upload_job;
+mr_status mr_backend_upload_start(const mr_backend *b, int64_t nfloats, const float *host, float **dev,
+                                  mr_upload_job **job);
+mr_status mr_backend_upload_wait(mr_upload_job *job);
 
 #ifdef __cplusplus
 }

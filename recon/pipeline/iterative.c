@@ -265,8 +265,12 @@ static mr_status prepare(run_state *s, const mr_recon_opts *o, const mr_run_plan
     r->t_plan = info.plan_seconds;
     r->t_fft_plan = info.fft_plan_seconds;
     r->t_sums_setup = info.engine_seconds;
-    c->d = mr_backend_upload(c->be, 2 * M * ncoils, ks->data); /* the data go to the backend once */
+    mr_upload_job *up = NULL; /* the data go to the backend once, while their power is summed */
+    if ((st = mr_backend_upload_start(c->be, 2 * M * ncoils, ks->data, &c->d, &up)) != MR_OK)
+        return st;
     c->power = data_power(ks, &c->dn2);
+    if ((st = mr_backend_upload_wait(up)) != MR_OK)
+        return st;
     c->b = mr_backend_alloc(c->be, n);
     c->x = mr_backend_alloc(c->be, n);
     if (!c->d || !c->b || !c->x)
