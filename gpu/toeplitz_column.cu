@@ -165,9 +165,9 @@ enum { TP_FUSED, TP_FORWARD, TP_INVERSE };
 
 /* Lines of P = 2^LOGP points along a strided axis: blockDim.x = L x P/8 (L = lines_of), shared memory L x
  * PS float2 (line l at l PS, its point z at pad(z); PS = pad(P) + 1 is odd, which puts the lines' points on
- * different banks for the loads, the product and the stores). Line l of block (x, y) holds the points w[y bstride + z stride + c], z < P,
- * of position c = x L + l < ncol (consecutive positions: coalesced loads and stores); H (TP_FUSED) at the
- * same offsets. */
+ * different banks for the loads, the product and the stores). Line l of block (x, y) holds the points
+ * w[y bstride + z stride + c], z < P, of position c = x L + l < ncol (consecutive positions: coalesced loads
+ * and stores). TP_FUSED reads H at z stride + c (its one batch is the whole grid). */
 template <int LOGP, int MODE>
 __global__ void __launch_bounds__(TPC_MAX_THREADS)
     k_tp_lines(float2 *w, const float *h, const float2 *tw, long long stride, long long ncol, long long bstride)
