@@ -312,12 +312,19 @@ struct mr_upload_job {
     int started;
 };
 
+/* nfloats host floats into the backend's vector dev */
+static mr_status copy_in(const mr_backend *b, float *dev, const float *host, int64_t nfloats)
+{
+    if (b->ctx)
+        return mr_gpu_upload(b->ctx, dev, host, nfloats);
+    memcpy(dev, host, (size_t)nfloats * sizeof(float));
+    return MR_OK;
+}
+
 static void *upload_run(void *arg)
 {
     mr_upload_job *j = arg;
-    j->st = j->b->ctx ? mr_gpu_upload(j->b->ctx, *j->dev, j->host, j->nfloats) : MR_OK;
-    if (!j->b->ctx)
-        memcpy(*j->dev, j->host, (size_t)j->nfloats * sizeof(float));
+    j->st = copy_in(j->b, *j->dev, j->host, j->nfloats);
     if (j->st != MR_OK)
         snprintf(j->why, sizeof j->why, "%s", mr_last_error());
     return NULL;
@@ -362,11 +369,7 @@ mr_status mr_backend_upload_wait(mr_upload_job *j)
 float *mr_backend_upload(const mr_backend *b, int64_t nfloats, const float *host)
 {
     float *x = mr_backend_alloc(b, (nfloats + 1) / 2);
-    if (!x)
-        return NULL;
-    if (!b->ctx) {
-        memcpy(x, host, (size_t)nfloats * sizeof(float));
-    } else if (mr_gpu_upload(b->ctx, x, host, nfloats) != MR_OK) {
+    if (x && copy_in(b, x, host, nfloats) != MR_OK) {
         b->ops.release(b->ops.ctx, x);
         return NULL;
     }
