@@ -90,7 +90,8 @@ struct mr_gpu_toeplitz {
     int column; /* 1: the slowest axis by the fused kernel (gpu/toeplitz_column.cu) in the applications */
     float2 *tw; /* its twiddles [P_slow] */
     /* 1: every axis by the line kernels of gpu/toeplitz_column.cu (no cuFFT in the applications): the axes
-     * with P_a > 1, fastest first, act[0 .. nact), each with its twiddles twa[] (twa[nact - 1] = tw) */
+     * with P_a > 1, fastest first, act[0 .. nact); the twiddles of act[i] in twa[i] (i < nact - 1), the
+     * slowest axis's in tw */
     int lines, nact, act[3];
     float2 *twa[2];
     double plan_s;

@@ -170,7 +170,7 @@ int mr_cmd_recon(int argc, char **argv)
     /* this process is done with the GPU after the run: its teardown overlaps with the outputs
      * (MR_GPU_RELEASE=exit keeps it for the process's end, for comparisons) */
     const char *rel = getenv("MR_GPU_RELEASE");
-    o.release_device = !split && !(rel && !strcmp(rel, "exit"));
+    o.release_device = !(rel && !strcmp(rel, "exit"));
     mr_progress_ui ui;
     mr_progress_ui_init(&ui, quiet);
     o.progress = mr_progress_ui_sink(&ui);

@@ -795,8 +795,10 @@ static mr_status run(const char *scan, mr_kspace *mem, const mr_volume_desc *mem
         const mr_device_sel sel = mr_op_opts_device(&u.o.op);
         u.release = u.o.release_device && u.gpu >= 0 && !sel.all && sel.ngpus < 2 && !u.o.op.sums.fn;
         st = recon_volume(&u, in, u.o.volume >= 0 ? u.o.volume : 0, mem, ot, t_start, outdir);
-        if (u.release)
-            mr_log(MR_LOG_DEBUG, "waited %.3f s for the GPU's release", mr_background_wait());
+        if (u.release) {
+            const double waited = mr_background_wait();
+            mr_log(MR_LOG_DEBUG, "waited %.3f s for the GPU's release", waited);
+        }
         if (st == MR_OK && outdir && u.o.force)
             st = mr_outdir_prune(outdir, NULL, 0, 1); /* an earlier multi-volume run's folders go */
     } else

@@ -121,7 +121,8 @@ typedef struct {
     /* 1: the calling process makes no further use of the GPU after this run (the recon command): once a
      * single-volume run on one GPU has its images on the host, the device's context is torn down in the
      * background while the outputs are written (solver/backend.h mr_device_release_start), and the run
-     * waits for it before it returns. 0 (default): the context stays, as a library caller's process may
+     * waits for it before it returns. Not with a sums provider (op.sums, e.g. MPI's split sums): it may
+     * hold device objects of its own beyond the run. 0 (default): the context stays, as a library caller's process may
      * share it (e.g. with CuPy). */
     int release_device;
 } mr_recon_opts;
